@@ -1,0 +1,58 @@
+"""mara-env: scheduling deadline-bound ML training tasks on discrete compute nodes.
+
+PettingZoo AEC and Parallel environments (one agent per node) and a Gymnasium environment (one
+central scheduler), over a pure-NumPy cluster simulator driven by recorded loss curves.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import mara_env
+    >>> env = gym.make("mara_env/Cluster-v0", config="tiny")
+    >>> observation, info = env.reset(seed=0)
+    >>> observation.shape == env.observation_space.shape
+    True
+"""
+
+from __future__ import annotations
+
+from mara_env.aec_env import ENV_ID, env, raw_env
+from mara_env.config import PRESETS, TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.errors import ActionError, ConfigError, EnvStateError, MaraEnvError, TraceError
+from mara_env.gym_env import ClusterGymEnv
+from mara_env.observation import decode_observation
+from mara_env.parallel_env import ClusterParallelEnv, parallel_env
+from mara_env.registration import register_envs
+from mara_env.simulator import ClusterSimulator
+from mara_env.sources import default_trace_source
+from mara_env.synthetic import SyntheticTraceSource
+from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ENV_ID",
+    "PRESETS",
+    "TRAINING_LOAD",
+    "ActionError",
+    "ClusterConfig",
+    "ClusterGymEnv",
+    "ClusterParallelEnv",
+    "ClusterSimulator",
+    "ConfigError",
+    "CurvePool",
+    "EnvStateError",
+    "MaraEnvError",
+    "SyntheticTraceSource",
+    "TraceError",
+    "TraceFileSource",
+    "TraceSource",
+    "decode_observation",
+    "default_trace_source",
+    "env",
+    "get_config",
+    "parallel_env",
+    "raw_env",
+    "register_envs",
+    "save_traces",
+]
+
+register_envs()

@@ -1,0 +1,83 @@
+"""Action checks shared by the AEC, Parallel and Gymnasium forms.
+
+An action out of the action space (wrong type or range) always raises :class:`ActionError`. An
+action inside the space that the mask forbids (an empty slot, or a task already at
+``max_nodes_per_task``) becomes idle and is counted, unless ``strict`` is set, in which case it
+raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mara_env.config import ClusterConfig
+from mara_env.errors import ActionError
+
+
+def check_action(action: Any, config: ClusterConfig, where: str) -> int:
+    """Return ``action`` as an int in ``[0, n_slots]`` or raise :class:`ActionError`."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ActionError(
+            f"{where}: an action must be an int in [0, {config.n_slots}] (a slot, or "
+            f"{config.idle_action} for idle), got {action!r} of type {type(action).__name__}."
+        )
+    value = int(action)
+    if not 0 <= value <= config.n_slots:
+        raise ActionError(
+            f"{where}: action {value} is outside [0, {config.n_slots}] (slots 0..{config.n_slots - 1},"
+            f" idle {config.idle_action})."
+        )
+    return value
+
+
+def resolve_joint_action(
+    actions: Any, occupied_mask: np.ndarray, config: ClusterConfig, *, strict: bool
+) -> tuple[np.ndarray, int, int]:
+    """Turn simultaneous node choices into legal ones, deterministically.
+
+    Nodes are taken in index order: a choice of an empty slot is illegal (idle, counted); a
+    choice of a task that already has ``max_nodes_per_task`` nodes from lower-indexed nodes is a
+    conflict (idle, counted).
+
+    Args:
+        actions: One action per node.
+        occupied_mask: The int8 action mask without the per-task limit.
+        config: The cluster configuration.
+        strict: Raise on an illegal action instead of idling.
+
+    Returns:
+        ``(legal slot choice per node, illegal count, conflict count)``.
+    """
+    values = np.asarray(actions)
+    if values.shape != (config.n_nodes,):
+        raise ActionError(
+            f"joint action: expected {config.n_nodes} actions (one per node), got shape "
+            f"{values.shape}."
+        )
+    choices = np.array(
+        [check_action(value, config, f"joint action[{node}]") for node, value in
+         enumerate(values)],
+        dtype=np.int64,
+    )
+    illegal = occupied_mask[choices] == 0
+    if strict and illegal.any():
+        node = int(np.flatnonzero(illegal)[0])
+        raise ActionError(
+            f"joint action: node {node} chose slot {choices[node]}, which is empty (strict mode)."
+        )
+    choices[illegal] = config.idle_action
+    conflicts = 0
+    cap = config.max_nodes_per_task
+    if cap is not None:
+        counts = np.zeros(config.n_actions, dtype=np.int64)
+        for node, slot in enumerate(choices.tolist()):
+            if slot != config.idle_action and counts[slot] >= cap:
+                choices[node] = config.idle_action
+                conflicts += 1
+            else:
+                counts[slot] += 1
+    return choices, int(illegal.sum()), conflicts

@@ -1,0 +1,300 @@
+"""The cluster configuration: a frozen, validated dataclass and its named presets.
+
+Every number that shapes an episode lives here. Derived quantities (the arrival rate, the episode
+limit) are computed from these fields, never stored beside them.
+
+Example:
+    >>> from mara_env import ClusterConfig, get_config
+    >>> config = get_config("training")
+    >>> config.n_nodes, config.n_slots
+    (8, 16)
+    >>> smaller = config.replace(n_nodes=4)
+    >>> smaller.n_nodes
+    4
+    >>> ClusterConfig(n_nodes=0)
+    Traceback (most recent call last):
+    ...
+    mara_env.errors.ConfigError: ClusterConfig.n_nodes must be an int >= 1, got 0. Use a positive whole number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mara_env.errors import ConfigError
+from mara_env.families import FAMILIES
+
+Split = Literal["train", "test"]
+
+
+def _require(condition: bool, name: str, value: object, rule: str, hint: str) -> None:
+    if not condition:
+        raise ConfigError(f"ClusterConfig.{name} {rule}, got {value!r}. {hint}")
+
+
+def _check_range(name: str, value: tuple[float, float], low: float, hint: str) -> None:
+    ok = (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)
+        and low <= value[0] <= value[1]
+    )
+    _require(ok, name, value, f"must be a (low, high) tuple with {low} <= low <= high", hint)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Everything that defines the simulated cluster and its workload.
+
+    Attributes:
+        n_nodes: Number of identical compute nodes (one PettingZoo agent each).
+        n_slots: Number of task slots visible to the schedulers; further arrived tasks wait in a
+            first-come queue summarised in the observation.
+        load: Offered load rho = expected demand arriving per epoch / cluster capacity
+            (``n_nodes`` node-epochs per epoch). The Poisson arrival rate follows from it.
+        arrival_horizon: Tasks arrive during epochs ``0 .. arrival_horizon - 1``.
+        max_epochs: Safety truncation: the episode is truncated after this many epochs even if
+            tasks are still active. Deadlines are capped so that it never binds by default.
+        family_weights: The workload mix as ``(family, weight)`` pairs; weights are normalised.
+        split: Which side of the trace source's fixed train/test split to draw curves from.
+        alpha: Parallel-scaling exponent: ``k`` nodes advance a task by ``speed * k**alpha`` curve
+            steps per epoch. ``None`` uses each family's default (see ``mara_env.families``).
+        switch_cost: Fraction of an epoch a node loses when it trains a different task than in
+            the previous epoch (or idled then): checkpoint reload and warm-up.
+        epochs_per_curve: One node trains a task's whole recorded curve in a number of epochs
+            drawn uniformly from this range; the task's speed (curve steps per node-epoch) is the
+            curve length divided by it.
+        target_fraction: A feasible task's target is the loss its curve reports at a point drawn
+            uniformly from this fraction range of the curve.
+        infeasible_share: Probability that a task's target lies below anything its curve ever
+            reports (the task can never complete and should be dropped).
+        slack_range: Deadline = arrival + ceil(slack * demand / deadline_nodes**alpha), slack
+            drawn uniformly from this range; demand is node-epochs one node needs to reach the
+            target.
+        deadline_nodes: Nodes a task could reasonably get, used only to set deadlines.
+        max_nodes_per_task: At most this many nodes may train one task in an epoch (``None``: no
+            limit). In the AEC form later nodes see the limit in their action masks; in the
+            Parallel and Gymnasium forms lower-indexed nodes win and the rest idle.
+        shaping_weight: Weight of the potential-based progress shaping added to the team reward
+            (0 disables it). With gamma = 1 it telescopes, so episode returns still count
+            completions.
+    """
+
+    n_nodes: int = 8
+    n_slots: int = 16
+    load: float = 1.0
+    arrival_horizon: int = 100
+    max_epochs: int = 1000
+    family_weights: tuple[tuple[str, float], ...] = (("synthetic", 1.0),)
+    split: Split = "train"
+    alpha: float | None = None
+    switch_cost: float = 0.1
+    epochs_per_curve: tuple[float, float] = (10.0, 40.0)
+    target_fraction: tuple[float, float] = (0.15, 0.85)
+    infeasible_share: float = 0.1
+    slack_range: tuple[float, float] = (1.5, 3.0)
+    deadline_nodes: int = 1
+    max_nodes_per_task: int | None = None
+    shaping_weight: float = 0.0
+    _families: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("n_nodes", "n_slots", "arrival_horizon", "max_epochs", "deadline_nodes"):
+            value = getattr(self, name)
+            _require(
+                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                name,
+                value,
+                "must be an int >= 1",
+                "Use a positive whole number.",
+            )
+        _require(
+            self.max_epochs > self.arrival_horizon,
+            "max_epochs",
+            self.max_epochs,
+            f"must exceed arrival_horizon ({self.arrival_horizon})",
+            "Leave time for the last arrivals to finish.",
+        )
+        _require(
+            isinstance(self.load, (int, float)) and math.isfinite(self.load) and self.load > 0,
+            "load",
+            self.load,
+            "must be a finite number > 0",
+            "Use e.g. 1.0 for the training load, 2.0 for twice as much demand.",
+        )
+        self._validate_family_weights()
+        _require(
+            self.split in ("train", "test"),
+            "split",
+            self.split,
+            "must be 'train' or 'test'",
+            "Train schedulers on 'train', evaluate on 'test'.",
+        )
+        _require(
+            self.alpha is None
+            or (isinstance(self.alpha, (int, float)) and 0.0 < self.alpha <= 1.0),
+            "alpha",
+            self.alpha,
+            "must be None or in (0, 1]",
+            "alpha <= 1 models diminishing returns of data-parallel training.",
+        )
+        _require(
+            isinstance(self.switch_cost, (int, float)) and 0.0 <= self.switch_cost < 1.0,
+            "switch_cost",
+            self.switch_cost,
+            "must be in [0, 1)",
+            "It is the fraction of an epoch lost when a node changes task.",
+        )
+        _check_range("epochs_per_curve", self.epochs_per_curve, 1e-6, "E.g. (10.0, 40.0).")
+        _check_range("target_fraction", self.target_fraction, 0.0, "E.g. (0.15, 0.85).")
+        _require(
+            self.target_fraction[1] <= 1.0,
+            "target_fraction",
+            self.target_fraction,
+            "must lie within [0, 1]",
+            "It is a fraction of the curve's length.",
+        )
+        _require(
+            isinstance(self.infeasible_share, (int, float)) and 0.0 <= self.infeasible_share <= 1.0,
+            "infeasible_share",
+            self.infeasible_share,
+            "must be in [0, 1]",
+            "It is a probability.",
+        )
+        _check_range("slack_range", self.slack_range, 1.0, "Slack below 1 makes tasks hopeless.")
+        _require(
+            self.max_nodes_per_task is None
+            or (isinstance(self.max_nodes_per_task, int) and self.max_nodes_per_task >= 1),
+            "max_nodes_per_task",
+            self.max_nodes_per_task,
+            "must be None or an int >= 1",
+            "Use None for no limit.",
+        )
+        _require(
+            isinstance(self.shaping_weight, (int, float))
+            and math.isfinite(self.shaping_weight)
+            and self.shaping_weight >= 0,
+            "shaping_weight",
+            self.shaping_weight,
+            "must be a finite number >= 0",
+            "Use 0 to disable shaping, 1 for the standard potential.",
+        )
+        object.__setattr__(self, "_families", tuple(name for name, _ in self.family_weights))
+
+    def _validate_family_weights(self) -> None:
+        pairs = self.family_weights
+        ok = isinstance(pairs, tuple) and len(pairs) > 0
+        ok = ok and all(
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], (int, float))
+            and math.isfinite(pair[1])
+            and pair[1] >= 0
+            for pair in pairs
+        )
+        _require(
+            ok and sum(weight for _, weight in pairs) > 0,
+            "family_weights",
+            pairs,
+            "must be a non-empty tuple of (family, weight >= 0) pairs with a positive sum",
+            'E.g. (("synthetic", 1.0),).',
+        )
+        names = [name for name, _ in pairs]
+        _require(
+            len(set(names)) == len(names),
+            "family_weights",
+            pairs,
+            "must name each family once",
+            "Merge the duplicate entries.",
+        )
+        unknown = sorted(set(names) - set(FAMILIES))
+        _require(
+            not unknown,
+            "family_weights",
+            pairs,
+            f"names unknown families {unknown}",
+            f"Known families: {sorted(FAMILIES)}.",
+        )
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families of the workload, in ``family_weights`` order."""
+        return self._families
+
+    @property
+    def n_actions(self) -> int:
+        """Size of each node's action space: one action per slot plus idle (the last)."""
+        return self.n_slots + 1
+
+    @property
+    def idle_action(self) -> int:
+        """The action that leaves a node idle this epoch."""
+        return self.n_slots
+
+    def family_probabilities(self) -> tuple[float, ...]:
+        """Normalised family weights, in ``families`` order."""
+        total = sum(weight for _, weight in self.family_weights)
+        return tuple(weight / total for _, weight in self.family_weights)
+
+    def alpha_for(self, family: str) -> float:
+        """The parallel-scaling exponent used for ``family``."""
+        return FAMILIES[family].alpha if self.alpha is None else float(self.alpha)
+
+    def replace(self, **changes: Any) -> ClusterConfig:
+        """A copy with ``changes`` applied (validated like a new config).
+
+        Raises:
+            ConfigError: If a name is not a field or a new value is invalid.
+        """
+        known = {f.name for f in dataclasses.fields(self) if f.init}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ConfigError(
+                f"Unknown ClusterConfig field(s) {unknown}. Known fields: {sorted(known)}."
+            )
+        return dataclasses.replace(self, **changes)
+
+
+#: The training load: calibrated with ``python -m benchmarks.calibrate_load`` so that earliest
+#: deadline first completes 50-60% of arrived tasks on the default workload (see README).
+TRAINING_LOAD = 1.0
+
+PRESETS: Mapping[str, ClusterConfig] = {
+    # The default: the regime the learned scheduler trains in.
+    "training": ClusterConfig(load=TRAINING_LOAD),
+    # Heavier loads, never trained on: generalisation tests.
+    "load_1.5x": ClusterConfig(load=1.5 * TRAINING_LOAD),
+    "load_2x": ClusterConfig(load=2.0 * TRAINING_LOAD),
+    # Evaluation on held-out curves.
+    "evaluation": ClusterConfig(load=TRAINING_LOAD, split="test"),
+    # Shaped reward for policy-gradient training.
+    "training_shaped": ClusterConfig(load=TRAINING_LOAD, shaping_weight=1.0),
+    # Edge cases and scale.
+    "single_node": ClusterConfig(n_nodes=1, n_slots=4, load=TRAINING_LOAD),
+    "large": ClusterConfig(n_nodes=64, n_slots=64, load=TRAINING_LOAD),
+    "tiny": ClusterConfig(n_nodes=2, n_slots=3, load=TRAINING_LOAD, arrival_horizon=20),
+}
+
+
+def get_config(name: str | ClusterConfig, **overrides: Any) -> ClusterConfig:
+    """Return the named preset (or the given config) with ``overrides`` applied.
+
+    Args:
+        name: A preset name from ``PRESETS`` or a ``ClusterConfig``.
+        **overrides: Field values to change.
+
+    Raises:
+        ConfigError: For an unknown preset or invalid overrides.
+    """
+    if isinstance(name, ClusterConfig):
+        config = name
+    elif isinstance(name, str) and name in PRESETS:
+        config = PRESETS[name]
+    else:
+        raise ConfigError(f"Unknown config preset {name!r}. Known presets: {sorted(PRESETS)}.")
+    return config.replace(**overrides) if overrides else config

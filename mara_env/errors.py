@@ -1,0 +1,23 @@
+"""Exceptions raised by mara-env. Each names what was wrong, where, and what to do."""
+
+from __future__ import annotations
+
+
+class MaraEnvError(Exception):
+    """Base class of every error mara-env raises on purpose."""
+
+
+class ConfigError(MaraEnvError, ValueError):
+    """An invalid configuration value or an unknown preset."""
+
+
+class TraceError(MaraEnvError, ValueError):
+    """A trace file or trace pool that fails validation."""
+
+
+class ActionError(MaraEnvError, ValueError):
+    """An action of the wrong type or range, or an illegal action in strict mode."""
+
+
+class EnvStateError(MaraEnvError, RuntimeError):
+    """An environment method called at the wrong time (for example ``step`` before ``reset``)."""

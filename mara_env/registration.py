@@ -1,0 +1,19 @@
+"""Registration of the environment ids with Gymnasium and PettingZoo (done at import)."""
+
+from __future__ import annotations
+
+import gymnasium
+import pettingzoo
+
+from mara_env.aec_env import ENV_ID
+
+
+def register_envs() -> None:
+    """Register ``mara_env/Cluster-v0`` with Gymnasium (central scheduler) and with PettingZoo's
+    registry (AEC and Parallel forms). Safe to call more than once."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="mara_env.gym_env:ClusterGymEnv")
+    if ENV_ID not in pettingzoo.aec_registry:
+        pettingzoo.register("aec", ENV_ID, entry_point="mara_env.aec_env:env")
+    if ENV_ID not in pettingzoo.parallel_registry:
+        pettingzoo.register("parallel", ENV_ID, entry_point="mara_env.parallel_env:parallel_env")

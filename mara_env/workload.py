@@ -1,0 +1,226 @@
+"""Workloads: which curves an episode draws from, and how tasks are sampled from them.
+
+A :class:`Workload` joins the curves of the configured families (one split) into one padded
+matrix and derives the Poisson arrival rate from the load. :func:`sample_tasks` draws one
+episode's tasks, all at reset, from the generator the environment owns:
+
+* arrivals: ``Poisson(arrival_rate)`` tasks in each epoch of the arrival horizon;
+* family by ``family_weights``; a curve uniformly from the family's pool;
+* speed = curve length / ``epochs_per_curve`` (curve steps one node advances per epoch);
+* target = the curve's loss at a point drawn from ``target_fraction`` of its length; with
+  probability ``infeasible_share`` the target is then moved below the curve's minimum;
+* demand = node-epochs one node needs to first report a loss <= target (hidden from schedulers);
+* deadline = arrival + ceil(slack * demand / deadline_nodes**alpha), capped at ``max_epochs``.
+
+The arrival rate is ``load * n_nodes / mean_demand``, where ``mean_demand`` is the mean demand
+of 4096 tasks drawn with a fixed seed (for an infeasible task, the demand of the target it would
+have had). It is a property of the workload, the same in every episode.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from mara_env.config import ClusterConfig
+from mara_env.errors import TraceError
+from mara_env.families import FAMILY_NAMES
+from mara_env.traces import TraceSource
+
+_DEMAND_ESTIMATE_TASKS = 4096
+_DEMAND_ESTIMATE_SEED = 20_240_901
+
+
+@dataclass(frozen=True, eq=False)
+class TaskTable:
+    """All tasks of one episode, sorted by arrival epoch (structure of arrays).
+
+    Attributes:
+        family: Index into :data:`mara_env.families.FAMILY_NAMES`.
+        curve_row: Row of the task's curve in ``Workload.curves`` (hidden from schedulers).
+        arrival: Epoch at which the task arrives.
+        deadline: The task must report a loss <= target by the end of epoch ``deadline - 1``.
+        target: Target loss.
+        speed: Curve steps one node advances the task per epoch.
+        alpha: Parallel-scaling exponent of the task.
+        initial_loss: Loss reported at arrival (the curve's first point).
+        demand: Node-epochs one node needs to reach the target (``inf`` if it never does).
+            Hidden: only the privileged API exposes it.
+    """
+
+    family: np.ndarray
+    curve_row: np.ndarray
+    arrival: np.ndarray
+    deadline: np.ndarray
+    target: np.ndarray
+    speed: np.ndarray
+    alpha: np.ndarray
+    initial_loss: np.ndarray
+    demand: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.arrival)
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """The curves an episode draws from and the arrival rate derived from the config.
+
+    Attributes:
+        config: The configuration the workload was built for.
+        curves: ``(n_curves, max_length)`` losses of every family, padded with last values.
+        lengths: Points recorded per curve.
+        curve_family: Family index (into ``FAMILY_NAMES``) of each curve.
+        rows_by_family: Curve rows of each configured family, in ``config.families`` order.
+        mean_demand: Mean node-epochs a task needs at one node (fixed-seed estimate).
+    """
+
+    config: ClusterConfig
+    curves: np.ndarray
+    lengths: np.ndarray
+    curve_family: np.ndarray
+    rows_by_family: tuple[np.ndarray, ...]
+    mean_demand: float
+
+    @property
+    def arrival_rate(self) -> float:
+        """Expected number of arriving tasks per epoch."""
+        return self.config.load * self.config.n_nodes / self.mean_demand
+
+    def loss_at(self, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
+        """Loss reported by curves ``curve_row`` after ``progress`` curve steps."""
+        index = np.minimum(progress.astype(np.int64), self.curves.shape[1] - 1)
+        return self.curves[curve_row, index]
+
+
+def build_workload(config: ClusterConfig, source: TraceSource) -> Workload:
+    """Join ``source``'s curves for ``config``'s families and split; estimate the demand.
+
+    Raises:
+        TraceError: If the source lacks a configured family.
+    """
+    return _build_workload_cached(_WorkloadKey(config, source))
+
+
+class _WorkloadKey:
+    """Cache key: the config fields that shape curves and demand, and the source's identity."""
+
+    def __init__(self, config: ClusterConfig, source: TraceSource) -> None:
+        self.config, self.source = config, source
+        self._key = (
+            config.family_weights,
+            config.split,
+            config.alpha,
+            config.epochs_per_curve,
+            config.target_fraction,
+            config.infeasible_share,
+            config.slack_range,
+            config.deadline_nodes,
+            config.max_epochs,
+            source.fingerprint,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _WorkloadKey) and self._key == other._key
+
+
+@lru_cache(maxsize=64)
+def _build_workload_cached(key: _WorkloadKey) -> Workload:
+    config, source = key.config, key.source
+    missing = [family for family in config.families if family not in source.families]
+    if missing:
+        raise TraceError(
+            f"The trace source {source!r} has no curves for families {missing}; it provides "
+            f"{list(source.families)}. Change ClusterConfig.family_weights or the source."
+        )
+    pools = [source.pool(family, config.split) for family in config.families]
+    width = max(pool.losses.shape[1] for pool in pools)
+    curves = np.concatenate(
+        [np.pad(pool.losses, ((0, 0), (0, width - pool.losses.shape[1])), mode="edge")
+         for pool in pools]
+    )
+    curves.setflags(write=False)
+    lengths = np.concatenate([pool.lengths for pool in pools])
+    curve_family = np.concatenate(
+        [np.full(pool.n_curves, FAMILY_NAMES.index(pool.family), dtype=np.int64) for pool in pools]
+    )
+    offsets = np.cumsum([0] + [pool.n_curves for pool in pools])
+    rows = tuple(np.arange(offsets[i], offsets[i + 1]) for i in range(len(pools)))
+    partial = Workload(config, curves, lengths, curve_family, rows, mean_demand=1.0)
+    estimate_rng = np.random.default_rng(_DEMAND_ESTIMATE_SEED)
+    arrivals = np.zeros(_DEMAND_ESTIMATE_TASKS, dtype=np.int64)
+    _, offered = _draw_tasks(partial, arrivals, estimate_rng)
+    return Workload(config, curves, lengths, curve_family, rows, float(offered.mean()))
+
+
+def sample_tasks(workload: Workload, rng: np.random.Generator) -> TaskTable:
+    """Draw every task of one episode (sorted by arrival) from ``rng``."""
+    config = workload.config
+    counts = rng.poisson(workload.arrival_rate, size=config.arrival_horizon)
+    arrivals = np.repeat(np.arange(config.arrival_horizon, dtype=np.int64), counts)
+    tasks, _ = _draw_tasks(workload, arrivals, rng)
+    return tasks
+
+
+def _draw_tasks(
+    workload: Workload, arrivals: np.ndarray, rng: np.random.Generator
+) -> tuple[TaskTable, np.ndarray]:
+    """Tasks arriving at ``arrivals``, and the demand each would have with a feasible target."""
+    config = workload.config
+    n = len(arrivals)
+    family_slot = rng.choice(len(config.families), size=n, p=config.family_probabilities())
+    curve_row = np.empty(n, dtype=np.int64)
+    for slot, rows in enumerate(workload.rows_by_family):
+        chosen = family_slot == slot
+        curve_row[chosen] = rows[rng.integers(len(rows), size=int(chosen.sum()))]
+    lengths = workload.lengths[curve_row]
+    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
+    position = np.clip(
+        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
+    )
+    curves = workload.curves[curve_row]
+    initial_loss = curves[:, 0]
+    target = np.minimum(curves[np.arange(n), position], 0.99 * initial_loss)
+    infeasible = rng.random(n) < config.infeasible_share
+    curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
+    hopeless_target = curve_min * rng.uniform(0.5, 0.9, size=n)
+    offered_steps = _first_step_at_or_below(curves, lengths, target)
+    offered = offered_steps / speed
+    alpha = np.array([config.alpha_for(config.families[s]) for s in family_slot])
+    slack = rng.uniform(*config.slack_range, size=n)
+    time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
+    time_allowed /= config.deadline_nodes**alpha
+    deadline = arrivals + np.maximum(1, np.ceil(time_allowed)).astype(np.int64)
+    deadline = np.minimum(deadline, config.max_epochs)
+    target = np.where(infeasible, hopeless_target, target)
+    demand = np.where(infeasible, np.inf, offered)
+    tasks = TaskTable(
+        family=workload.curve_family[curve_row],
+        curve_row=curve_row,
+        arrival=arrivals,
+        deadline=deadline,
+        target=target,
+        speed=speed,
+        alpha=alpha,
+        initial_loss=initial_loss,
+        demand=demand,
+    )
+    finite_offered = np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
+    return tasks, finite_offered
+
+
+def _first_step_at_or_below(
+    curves: np.ndarray, lengths: np.ndarray, target: np.ndarray
+) -> np.ndarray:
+    """First curve step >= 1 whose loss is <= target (``inf`` where none is)."""
+    steps = np.arange(curves.shape[1])
+    hit = (curves <= target[:, None]) & (steps[None, :] >= 1) & (steps[None, :] < lengths[:, None])
+    first = np.argmax(hit, axis=1).astype(np.float64)
+    first[~hit.any(axis=1)] = math.inf
+    return first
