@@ -1,0 +1,285 @@
+"""Environment throughput: agent-steps per second of every form of Cluster-v0.
+
+Measures, in one run and on one machine, how many agent-steps per second a uniformly random
+*masked* policy gets out of:
+
+- ``mara_env.raw_env`` (PettingZoo AEC, no wrappers: the form for hot loops),
+- ``mara_env.env`` (AEC with PettingZoo's order-enforcing wrapper),
+- ``mara_env.parallel_env`` (one parallel step counts ``n_nodes`` agent-steps),
+- ``ClusterGymEnv`` unwrapped and ``gym.make("mara_env/Cluster-v0")`` with Gymnasium's default
+  wrappers (one step of the central scheduler counts ``n_nodes`` agent-steps),
+- and, as a yardstick, PettingZoo's own ``connect_four_v3.raw_env()``, driven by the *same*
+  function as the two AEC forms (:func:`run_random_masked`).
+
+Every AEC form runs the loop PettingZoo documents::
+
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        action = None if termination or truncation else <uniform legal action from the mask>
+        env.step(action)
+
+An agent-step is one ``env.step`` call of that loop (steps of finished agents with ``None``
+included, which favours connect_four, whose games are short). The Parallel and Gymnasium loops
+draw each node's action with the same helper (:func:`random_legal_action`), so the policy costs the
+same per agent-step everywhere. Episodes are reset with consecutive seeds, so every repeat plays
+the same episodes.
+
+Each form is built and warmed up before timing (the first construction of a mara-env environment
+builds cached curve pools; that one-off cost is excluded). Forms are then measured round-robin,
+``--repeats`` times each, and the table reports the median (with min and max).
+
+Run::
+
+    python -m benchmarks.env_throughput                 # default: 20,000 agent-steps x 5 repeats
+    python -m benchmarks.env_throughput --quick         # a few seconds, for CI
+    python -m benchmarks.env_throughput --steps 50000 --repeats 7 --config large
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Agent-steps per measurement and repeats of each measurement, by default and with ``--quick``.
+DEFAULT_STEPS, DEFAULT_REPEATS = 20_000, 5
+QUICK_STEPS, QUICK_REPEATS = 2_000, 2
+#: The target the acceptance criterion sets for raw AEC / connect_four.
+TARGET_RATIO = 2.0
+
+Runner = Callable[[Any, int, np.random.Generator, int], int]
+
+
+def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
+    """A uniformly random action among those ``mask`` allows (``mask`` is a 0/1 vector).
+
+    Written for speed (one or two microseconds), so the policy weighs as little as possible in
+    the figures.
+    """
+    legal = mask.nonzero()[0]
+    return int(legal[int(rng.random() * legal.size)])
+
+
+def run_random_masked(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
+    """Drive a PettingZoo AEC env with the random masked policy for ``n_steps`` agent-steps.
+
+    Resets with seeds ``seed, seed + 1, ...`` whenever an episode ends; stops after ``n_steps``
+    calls of ``env.step`` (possibly mid-episode).
+
+    Returns:
+        The number of episodes that ran to their end.
+    """
+    steps = episodes = 0
+    while steps < n_steps:
+        env.reset(seed=seed + episodes)
+        for _agent in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
+            action = (
+                None
+                if termination or truncation
+                else random_legal_action(rng, observation["action_mask"])
+            )
+            env.step(action)
+            steps += 1
+            if steps >= n_steps:
+                return episodes
+        episodes += 1
+    return episodes
+
+
+def run_parallel(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
+    """The random masked policy on a PettingZoo Parallel env; one step = ``len(agents)``
+    agent-steps. Returns the number of finished episodes."""
+    steps = episodes = 0
+    while steps < n_steps:
+        observations, _ = env.reset(seed=seed + episodes)
+        while env.agents:
+            actions = {
+                agent: random_legal_action(rng, observations[agent]["action_mask"])
+                for agent in env.agents
+            }
+            observations, _, _, _, _ = env.step(actions)
+            steps += len(actions)
+            if steps >= n_steps:
+                return episodes
+        episodes += 1
+    return episodes
+
+
+def run_gym(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
+    """The random masked policy on the Gymnasium form (each node's action drawn from its own mask
+    in ``action_masks()``); one step = ``n_nodes`` agent-steps. Returns finished episodes."""
+    action_masks = env.get_wrapper_attr("action_masks")
+    n_nodes = env.unwrapped.config.n_nodes
+    steps = episodes = 0
+    while steps < n_steps:
+        env.reset(seed=seed + episodes)
+        done = False
+        while not done:
+            masks = action_masks().reshape(n_nodes, -1)
+            action = np.array([random_legal_action(rng, mask) for mask in masks], dtype=np.int64)
+            _, _, terminated, truncated, _ = env.step(action)
+            steps += n_nodes
+            done = terminated or truncated
+            if steps >= n_steps:
+                return episodes
+        episodes += 1
+    return episodes
+
+
+@dataclass
+class Form:
+    """One environment form to measure."""
+
+    name: str
+    make: Callable[[], Any]
+    run: Runner
+    env: Any = None
+
+
+def make_forms(config: str) -> list[Form]:
+    """The forms measured, in table order (construction is deferred to the warm-up)."""
+    import gymnasium as gym
+    from pettingzoo.classic.connect_four import connect_four
+
+    import mara_env
+
+    return [
+        Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked),
+        Form("mara_env.env (AEC, wrapped)", lambda: mara_env.env(config), run_random_masked),
+        Form("mara_env.parallel_env", lambda: mara_env.parallel_env(config), run_parallel),
+        Form("ClusterGymEnv (unwrapped)", lambda: mara_env.ClusterGymEnv(config), run_gym),
+        Form(
+            'gym.make("mara_env/Cluster-v0")',
+            lambda: gym.make("mara_env/Cluster-v0", config=config),
+            run_gym,
+        ),
+        # The class pettingzoo.classic.connect_four_v3.raw_env() returns, imported from its
+        # module directly to avoid the deprecation shim of the ``_v3`` name.
+        Form("connect_four_v3.raw_env (AEC)", connect_four.raw_env, run_random_masked),
+    ]
+
+
+def machine_description() -> str:
+    """CPU model (from /proc/cpuinfo where available), core count and software versions."""
+    model = platform.processor() or platform.machine() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import gymnasium
+    import pettingzoo
+
+    return (
+        f"{model}, {os.cpu_count()} logical cores (os.cpu_count), {platform.system()}, "
+        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"pettingzoo {pettingzoo.__version__}, gymnasium {gymnasium.__version__}"
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.env_throughput",
+        description="Agent-steps per second of every Cluster-v0 form under a random masked "
+        "policy, against PettingZoo's connect_four_v3 driven by the same loop.",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help=f"agent-steps per measurement (default {DEFAULT_STEPS}, {QUICK_STEPS} with --quick)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help=f"measurements per form; the median is reported (default {DEFAULT_REPEATS}, "
+        f"{QUICK_REPEATS} with --quick)",
+    )
+    parser.add_argument("--quick", action="store_true", help="a tiny budget, for CI smoke runs")
+    parser.add_argument(
+        "--config",
+        default="training",
+        help="mara-env config preset to measure (default: training, 8 nodes x 16 slots)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the policy and of the first episode"
+    )
+    args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = QUICK_STEPS if args.quick else DEFAULT_STEPS
+    if args.repeats is None:
+        args.repeats = QUICK_REPEATS if args.quick else DEFAULT_REPEATS
+    if args.steps < 1 or args.repeats < 1:
+        parser.error("--steps and --repeats must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the throughput table; returns the exit status."""
+    args = parse_args(argv)
+    import mara_env
+
+    config = mara_env.get_config(args.config)
+    forms = make_forms(args.config)
+
+    print("mara-env environment throughput (random masked policy)")
+    print(f"machine: {machine_description()}")
+    print(
+        f"config: {args.config} ({config.n_nodes} nodes, {config.n_slots} slots, "
+        f"load {config.load:g}); {args.steps} agent-steps x {args.repeats} repeats, median"
+    )
+
+    warmup = max(1, min(args.steps // 10, 2_000))
+    for form in forms:
+        form.env = form.make()
+        form.run(form.env, warmup, np.random.default_rng(args.seed), args.seed)
+
+    rates: dict[str, list[float]] = {form.name: [] for form in forms}
+    episodes: dict[str, int] = {}
+    for _ in range(args.repeats):  # round-robin, so drifts of the machine hit every form alike
+        for form in forms:
+            rng = np.random.default_rng(args.seed)
+            start = time.perf_counter()
+            episodes[form.name] = form.run(form.env, args.steps, rng, args.seed)
+            elapsed = time.perf_counter() - start
+            rates[form.name].append(args.steps / elapsed)
+    for form in forms:
+        form.env.close()
+
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    reference = medians[forms[-1].name]
+    width = max(len(form.name) for form in forms)
+    print()
+    print(
+        f"{'form':<{width}}  {'steps/s':>10}  {'min':>10}  {'max':>10}  "
+        f"{'episodes':>8}  {'vs connect_four':>15}"
+    )
+    for form in forms:
+        values = rates[form.name]
+        print(
+            f"{form.name:<{width}}  {medians[form.name]:>10,.0f}  {min(values):>10,.0f}  "
+            f"{max(values):>10,.0f}  {episodes[form.name]:>8}  "
+            f"{medians[form.name] / reference:>14.2f}x"
+        )
+    ratio = medians[forms[0].name] / reference
+    verdict = "met" if ratio >= TARGET_RATIO else "NOT met"
+    print()
+    print(f"ratio raw AEC / connect_four: {ratio:.2f}x (target >= {TARGET_RATIO:g}x: {verdict})")
+    print("episodes = episodes finished per measurement (the last one may stop mid-episode)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
