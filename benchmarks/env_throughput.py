@@ -67,11 +67,18 @@ def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
     return int(legal[int(rng.random() * legal.size)])
 
 
-def run_random_masked(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
+def run_random_masked(
+    env: Any,
+    n_steps: int,
+    rng: np.random.Generator,
+    seed: int = 0,
+    *,
+    max_episodes: int | None = None,
+) -> int:
     """Drive a PettingZoo AEC env with the random masked policy for ``n_steps`` agent-steps.
 
     Resets with seeds ``seed, seed + 1, ...`` whenever an episode ends; stops after ``n_steps``
-    calls of ``env.step`` (possibly mid-episode).
+    calls of ``env.step`` (possibly mid-episode) or once ``max_episodes`` episodes have ended.
 
     Returns:
         The number of episodes that ran to their end.
@@ -91,6 +98,8 @@ def run_random_masked(env: Any, n_steps: int, rng: np.random.Generator, seed: in
             if steps >= n_steps:
                 return episodes
         episodes += 1
+        if max_episodes is not None and episodes >= max_episodes:
+            break
     return episodes
 
 
