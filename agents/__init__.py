@@ -1,0 +1,59 @@
+"""Schedulers for mara-env: one protocol, the classic heuristics, and the evaluation harness.
+
+Every scheduler follows :class:`agents.base.Scheduler`: ``reset(config, seed)`` then
+``act(observation, node) -> action`` with the AEC observation of one node. Build the shipped
+ones by name with :func:`make_agent` (names in :data:`AGENTS`), or your own from an import path
+``"package.module:ClassName"``, and run them with :func:`evaluate`.
+
+Example:
+    >>> from agents import evaluate, make_agent, mean_ci
+    >>> rows = evaluate(make_agent("edf"), "tiny", seeds=range(3))
+    >>> summary = mean_ci([row["completion_rate"] for row in rows])
+    >>> summary.low <= summary.mean <= summary.high
+    True
+"""
+
+from __future__ import annotations
+
+from agents.base import EpochScheduler, NotResetError, Observation, Scheduler
+from agents.evaluation import SchedulerError, evaluate, scheduler_seed
+from agents.least_slack import LeastSlack, estimated_remaining_work
+from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed, PriorityScheduler
+from agents.random_agent import RandomScheduler
+from agents.registry import (
+    AGENTS,
+    AgentImportError,
+    UnknownAgentError,
+    known_agents,
+    make_agent,
+)
+from agents.round_robin import RoundRobin
+from agents.statistics import Summary, mean_ci
+from agents.successive_halving import SuccessiveHalving
+from agents.uniform import UniformShare
+
+__all__ = [
+    "AGENTS",
+    "AgentImportError",
+    "EarliestDeadlineFirst",
+    "EpochScheduler",
+    "FirstComeFirstServed",
+    "LeastSlack",
+    "NotResetError",
+    "Observation",
+    "PriorityScheduler",
+    "RandomScheduler",
+    "RoundRobin",
+    "Scheduler",
+    "SchedulerError",
+    "SuccessiveHalving",
+    "Summary",
+    "UniformShare",
+    "UnknownAgentError",
+    "estimated_remaining_work",
+    "evaluate",
+    "known_agents",
+    "make_agent",
+    "mean_ci",
+    "scheduler_seed",
+]
