@@ -80,7 +80,15 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
                 "import path 'package.module:ClassName'."
             )
         factory = _import_factory(name_or_path)
-    scheduler = factory(**kwargs)
+        try:
+            scheduler = factory(**kwargs)
+        except Exception as error:
+            raise AgentImportError(
+                f"Building agent {name_or_path!r} failed: {type(error).__name__}: {error}. An "
+                "import-path agent must be a class or factory callable without arguments."
+            ) from error
+    else:
+        scheduler = factory(**kwargs)
     if not isinstance(scheduler, Scheduler):
         raise AgentImportError(
             f"{name_or_path!r} built a {type(scheduler).__name__}, which is not a scheduler: it "
