@@ -15,9 +15,13 @@ import numpy as np
 from mara_env.config import ClusterConfig
 from mara_env.errors import ActionError
 
+_PLAIN_INTS = (int, np.int64, np.int32, np.intp)
+
 
 def check_action(action: Any, config: ClusterConfig, where: str) -> int:
     """Return ``action`` as an int in ``[0, n_slots]`` or raise :class:`ActionError`."""
+    if type(action) in _PLAIN_INTS and 0 <= action <= config.n_slots:
+        return int(action)  # the common case, checked cheaply
     if isinstance(action, np.ndarray) and action.shape == ():
         action = action.item()
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
@@ -59,8 +63,7 @@ def resolve_joint_action(
             f"{values.shape}."
         )
     choices = np.array(
-        [check_action(value, config, f"joint action[{node}]") for node, value in
-         enumerate(values)],
+        [check_action(value, config, f"joint action[{node}]") for node, value in enumerate(values)],
         dtype=np.int64,
     )
     illegal = occupied_mask[choices] == 0

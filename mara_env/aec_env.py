@@ -74,7 +74,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import AgentSelector, wrappers
+from pettingzoo.utils import wrappers
 
 from mara_env.actions import check_action
 from mara_env.config import ClusterConfig, get_config
@@ -103,13 +103,11 @@ def build_spaces(config: ClusterConfig) -> tuple[spaces.Dict, spaces.Discrete, s
             "action_mask": spaces.Box(0, 1, shape=(config.n_actions,), dtype=np.int8),
         }
     )
-    state = spaces.Box(
-        -FEATURE_BOUND, FEATURE_BOUND, shape=(state_size(config),), dtype=np.float32
-    )
+    state = spaces.Box(-FEATURE_BOUND, FEATURE_BOUND, shape=(state_size(config),), dtype=np.float32)
     return observation, spaces.Discrete(config.n_actions), state
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(AECEnv):
     """The cluster as a PettingZoo AEC environment; see the module docstring."""
 
     metadata = {  # noqa: RUF012 - PettingZoo reads a class attribute
@@ -142,10 +140,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
         self._observation_space, self._action_space = observation_space, action_space
         self.np_random, self.np_random_seed = seeding.np_random()
-        self._selector = AgentSelector(self.possible_agents)
-        self._counts = np.zeros(self.config.n_actions, dtype=np.int64)
+        self._turn = 0
+        self._last_node = self.config.n_nodes - 1
+        self.agents: list[str] = []
         self._choices = np.full(self.config.n_nodes, self.config.idle_action, dtype=np.int64)
         self._illegal_this_epoch = 0
+        self._rewards_pending = False
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._observation_space
@@ -164,43 +164,42 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
-        self._selector.reinit(self.agents)
-        self.agent_selection = self._selector.reset()
+        self._turn = 0
+        self.agent_selection = self.possible_agents[0]
         self._start_epoch()
         if self.render_mode == "human":
             self.render()
 
     def _start_epoch(self) -> None:
-        self._counts[:] = 0
         self._choices[:] = self.config.idle_action
         self._illegal_this_epoch = 0
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self.simulator.has_episode:
             raise EnvStateError("observe() called before reset(); call env.reset(seed=...) first.")
-        decided = int(self._counts.sum())
         return {
-            "observation": self.builder.observe(self._index[agent], self._counts, decided),
-            "action_mask": self.builder.mask(self._counts),
+            "observation": self.builder.observe(self._index[agent]),
+            "action_mask": self.builder.mask(),
         }
 
     def state(self) -> np.ndarray:
         if not self.simulator.has_episode:
             raise EnvStateError("state() called before reset(); call env.reset(seed=...) first.")
-        return self.builder.state_vector(self._counts, self._choices)
+        return self.builder.state_vector(self._choices)
 
     def step(self, action: Any) -> None:
-        if not self.simulator.has_episode or not hasattr(self, "agents"):
-            raise EnvStateError("step() called before reset(); call env.reset(seed=...) first.")
         if not self.agents:
-            raise EnvStateError("step() called after the episode ended; call env.reset() first.")
+            raise EnvStateError(
+                "step() called before reset() or after the episode ended; call "
+                "env.reset(seed=...) first."
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        node = self._index[agent]
+        node = self._turn
         slot = check_action(action, self.config, f"{ENV_ID} step() for {agent}")
-        if self.builder.mask(self._counts)[slot] == 0:
+        if not self.builder.legal[slot]:
             if self.strict:
                 raise ActionError(
                     f"{ENV_ID}: {agent} chose action {slot}, which its action mask forbids "
@@ -210,16 +209,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             slot = self.config.idle_action
             self._illegal_this_epoch += 1
             self.simulator.state.illegal_actions += 1
-        self._counts[slot] += 1
+        self.builder.record_choice(slot)
         self._choices[node] = slot
         self._cumulative_rewards[agent] = 0.0
-        if self._selector.is_last():
+        if node == self._last_node:
             self._end_epoch()
-        else:
+            self._accumulate_rewards()
+        elif self._rewards_pending:
+            # Rewards are paid at the end of an epoch; the next step clears them once.
             self._clear_rewards()
-        self.agent_selection = self._selector.next()
-        self._accumulate_rewards()
-        if self.render_mode == "human" and self._selector.is_first():
+            self._rewards_pending = False
+        self._turn = 0 if node == self._last_node else node + 1
+        self.agent_selection = self.possible_agents[self._turn]
+        if self.render_mode == "human" and self._turn == 0:
             self.render()
 
     def _end_epoch(self) -> None:
@@ -232,6 +234,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.infos[agent] = dict(info)
             self.terminations[agent] = terminated
             self.truncations[agent] = truncated
+        self._rewards_pending = True
         self._start_epoch()
 
     def episode_metrics(self) -> dict[str, float]:

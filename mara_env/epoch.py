@@ -48,8 +48,7 @@ def joint_epoch(
 ) -> tuple[float, dict[str, Any]]:
     """Run one epoch from simultaneous node actions (Parallel and Gymnasium forms)."""
     choices, illegal, conflicts = resolve_joint_action(
-        actions, builder.mask(np.zeros(simulator.config.n_actions, dtype=np.int64)),
-        simulator.config, strict=strict,
+        actions, builder.mask(), simulator.config, strict=strict
     )
     simulator.state.illegal_actions += illegal
     simulator.state.conflicts += conflicts

@@ -66,11 +66,10 @@ class ClusterGymEnv(gym.Env[np.ndarray, np.ndarray]):
         self.action_space = spaces.MultiDiscrete(
             np.full(self.config.n_nodes, self.config.n_actions, dtype=np.int64)
         )
-        self._no_choices = np.zeros(self.config.n_actions, dtype=np.int64)
         self._idle = np.full(self.config.n_nodes, self.config.idle_action, dtype=np.int64)
 
     def _observation(self) -> np.ndarray:
-        return self.builder.state_vector(self._no_choices, self._idle)
+        return self.builder.state_vector(self._idle)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -100,14 +99,14 @@ class ClusterGymEnv(gym.Env[np.ndarray, np.ndarray]):
         """Per-node masks, concatenated: the format sb3-contrib's ``MaskablePPO`` expects."""
         if not self.simulator.has_episode:
             raise EnvStateError("action_masks() called before reset().")
-        mask = self.builder.mask(self._no_choices).astype(bool)
+        mask = self.builder.mask().astype(bool)
         return np.tile(mask, self.config.n_nodes)
 
     def episode_metrics(self) -> dict[str, float]:
         """Metrics of the current episode (see ``ClusterSimulator.episode_metrics``)."""
         return self.simulator.episode_metrics()
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:
         return self.renderer.render()
 
     def close(self) -> None:

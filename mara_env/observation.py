@@ -44,7 +44,7 @@ import numpy as np
 
 from mara_env.config import ClusterConfig
 from mara_env.families import FAMILY_NAMES
-from mara_env.simulator import NO_TASK, ClusterSimulator
+from mara_env.simulator import ClusterSimulator
 
 #: Every observation and state value lies in [-FEATURE_BOUND, FEATURE_BOUND] (values are clipped).
 FEATURE_BOUND = 100.0
@@ -73,6 +73,8 @@ G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = ra
     S_MINE,
 ) = range(14)
 S_FAMILY = 14
+_TRAINED_COLUMNS = np.array([S_LOG_LOSS, S_PROGRESS, S_WORK, S_STEPS, S_SLOPE])
+_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
 
 
 def observation_size(config: ClusterConfig) -> int:
@@ -156,7 +158,11 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
 
 
 class ObservationBuilder:
-    """Builds observations, masks and states; the per-epoch part is computed once per epoch.
+    """Builds observations, masks and states.
+
+    The per-epoch part is computed once per epoch by :meth:`refresh`; within an epoch
+    :meth:`record_choice` updates the "chosen this epoch" counts and the mask incrementally, so
+    one node's observation costs a copy and a few writes.
 
     Args:
         simulator: The simulator whose state is observed.
@@ -170,99 +176,131 @@ class ObservationBuilder:
         slot_offsets = GLOBAL_FEATURES + SLOT_FEATURES * np.arange(config.n_slots)
         self._now_index = slot_offsets + S_NODES_NOW
         self._mine_index = slot_offsets + S_MINE
-        self._base = np.zeros(self.size, dtype=np.float32)
+        self._current = np.zeros(self.size, dtype=np.float32)
         self._mask = np.zeros(config.n_actions, dtype=np.int8)
         self._previous_slot = np.full(config.n_nodes, config.n_slots, dtype=np.int64)
+        self.counts = [0] * config.n_actions
+        self.legal: list[int] = [0] * config.n_actions
+        self._episode_state: object = None
+        self.decided = 0
+        self._per_node = 1.0 / config.n_nodes
 
-    def refresh(self) -> None:
-        """Recompute the per-epoch part after a reset or an epoch."""
-        sim, config = self.simulator, self.config
-        state, tasks = sim.state, sim.state.tasks
-        n_slots = config.n_slots
-        base = np.zeros(self.size, dtype=np.float32)
-        base[G_EPOCH] = state.epoch / config.arrival_horizon
-        base[G_OPEN] = float(state.epoch < config.arrival_horizon)
-        base[G_QUEUE] = len(state.queue) / n_slots
-        if state.queue:
-            queued = np.asarray(state.queue)
-            base[G_QUEUE_TIME] = (tasks.deadline[queued].min() - state.epoch) / TIME_SCALE
-        occupied = np.flatnonzero(state.slots != NO_TASK)
-        self._previous_slot = self._slot_of_each_node()
-        nodes_last = np.bincount(self._previous_slot, minlength=n_slots + 1)
-        base[G_ACTIVE] = len(occupied) / n_slots
-        slot_matrix = base[GLOBAL_FEATURES:].reshape(n_slots, SLOT_FEATURES)
-        if len(occupied):
-            ids = state.slots[occupied]
-            initial = np.log(tasks.initial_loss[ids])
-            log_loss = np.log(state.loss[ids])
-            log_target = np.log(tasks.target[ids])
-            deadline, arrival = tasks.deadline[ids], tasks.arrival[ids]
-            worked = state.work[ids] - state.previous_work[ids]
-            slope = np.where(
-                worked > 0,
-                (np.log(state.previous_loss[ids]) - log_loss) / np.maximum(worked, 1.0),
-                0.0,
-            )
-            rows = slot_matrix[occupied]
-            rows[:, S_OCCUPIED] = 1.0
-            rows[:, S_LOG_LOSS] = log_loss - initial
-            rows[:, S_LOG_TARGET] = log_target - initial
-            rows[:, S_PROGRESS] = np.clip((initial - log_loss) / (initial - log_target), 0.0, 1.0)
-            rows[:, S_TIME_LEFT] = (deadline - state.epoch) / TIME_SCALE
-            rows[:, S_TIME_FRACTION] = (deadline - state.epoch) / (deadline - arrival)
-            rows[:, S_AGE] = (state.epoch - arrival) / TIME_SCALE
-            rows[:, S_WORK] = state.work[ids] / TIME_SCALE
-            rows[:, S_SPEED] = tasks.speed[ids] / SPEED_SCALE
-            rows[:, S_STEPS] = state.progress[ids] / STEP_SCALE
-            rows[:, S_SLOPE] = slope
-            rows[:, S_NODES_LAST] = nodes_last[occupied] / config.n_nodes
-            rows[np.arange(len(ids)), S_FAMILY + tasks.family[ids]] = 1.0
-            slot_matrix[occupied] = rows
-        self._base = np.clip(base, -FEATURE_BOUND, FEATURE_BOUND)
-        mask = np.zeros(config.n_actions, dtype=np.int8)
-        mask[occupied] = 1
-        mask[config.idle_action] = 1
-        self._mask = mask
+    def _start_episode(self) -> None:
+        """Per-episode tables, one row per task plus an all-zero row that ``NO_TASK`` (-1) reads.
 
-    def _slot_of_each_node(self) -> np.ndarray:
-        """Slot of the task each node trained last epoch (``n_slots`` if idle or gone)."""
-        state = self.simulator.state
-        slot_of_task = {task: slot for slot, task in enumerate(state.slots.tolist())}
-        idle = self.config.n_slots
-        return np.array(
-            [slot_of_task.get(task, idle) if task != NO_TASK else idle
-             for task in state.node_task.tolist()],
-            dtype=np.int64,
+        ``_task_rows`` holds each task's slot features except the epoch-dependent ones: the
+        static ones are written here, the ones that change when a task trains by
+        :meth:`_update_trained`. Time features are ``intercept + epoch * slope``.
+        """
+        tasks = self.simulator.state.tasks
+        self._tasks = tasks
+        n = len(tasks)
+        rows = np.zeros((n + 1, SLOT_FEATURES))
+        rows[:n, S_OCCUPIED] = 1.0
+        rows[:n, S_LOG_TARGET] = -tasks.log_gap
+        rows[:n, S_SPEED] = tasks.speed / SPEED_SCALE
+        rows[np.arange(n), S_FAMILY + tasks.family] = 1.0
+        self._task_rows = rows
+        deadline, arrival = tasks.deadline.astype(np.float64), tasks.arrival.astype(np.float64)
+        window = np.maximum(deadline - arrival, 1.0)
+        intercept = np.zeros((n + 1, len(_TIME_COLUMNS)))
+        slope = np.zeros((n + 1, len(_TIME_COLUMNS)))
+        intercept[:n] = np.column_stack(
+            (deadline / TIME_SCALE, deadline / window, -arrival / TIME_SCALE)
+        )
+        slope[:n] = np.column_stack(
+            (np.full(n, -1.0 / TIME_SCALE), -1.0 / window, np.full(n, 1.0 / TIME_SCALE))
+        )
+        self._time_intercept, self._time_slope = intercept, slope
+
+    def _update_trained(self) -> None:
+        """Features that change only when a task trains: computed for last epoch's tasks."""
+        state, tasks = self.simulator.state, self._tasks
+        trained = state.last_trained
+        log_loss = np.log(state.loss[trained])
+        worked = state.work[trained] - state.previous_work[trained]
+        rows = self._task_rows
+        rows[trained, S_LOG_LOSS] = log_loss - tasks.log_initial_loss[trained]
+        rows[trained, S_PROGRESS] = state.phi[trained]
+        rows[trained, S_WORK] = state.work[trained] * (1.0 / TIME_SCALE)
+        rows[trained, S_STEPS] = state.progress[trained] * (1.0 / STEP_SCALE)
+        rows[trained, S_SLOPE] = (np.log(state.previous_loss[trained]) - log_loss) / np.maximum(
+            worked, 1.0
         )
 
-    def observe(self, node: int, counts: np.ndarray, decided: int) -> np.ndarray:
-        """Node ``node``'s observation given this epoch's per-slot choice ``counts`` so far."""
-        obs = self._base.copy()
-        n_nodes = self.config.n_nodes
-        obs[G_DECIDED] = decided / n_nodes
-        obs[G_NODE] = node / n_nodes
+    def refresh(self) -> None:
+        """Recompute the per-epoch part after a reset or an epoch; clears this epoch's choices."""
+        config, state = self.config, self.simulator.state
+        if state is not self._episode_state:
+            self._episode_state = state
+            self._start_episode()
+        elif len(state.last_trained):
+            self._update_trained()
+        n_slots = config.n_slots
+        slots = state.slots
+        matrix = self._task_rows[slots]
+        matrix[:, _TIME_COLUMNS] = (
+            self._time_intercept[slots] + state.epoch * self._time_slope[slots]
+        )
+        previous = state.task_slot[state.node_task]  # -1: idle, or the task has left
+        previous[previous < 0] = n_slots
+        self._previous_slot = previous
+        matrix[:, S_NODES_LAST] = np.bincount(previous, minlength=n_slots + 1)[:n_slots]
+        matrix[:, S_NODES_LAST] *= self._per_node
+        base = np.empty(self.size)
+        base[GLOBAL_FEATURES:] = matrix.ravel()
+        queue = state.queue
+        n_occupied = int(matrix[:, S_OCCUPIED].sum())
+        base[:GLOBAL_FEATURES] = (
+            state.epoch / config.arrival_horizon,
+            float(state.epoch < config.arrival_horizon),
+            len(queue) / n_slots,
+            (self._tasks.deadline[queue].min() - state.epoch) / TIME_SCALE if queue else 0.0,
+            n_occupied / n_slots,
+            0.0,
+            0.0,
+            0.0,
+        )
+        np.maximum(base, -FEATURE_BOUND, out=base)
+        np.minimum(base, FEATURE_BOUND, out=base)
+        self._current = base.astype(np.float32)
+        mask = np.ones(config.n_actions, dtype=np.int8)
+        mask[:-1] = matrix[:, S_OCCUPIED]
+        self._mask = mask
+        self.legal = mask.tolist()
+        self.counts = [0] * config.n_actions
+        self.decided = 0
+
+    def record_choice(self, action: int) -> None:
+        """Count one node's legal choice this epoch (updates observations and the mask)."""
+        self.counts[action] += 1
+        self.decided += 1
+        self._current[G_DECIDED] = self.decided * self._per_node
+        if action < self.config.n_slots:
+            self._current[self._now_index[action]] = self.counts[action] * self._per_node
+            cap = self.config.max_nodes_per_task
+            if cap is not None and self.counts[action] >= cap:
+                self._mask[action] = 0
+                self.legal[action] = False
+
+    def observe(self, node: int) -> np.ndarray:
+        """Node ``node``'s observation (a fresh array)."""
+        obs = self._current.copy()
+        obs[G_NODE] = node * self._per_node
         previous = self._previous_slot[node]
-        obs[G_IDLE] = float(previous == self.config.n_slots)
-        obs[self._now_index] = counts[:-1] / n_nodes
         if previous < self.config.n_slots:
             obs[self._mine_index[previous]] = 1.0
+        else:
+            obs[G_IDLE] = 1.0
         return obs
 
-    def mask(self, counts: np.ndarray) -> np.ndarray:
-        """The int8 action mask given this epoch's per-slot choice ``counts`` so far."""
-        mask = self._mask.copy()
-        cap = self.config.max_nodes_per_task
-        if cap is not None:
-            mask[:-1] &= (counts[:-1] < cap).astype(np.int8)
-        return mask
+    def mask(self) -> np.ndarray:
+        """The int8 action mask (a fresh array)."""
+        return self._mask.copy()
 
-    def state_vector(self, counts: np.ndarray, choices: np.ndarray) -> np.ndarray:
+    def state_vector(self, choices: np.ndarray) -> np.ndarray:
         """The centralised state: shared features, previous slots, this epoch's choices."""
-        shared = self._base.copy()
-        decided = int((choices < self.config.n_slots).sum())
-        shared[G_DECIDED] = decided / self.config.n_nodes
-        shared[self._now_index] = counts[:-1] / self.config.n_nodes
         scale = 1.0 / self.config.n_slots
         return np.concatenate(
-            [shared, self._previous_slot * scale, choices * scale]
-        ).astype(np.float32)
+            (self._current, self._previous_slot * scale, choices * scale), dtype=np.float32
+        )

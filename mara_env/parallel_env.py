@@ -69,7 +69,6 @@ class ClusterParallelEnv(ParallelEnv):
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
         self._observation_space, self._action_space = observation_space, action_space
         self.np_random, self.np_random_seed = seeding.np_random()
-        self._no_choices = np.zeros(self.config.n_actions, dtype=np.int64)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._observation_space
@@ -80,8 +79,8 @@ class ClusterParallelEnv(ParallelEnv):
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         return {
             agent: {
-                "observation": self.builder.observe(node, self._no_choices, 0),
-                "action_mask": self.builder.mask(self._no_choices),
+                "observation": self.builder.observe(node),
+                "action_mask": self.builder.mask(),
             }
             for node, agent in enumerate(self.possible_agents)
             if agent in self.agents
@@ -99,9 +98,9 @@ class ClusterParallelEnv(ParallelEnv):
             self.render()
         return self._observations(), {agent: {} for agent in self.agents}
 
-    def step(self, actions: dict[str, Any]) -> tuple[
-        dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]
-    ]:
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
         if not self.simulator.has_episode:
             raise EnvStateError("step() called before reset(); call env.reset(seed=...) first.")
         if not self.agents:
@@ -130,7 +129,7 @@ class ClusterParallelEnv(ParallelEnv):
         if not self.simulator.has_episode:
             raise EnvStateError("state() called before reset(); call env.reset(seed=...) first.")
         idle = np.full(self.config.n_nodes, self.config.idle_action, dtype=np.int64)
-        return self.builder.state_vector(self._no_choices, idle)
+        return self.builder.state_vector(idle)
 
     def episode_metrics(self) -> dict[str, float]:
         """Metrics of the current episode (see ``ClusterSimulator.episode_metrics``)."""

@@ -50,7 +50,7 @@ def task_colour(task_id: int) -> np.ndarray:
 
 def render_ansi(simulator: ClusterSimulator) -> str:
     """The cluster as a text table: nodes, then visible tasks, then the queue."""
-    state, config = simulator.state, simulator.config
+    state = simulator.state
     tasks = state.tasks
     metrics = simulator.episode_metrics()
     lines = [
@@ -63,7 +63,7 @@ def render_ansi(simulator: ClusterSimulator) -> str:
         lines.append(f"{node:>4}  {'idle' if task == NO_TASK else f'task {task}'}")
     lines.append("slot  task  family     loss      target    progress  time left  work")
     occupied = np.flatnonzero(state.slots != NO_TASK)
-    progress = simulator.progress_fraction(state.slots[occupied]) if len(occupied) else []
+    progress = simulator.progress_fraction(state.slots[occupied])
     for slot, fraction in zip(occupied.tolist(), progress, strict=True):
         task = int(state.slots[slot])
         lines.append(

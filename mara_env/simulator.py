@@ -40,6 +40,7 @@ from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks
 
 FUTURE, ACTIVE, COMPLETED, EXPIRED = 0, 1, 2, 3
 NO_TASK = -1
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -59,7 +60,7 @@ class ClusterState:
     previous_loss: np.ndarray
     previous_work: np.ndarray
     end_epoch: np.ndarray
-    slots: np.ndarray
+    slot_table: np.ndarray
     queue: list[int]
     next_arrival: int
     node_task: np.ndarray
@@ -69,12 +70,23 @@ class ClusterState:
     completed: int = 0
     expired: int = 0
     switches: int = 0
-    busy_node_epochs: float = 0.0
+    busy_node_epochs: int = 0
     wasted_node_epochs: float = 0.0
     slack_at_completion: float = 0.0
+    phi: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    task_slot: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    last_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     potential: float = 0.0
     illegal_actions: int = 0
     conflicts: int = 0
+
+    arrived_by: list[int] = field(default_factory=list)
+    due_at: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def slots(self) -> np.ndarray:
+        """Task id in each visible slot (``NO_TASK`` if empty); a view of ``slot_table``."""
+        return self.slot_table[:-1]
 
     @property
     def arrived(self) -> int:
@@ -155,10 +167,20 @@ class ClusterSimulator:
             previous_loss=initial.copy(),
             previous_work=np.zeros(n),
             end_epoch=np.full(n, -1, dtype=np.int64),
-            slots=np.full(config.n_slots, NO_TASK, dtype=np.int64),
+            slot_table=np.full(config.n_slots + 1, NO_TASK, dtype=np.int64),
             queue=[],
             next_arrival=0,
             node_task=np.full(config.n_nodes, NO_TASK, dtype=np.int64),
+            phi=np.zeros(n + 1),  # the extra last entry is read through NO_TASK (-1): always 0
+            task_slot=np.full(n + 1, -1, dtype=np.int64),  # last entry: NO_TASK's (-1)
+            arrived_by=np.searchsorted(
+                tasks.arrival, np.arange(config.arrival_horizon + 1), side="right"
+            ).tolist(),
+        )
+        by_deadline = np.argsort(tasks.deadline, kind="stable")
+        deadlines, starts = np.unique(tasks.deadline[by_deadline], return_index=True)
+        self._state.due_at = dict(
+            zip(deadlines.tolist(), np.split(by_deadline, starts[1:]), strict=True)
         )
         self._admit_arrivals()
 
@@ -171,49 +193,70 @@ class ClusterSimulator:
         ``max_nodes_per_task``).
         """
         state, config = self.state, self.config
-        n_slots = config.n_slots
-        ended_epoch = state.epoch
-        slot_choice = np.where(slot_choice < n_slots, slot_choice, n_slots)
-        slot_task = np.append(state.slots, NO_TASK)
-        node_task = slot_task[slot_choice]
-        busy = node_task != NO_TASK
-        switched = busy & (node_task != state.node_task)
-        share = np.where(switched, 1.0 - config.switch_cost, 1.0) * busy
-        effective = np.bincount(slot_choice, weights=share, minlength=n_slots + 1)[:n_slots]
-        nodes = np.bincount(slot_choice, minlength=n_slots + 1)[:n_slots]
-        trained_slots = np.flatnonzero(nodes)
-        trained = state.slots[trained_slots]
         tasks = state.tasks
+        ended_epoch = state.epoch
+        # Per node: which task it trains and whether it pays the switch cost. Plain Python is
+        # faster than NumPy at these sizes.
+        slot_task = state.slot_table.tolist()
+        last_task = state.node_task.tolist()
+        node_task = [slot_task[min(slot, config.n_slots)] for slot in slot_choice.tolist()]
+        kept_share, switched_share = 1.0, 1.0 - config.switch_cost
+        shares: dict[int, float] = {}
+        nodes: dict[int, int] = {}
+        n_switched = 0
+        for task, previous in zip(node_task, last_task, strict=True):
+            if task == NO_TASK:
+                continue
+            if task == previous:
+                shares[task] = shares.get(task, 0.0) + kept_share
+            else:
+                shares[task] = shares.get(task, 0.0) + switched_share
+                n_switched += 1
+            nodes[task] = nodes.get(task, 0) + 1
+        trained = np.fromiter(shares, dtype=np.int64, count=len(shares))
+        effective = np.fromiter(shares.values(), dtype=np.float64, count=len(shares))
+        state.last_trained = trained
 
+        previous_work = state.work[trained]
+        work = previous_work + np.fromiter(nodes.values(), dtype=np.float64, count=len(nodes))
+        progress = (
+            state.progress[trained] + tasks.speed[trained] * effective ** tasks.alpha[trained]
+        )
+        loss = self.workload.loss_at(tasks.curve_row[trained], progress)
         state.previous_loss[trained] = state.loss[trained]
-        state.previous_work[trained] = state.work[trained]
-        state.progress[trained] += tasks.speed[trained] * effective[trained_slots] ** tasks.alpha[
-            trained
-        ]
-        state.work[trained] += nodes[trained_slots]
-        state.loss[trained] = self.workload.loss_at(tasks.curve_row[trained], state.progress[trained])
-        for task in trained.tolist():
-            state.history_work[task].append(float(state.work[task]))
-            state.history_loss[task].append(float(state.loss[task]))
+        state.previous_work[trained] = previous_work
+        state.work[trained] = work
+        state.progress[trained] = progress
+        state.loss[trained] = loss
+        state.phi[trained] = self._progress_fraction(trained, loss)
+        for task, task_work, value in zip(
+            trained.tolist(), work.tolist(), loss.tolist(), strict=True
+        ):
+            state.history_work[task].append(task_work)
+            state.history_loss[task].append(value)
 
         state.epoch += 1
-        state.switches += int(switched.sum())
-        state.busy_node_epochs += float(busy.sum())
-        state.node_task = node_task
-        state.assignments.append(node_task)
+        state.switches += n_switched
+        state.busy_node_epochs += sum(nodes.values())
+        state.node_task = np.array(node_task, dtype=np.int64)
+        state.assignments.append(state.node_task)
 
-        completed = trained[state.loss[trained] <= tasks.target[trained]]
-        self._resolve(completed, COMPLETED)
-        active = state.active_ids
-        expired = active[tasks.deadline[active] <= state.epoch]
-        self._resolve(expired, EXPIRED)
-        state.completed += len(completed)
-        state.expired += len(expired)
-        state.slack_at_completion += float((tasks.deadline[completed] - state.epoch).sum())
-        state.wasted_node_epochs += float(state.work[expired].sum())
+        completed = trained[loss <= tasks.target[trained]]
+        if len(completed):
+            self._resolve(completed, COMPLETED)
+        due = state.due_at.get(state.epoch, _NONE)
+        expired = due[state.status[due] == ACTIVE]
+        if len(expired):
+            self._resolve(expired, EXPIRED)
+        if len(completed):
+            state.completed += len(completed)
+            state.slack_at_completion += float((tasks.deadline[completed] - state.epoch).sum())
+        if len(expired):
+            state.expired += len(expired)
+            state.wasted_node_epochs += float(state.work[expired].sum())
 
         arrived = self._admit_arrivals()
-        potential = self._potential()
+        potential = float(state.phi[state.slot_table].sum())
         shaping = potential - state.potential
         state.potential = potential
         return EpochEvents(
@@ -221,53 +264,58 @@ class ClusterSimulator:
             completed=tuple(completed.tolist()),
             expired=tuple(expired.tolist()),
             arrived=tuple(arrived),
-            switches=int(switched.sum()),
+            switches=n_switched,
             shaping=shaping,
         )
 
     def _resolve(self, task_ids: np.ndarray, status: int) -> None:
-        if len(task_ids) == 0:
-            return
         state = self.state
         state.status[task_ids] = status
         state.end_epoch[task_ids] = state.epoch
-        state.slots[np.isin(state.slots, task_ids)] = NO_TASK
-        gone = set(task_ids.tolist())
-        state.queue = [task for task in state.queue if task not in gone]
+        state.phi[task_ids] = 0.0
+        slot = state.task_slot[task_ids]
+        state.slots[slot[slot >= 0]] = NO_TASK
+        state.task_slot[task_ids] = -1
+        if (slot < 0).any():
+            gone = set(task_ids.tolist())
+            state.queue = [task for task in state.queue if task not in gone]
 
     def _admit_arrivals(self) -> list[int]:
         """Move tasks arriving by the current epoch into the queue, then fill free slots."""
         state = self.state
-        arrival = state.tasks.arrival
         first = state.next_arrival
-        last = first
-        while last < len(arrival) and arrival[last] <= state.epoch:
-            last += 1
+        last = state.arrived_by[min(state.epoch, len(state.arrived_by) - 1)]
         arrived = list(range(first, last))
-        state.next_arrival = last
         if arrived:
+            state.next_arrival = last
             state.status[first:last] = ACTIVE
             state.queue.extend(arrived)
-            for task in arrived:
+            for task, loss in zip(arrived, state.loss[first:last].tolist(), strict=True):
                 state.history_work[task] = [0.0]
-                state.history_loss[task] = [float(state.loss[task])]
-        free = np.flatnonzero(state.slots == NO_TASK)
-        take = min(len(free), len(state.queue))
-        if take:
-            state.slots[free[:take]] = state.queue[:take]
-            del state.queue[:take]
+                state.history_loss[task] = [loss]
+        if state.queue:
+            free = (state.slots == NO_TASK).nonzero()[0]
+            take = min(len(free), len(state.queue))
+            if take:
+                entering = state.queue[:take]
+                state.slots[free[:take]] = entering
+                state.task_slot[entering] = free[:take]
+                del state.queue[:take]
         return arrived
 
-    def _potential(self) -> float:
-        """Phi: summed normalised log-loss progress of the slotted tasks (queued ones are at 0)."""
-        return float(self.progress_fraction(self.state.slots[self.state.slots != NO_TASK]).sum())
+    def _progress_fraction(self, task_ids: np.ndarray, loss: np.ndarray) -> np.ndarray:
+        tasks = self.state.tasks
+        start = tasks.log_initial_loss[task_ids]
+        fraction = (start - np.log(loss)) / tasks.log_gap[task_ids]
+        return np.minimum(np.maximum(fraction, 0.0), 1.0)
 
     def progress_fraction(self, task_ids: np.ndarray) -> np.ndarray:
-        """Normalised log-loss progress toward the target: 0 at arrival, 1 at the target."""
-        tasks, state = self.state.tasks, self.state
-        start = np.log(tasks.initial_loss[task_ids])
-        gap = start - np.log(tasks.target[task_ids])
-        return np.clip((start - np.log(state.loss[task_ids])) / gap, 0.0, 1.0)
+        """Normalised log-loss progress toward the target: 0 at arrival, 1 at the target.
+
+        ``ln(initial / loss) / ln(initial / target)`` of each task's last reported loss, clipped
+        to [0, 1]; the potential Phi of the shaping reward is its sum over slotted tasks.
+        """
+        return self.state.phi[task_ids]
 
     # ------------------------------------------------------------------ episode end
     @property
@@ -275,8 +323,8 @@ class ClusterSimulator:
         """Every task has arrived and been resolved."""
         state = self.state
         return (
-            state.next_arrival == len(state.tasks)
-            and state.epoch >= self.config.arrival_horizon
+            state.epoch >= self.config.arrival_horizon
+            and state.next_arrival == len(state.tasks)
             and not state.queue
             and bool((state.slots == NO_TASK).all())
         )

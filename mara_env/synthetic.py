@@ -108,10 +108,14 @@ class SyntheticTraceSource:
         self, n_curves: int = 600, length: int = 200, test_share: float = 0.2, seed: int = 0
     ) -> None:
         if n_curves < 2 or length < 2:
-            raise TraceError(f"SyntheticTraceSource needs n_curves >= 2 and length >= 2, got "
-                             f"{n_curves} and {length}.")
+            raise TraceError(
+                f"SyntheticTraceSource needs n_curves >= 2 and length >= 2, got "
+                f"{n_curves} and {length}."
+            )
         if not 0.0 < test_share < 1.0:
-            raise TraceError(f"SyntheticTraceSource.test_share must be in (0, 1), got {test_share}.")
+            raise TraceError(
+                f"SyntheticTraceSource.test_share must be in (0, 1), got {test_share}."
+            )
         self.n_curves, self.length, self.test_share, self.seed = n_curves, length, test_share, seed
 
     def __repr__(self) -> str:

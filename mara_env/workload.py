@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -64,6 +64,21 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self.arrival)
 
+    @cached_property
+    def log_initial_loss(self) -> np.ndarray:
+        """ln(initial_loss)."""
+        return np.log(self.initial_loss)
+
+    @cached_property
+    def log_target(self) -> np.ndarray:
+        """ln(target)."""
+        return np.log(self.target)
+
+    @cached_property
+    def log_gap(self) -> np.ndarray:
+        """ln(initial_loss / target): the log-loss distance to cover (> 0)."""
+        return self.log_initial_loss - self.log_target
+
 
 @dataclass(frozen=True, eq=False)
 class Workload:
@@ -92,7 +107,8 @@ class Workload:
 
     def loss_at(self, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
         """Loss reported by curves ``curve_row`` after ``progress`` curve steps."""
-        index = np.minimum(progress.astype(np.int64), self.curves.shape[1] - 1)
+        index = progress.astype(np.intp)
+        np.minimum(index, self.curves.shape[1] - 1, out=index)
         return self.curves[curve_row, index]
 
 
@@ -142,8 +158,10 @@ def _build_workload_cached(key: _WorkloadKey) -> Workload:
     pools = [source.pool(family, config.split) for family in config.families]
     width = max(pool.losses.shape[1] for pool in pools)
     curves = np.concatenate(
-        [np.pad(pool.losses, ((0, 0), (0, width - pool.losses.shape[1])), mode="edge")
-         for pool in pools]
+        [
+            np.pad(pool.losses, ((0, 0), (0, width - pool.losses.shape[1])), mode="edge")
+            for pool in pools
+        ]
     )
     curves.setflags(write=False)
     lengths = np.concatenate([pool.lengths for pool in pools])
