@@ -100,12 +100,15 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
     index = {agent: i for i, agent in enumerate(env.possible_agents)}
     thinking = 0.0
     invalid = 0
+    epoch = -1
     while env.agents:
         agent = env.agent_selection
         if env.terminations[agent] or env.truncations[agent]:
             env.step(None)
             continue
         node = index[agent]
+        if node == 0:
+            epoch += 1
         observation = env.observe(agent)
         tick = time.perf_counter()
         try:
@@ -113,7 +116,7 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
         except Exception as error:
             raise SchedulerError(
                 f"Scheduler {scheduler.name!r} ({type(scheduler).__name__}) raised "
-                f"{type(error).__name__} at seed {seed}, epoch {env.simulator.state.epoch}, "
+                f"{type(error).__name__} at seed {seed}, epoch {epoch}, "
                 f"node {node}: {error}"
             ) from error
         thinking += time.perf_counter() - tick
