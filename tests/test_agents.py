@@ -1,0 +1,482 @@
+"""Tests of the schedulers, their registry and the evaluation harness."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents
+import mara_env
+from agents import (
+    AGENTS,
+    AgentImportError,
+    EpochScheduler,
+    NotResetError,
+    Scheduler,
+    SchedulerError,
+    UnknownAgentError,
+    evaluate,
+    make_agent,
+    mean_ci,
+    scheduler_seed,
+)
+from agents.assignment import keep_nodes_in_place, nodes_per_slot
+from agents.tracking import NO_TASK, SlotTracker
+
+#: Timing keys differ between identical runs; everything else must not.
+TIMING_KEYS = ("decision_ms_per_epoch", "episode_seconds")
+
+#: Short configs covering the edge cases: one node, one node per task, more nodes than slots.
+LEGALITY_CONFIGS: dict[str, dict[str, Any]] = {
+    "tiny": {},
+    "one_node": {"n_nodes": 1},
+    "one_node_per_task": {"n_nodes": 4, "max_nodes_per_task": 1},
+    "more_nodes_than_slots": {"n_nodes": 5, "n_slots": 2, "max_nodes_per_task": 2},
+    "heavy": {"n_nodes": 3, "load": 2.5, "switch_cost": 0.0},
+}
+
+
+def tiny(**overrides: Any) -> mara_env.ClusterConfig:
+    return mara_env.get_config("tiny", **overrides)
+
+
+def without_timing(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k not in TIMING_KEYS} for row in rows]
+
+
+# ---------------------------------------------------------------------------- legality
+@pytest.mark.parametrize("case", sorted(LEGALITY_CONFIGS))
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_agents_only_take_legal_actions(name: str, case: str) -> None:
+    """In a strict environment any masked action would raise; none may be out of the space."""
+    config = tiny(**LEGALITY_CONFIGS[case])
+    env = mara_env.raw_env(config, strict=True)
+    scheduler = make_agent(name)
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        scheduler.reset(config, seed=seed)
+        steps = 0
+        while env.agents:
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+                continue
+            observation = env.observe(agent)
+            action = scheduler.act(observation, env.possible_agents.index(agent))
+            assert isinstance(action, int)
+            assert observation["action_mask"][action] == 1, (name, case, seed, steps)
+            env.step(action)
+            steps += 1
+        assert env.episode_metrics()["illegal_actions"] == 0
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_agents_are_deterministic_given_the_seed(name: str) -> None:
+    first = evaluate(make_agent(name), "tiny", seeds=[3, 4])
+    second = evaluate(make_agent(name), "tiny", seeds=[3, 4])
+    assert without_timing(first) == without_timing(second)
+
+
+def test_schedulers_follow_the_protocol() -> None:
+    for name in AGENTS:
+        scheduler = make_agent(name)
+        assert isinstance(scheduler, Scheduler)
+        assert scheduler.name == name
+
+
+def test_priority_schedulers_keep_nodes_on_their_tasks() -> None:
+    """Stable assignment: EDF switches far less than round robin and random."""
+    switches = {
+        name: np.mean([row["switches"] for row in evaluate(make_agent(name), "tiny", range(4))])
+        for name in ("edf", "round_robin", "random")
+    }
+    assert switches["edf"] < switches["round_robin"]
+    assert switches["edf"] < switches["random"]
+
+
+# ---------------------------------------------------------------------------- acceptance
+ACCEPTANCE_SCRIPT = """
+import json
+from agents import evaluate, make_agent, mean_ci
+result = {}
+for name in ("edf", "random"):
+    rows = evaluate(make_agent(name), "training", seeds=range(10))
+    summary = mean_ci(row["completion_rate"] for row in rows)
+    result[name] = [summary.mean, summary.low, summary.high]
+    result[name + "_arrived"] = sum(row["arrived"] for row in rows) / len(rows)
+print(json.dumps(result))
+"""
+
+
+def test_edf_beats_random_at_the_training_config() -> None:
+    """Acceptance: EDF's mean completion rate exceeds random's over 10 seeds ("training").
+
+    Measured in a fresh interpreter, so that no environment another test built first can
+    influence it (see ``test_evaluate_honours_the_load_of_its_config``).
+    """
+    completed = subprocess.run(
+        [sys.executable, "-c", ACCEPTANCE_SCRIPT], capture_output=True, text=True, check=True
+    )
+    result = json.loads(completed.stdout)
+    assert result["edf_arrived"] == result["random_arrived"]
+    assert result["edf"][0] > result["random"][0], result
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="mara_env bug: the workload cache key (mara_env.workload._WorkloadKey) omits load, "
+    "n_nodes and arrival_horizon, so an environment reuses the arrival rate and horizon of the "
+    "first environment built in the process with the same curves.",
+)
+def test_evaluate_honours_the_load_of_its_config() -> None:
+    light = evaluate(make_agent("edf"), tiny(load=0.5), seeds=range(5))
+    heavy = evaluate(make_agent("edf"), tiny(load=4.0), seeds=range(5))
+    arrived = [np.mean([row["arrived"] for row in rows]) for rows in (light, heavy)]
+    assert arrived[1] > 2 * arrived[0], arrived
+
+
+# ---------------------------------------------------------------------------- information boundary
+class Recorder:
+    """Wraps a scheduler and records every observation it is given and every action it takes."""
+
+    def __init__(self, inner: Scheduler) -> None:
+        self.inner, self.name = inner, inner.name
+        self.calls: list[tuple[dict[str, np.ndarray], int, int]] = []
+
+    def reset(self, config: mara_env.ClusterConfig, seed: int | None = None) -> None:
+        self.inner.reset(config, seed)
+        self.calls.append(({}, -1, -1 if seed is None else seed))
+
+    def act(self, observation: dict[str, np.ndarray], node: int) -> int:
+        action = self.inner.act(observation, node)
+        copied = {key: np.array(value, copy=True) for key, value in observation.items()}
+        self.calls.append((copied, node, action))
+        return action
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_actions_depend_only_on_observations_and_seed(name: str) -> None:
+    """Replaying the recorded observations to a fresh scheduler, with no environment at all,
+    reproduces every action."""
+    recorder = Recorder(make_agent(name))
+    evaluate(recorder, "tiny", seeds=[5])
+    replay = make_agent(name)
+    config = mara_env.get_config("tiny")
+    for observation, node, action in recorder.calls:
+        if node < 0:
+            replay.reset(config, seed=action)
+            continue
+        assert replay.act(observation, node) == action
+
+
+def test_agent_modules_never_reach_into_the_simulator() -> None:
+    """No shipped agent module reads the simulator, its state or the privileged API."""
+    forbidden_attributes = {"simulator", "state", "workload", "privileged_remaining_work", "tasks"}
+    for path in Path(agents.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in forbidden_attributes, f"{path.name}: .{node.attr}"
+            if isinstance(node, ast.ImportFrom):
+                assert node.module not in ("mara_env.simulator", "mara_env.workload"), path.name
+                names = {alias.name for alias in node.names}
+                assert not names & {"ClusterSimulator", "privileged_remaining_work"}, path.name
+
+
+class Peeker:
+    """A cheating scheduler (test control): serves the slot with the least true remaining work."""
+
+    name = "peeker"
+
+    def __init__(self, env: mara_env.raw_env) -> None:
+        self.env = env
+
+    def reset(self, config: mara_env.ClusterConfig, seed: int | None = None) -> None:
+        self.idle = config.idle_action
+
+    def act(self, observation: dict[str, np.ndarray], node: int) -> int:
+        remaining = self.env.simulator.privileged_remaining_work()
+        remaining = np.where(observation["action_mask"][:-1] == 1, remaining, np.nan)
+        finite = np.where(np.isfinite(remaining), remaining, np.nan)
+        if np.isnan(finite).all():
+            return self.idle
+        return int(np.nanargmin(finite))
+
+
+def run_with_hidden_future(
+    scheduler: Any, config: mara_env.ClusterConfig, seed: int, perturb: np.ndarray | None
+) -> tuple[list[int], mara_env.raw_env]:
+    """Play one episode; with ``perturb`` (per curve row: first index to change), the loss
+    values from that index on are replaced after the reset, i.e. only the unseen future."""
+    env = scheduler.env if isinstance(scheduler, Peeker) else mara_env.raw_env(config)
+    env.reset(seed=seed)
+    if perturb is not None:
+        workload = env.simulator.workload
+        curves = workload.curves.copy()
+        rng = np.random.default_rng(99)
+        columns = np.arange(curves.shape[1])[None, :]
+        hidden = columns >= perturb[:, None]
+        curves[hidden] *= rng.uniform(0.2, 3.0, size=int(hidden.sum()))
+        env.simulator.workload = dataclasses.replace(workload, curves=curves)
+    scheduler.reset(config, seed=seed)
+    actions = []
+    while env.agents:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        action = scheduler.act(env.observe(agent), env.possible_agents.index(agent))
+        actions.append(action)
+        env.step(action)
+    return actions, env
+
+
+def first_unseen_index(env: mara_env.raw_env) -> np.ndarray:
+    """Per curve row, the first index no task of the finished episode ever reported."""
+    state = env.simulator.state
+    rows = env.simulator.workload.curves.shape[0]
+    first = np.ones(rows, dtype=np.int64)
+    reached = np.floor(state.progress).astype(np.int64) + 1
+    np.maximum.at(first, state.tasks.curve_row, reached)
+    return first
+
+
+@pytest.mark.parametrize("name", ["edf", "least_slack", "successive_halving", "uniform"])
+def test_hidden_future_of_curves_does_not_change_actions(name: str) -> None:
+    config = mara_env.get_config("tiny")
+    baseline, env = run_with_hidden_future(make_agent(name), config, 7, None)
+    unseen = first_unseen_index(env)
+    perturbed, _ = run_with_hidden_future(make_agent(name), config, 7, unseen)
+    assert perturbed == baseline
+
+
+def test_hidden_future_perturbation_is_detectable() -> None:
+    """Control: a scheduler that reads the privileged API does change its actions."""
+    config = mara_env.get_config("tiny")
+    baseline, env = run_with_hidden_future(Peeker(mara_env.raw_env(config)), config, 7, None)
+    unseen = first_unseen_index(env)
+    perturbed, _ = run_with_hidden_future(Peeker(mara_env.raw_env(config)), config, 7, unseen)
+    assert perturbed != baseline
+
+
+# ---------------------------------------------------------------------------- registry
+def test_unknown_agent_lists_known_names() -> None:
+    with pytest.raises(UnknownAgentError) as error:
+        make_agent("earliest_deadline")
+    for name in AGENTS:
+        assert name in str(error.value)
+    assert "package.module:ClassName" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_such_module_xyz:Agent", "Cannot import module 'no_such_module_xyz'"),
+        ("agents.priority:NoSuchClass", "has no attribute 'NoSuchClass'"),
+        ("agents.priority:", "expected 'package.module:ClassName'"),
+        (":EarliestDeadlineFirst", "expected 'package.module:ClassName'"),
+        ("agents.registry:AGENTS", "not a class or factory"),
+        ("agents.statistics:Summary", "Building agent"),
+        ("agents.tracking:SlotTracker", "not a scheduler"),
+    ],
+)
+def test_bad_import_paths_say_what_failed(path: str, message: str) -> None:
+    with pytest.raises(AgentImportError, match=message):
+        make_agent(path)
+
+
+def test_import_path_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = tmp_path / "my_sched_pkg.py"
+    module.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+
+            class LowestSlot:
+                name = "lowest_slot"
+
+                def reset(self, config, seed=None):
+                    pass
+
+                def act(self, observation, node):
+                    return int(np.flatnonzero(observation["action_mask"])[0])
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scheduler = make_agent("my_sched_pkg:LowestSlot")
+    assert scheduler.name == "lowest_slot"
+    rows = evaluate(scheduler, "tiny", seeds=[0])
+    assert rows[0]["agent"] == "lowest_slot"
+    assert rows[0]["illegal_actions"] == 0
+    sys.modules.pop("my_sched_pkg", None)
+
+
+def test_shipped_agents_accept_keyword_arguments() -> None:
+    assert make_agent("uniform", quantum=2.0).quantum == 2.0
+    with pytest.raises(ValueError, match="rungs must be increasing"):
+        make_agent("successive_halving", rungs=(4.0, 2.0))
+
+
+# ---------------------------------------------------------------------------- evaluation harness
+class Stubborn:
+    """Always returns the same action, legal or not."""
+
+    def __init__(self, action: Any) -> None:
+        self.action, self.name = action, f"stubborn_{action!r}"
+
+    def reset(self, config: mara_env.ClusterConfig, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: dict[str, np.ndarray], node: int) -> Any:
+        return self.action
+
+
+def test_masked_actions_are_counted_not_fatal() -> None:
+    row = evaluate(Stubborn(2), "tiny", seeds=[0])[0]
+    assert row["illegal_actions"] > 0
+    assert row["invalid_actions"] == 0
+
+
+@pytest.mark.parametrize("action", [99, -1, "1", 1.0, None, True])
+def test_out_of_space_actions_are_counted_not_fatal(action: Any) -> None:
+    row = evaluate(Stubborn(action), "tiny", seeds=[0])[0]
+    assert row["invalid_actions"] == 2 * row["epochs"]
+    assert row["completed"] == 0
+
+
+def test_scheduler_exceptions_say_where() -> None:
+    class Broken(Stubborn):
+        def act(self, observation: dict[str, np.ndarray], node: int) -> Any:
+            raise KeyError("boom")
+
+    with pytest.raises(SchedulerError, match=r"'stubborn_0'.*KeyError.*seed 4, epoch 0, node 0"):
+        evaluate(Broken(0), "tiny", seeds=[4])
+
+
+def test_evaluate_reports_metrics_and_scheduler_seeds_differ_from_env_seeds() -> None:
+    rows = evaluate(make_agent("fcfs"), mara_env.get_config("tiny"), seeds=range(3))
+    assert [row["seed"] for row in rows] == [0, 1, 2]
+    for key in (
+        "completion_rate",
+        "completed",
+        "arrived",
+        "utilisation",
+        "switches",
+        "wasted_node_epochs",
+        "illegal_actions",
+        "decision_ms_per_epoch",
+    ):
+        assert key in rows[0]
+    assert scheduler_seed(0) != 0
+
+
+def test_evaluate_rejects_unknown_presets() -> None:
+    with pytest.raises(mara_env.ConfigError, match="Known presets"):
+        evaluate(make_agent("edf"), "no_such_preset", seeds=[0])
+
+
+# ---------------------------------------------------------------------------- base class
+def test_epoch_scheduler_errors() -> None:
+    class WrongShape(EpochScheduler):
+        name = "wrong_shape"
+
+        def plan(self, view: Any, mask: np.ndarray) -> np.ndarray:
+            return np.zeros(1, dtype=np.int64)
+
+    env = mara_env.raw_env("tiny")
+    env.reset(seed=0)
+    scheduler = WrongShape()
+    with pytest.raises(NotResetError, match="call reset"):
+        scheduler.act(env.observe("node_0"), 0)
+    scheduler.reset(env.config, seed=0)
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        scheduler.act(env.observe("node_0"), 0)
+    with pytest.raises(ValueError, match=r"outside 0\.\.1"):
+        scheduler.act(env.observe("node_0"), 5)
+
+
+def test_planned_actions_that_become_masked_turn_into_idle() -> None:
+    """Two nodes planned onto one task with max_nodes_per_task=1: the second one idles."""
+
+    class Crowd(EpochScheduler):
+        name = "crowd"
+
+        def plan(self, view: Any, mask: np.ndarray) -> np.ndarray:
+            slot = int(np.flatnonzero(mask[:-1])[0]) if mask[:-1].any() else self.config.n_slots
+            return np.full(self.config.n_nodes, slot, dtype=np.int64)
+
+    rows = evaluate(Crowd(), tiny(max_nodes_per_task=1), seeds=[0, 1])
+    assert all(row["illegal_actions"] == 0 for row in rows)
+
+
+def test_every_public_name_is_documented() -> None:
+    for name in agents.__all__:
+        obj = getattr(agents, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert inspect.getdoc(obj), name
+
+
+# ---------------------------------------------------------------------------- helpers
+def test_nodes_are_dealt_in_priority_order_and_wrap_around() -> None:
+    assert nodes_per_slot(np.array([3, 1]), 5, 4, None).tolist() == [0, 2, 0, 3]
+    assert nodes_per_slot(np.array([3, 1]), 5, 4, 2).tolist() == [0, 2, 0, 2]
+    assert nodes_per_slot(np.array([3, 1, 0]), 2, 4, None).tolist() == [0, 1, 0, 1]
+    assert nodes_per_slot(np.array([], dtype=np.int64), 2, 4, None).tolist() == [0, 0, 0, 0]
+
+
+def test_nodes_stay_on_their_task() -> None:
+    counts = np.array([1, 0, 2, 0])
+    previous = np.array([2, 4, 0, 2])  # node 1 idled; nodes 0 and 3 trained slot 2
+    actions = keep_nodes_in_place(counts, previous, np.array([2, 0]), idle=4)
+    assert actions.tolist() == [2, 4, 0, 2]
+    actions = keep_nodes_in_place(counts, np.array([4, 4, 4, 4]), np.array([2, 0]), idle=4)
+    assert actions.tolist() == [2, 2, 0, 4]
+
+
+def test_slot_tracker_follows_the_true_tasks() -> None:
+    """The tracker's ids map one-to-one onto the simulator's task ids over a whole episode."""
+    env = mara_env.raw_env("tiny", n_slots=2, load=2.0)
+    env.reset(seed=11)
+    tracker = SlotTracker()
+    tracker.reset(env.config.n_slots)
+    mapping: dict[int, int] = {}
+    rng = np.random.default_rng(0)
+    while env.agents:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        observation = env.observe(agent)
+        if agent == "node_0":
+            view = mara_env.decode_observation(observation["observation"], env.config)
+            tracker.update(view)
+            for slot, task in enumerate(env.simulator.state.slots.tolist()):
+                ours = int(tracker.task_ids[slot])
+                assert (ours == NO_TASK) == (task < 0)
+                if task >= 0:
+                    assert mapping.setdefault(ours, task) == task
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    assert len(set(mapping.values())) == len(mapping) > 3
+
+
+def test_mean_ci() -> None:
+    summary = mean_ci([0.0, 1.0] * 10)
+    assert summary.mean == pytest.approx(0.5)
+    assert 0.25 < summary.low < 0.5 < summary.high < 0.75
+    assert mean_ci([0.3]).low == mean_ci([0.3]).high == 0.3
+    assert f"{mean_ci([0.25, 0.25]):.2f}" == "0.25 ± 0.00"
+    with pytest.raises(ValueError, match="no values"):
+        mean_ci([])
+    with pytest.raises(ValueError, match="finite"):
+        mean_ci([1.0, float("nan")])
