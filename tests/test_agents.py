@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -22,8 +22,10 @@ from agents import (
     AgentImportError,
     EpochScheduler,
     NotResetError,
+    Observation,
     Scheduler,
     SchedulerError,
+    UniformShare,
     UnknownAgentError,
     evaluate,
     make_agent,
@@ -157,7 +159,7 @@ class Recorder:
         self.inner.reset(config, seed)
         self.calls.append(({}, -1, -1 if seed is None else seed))
 
-    def act(self, observation: dict[str, np.ndarray], node: int) -> int:
+    def act(self, observation: Observation, node: int) -> int:
         action = self.inner.act(observation, node)
         copied = {key: np.array(value, copy=True) for key, value in observation.items()}
         self.calls.append((copied, node, action))
@@ -323,7 +325,9 @@ def test_import_path_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_shipped_agents_accept_keyword_arguments() -> None:
-    assert make_agent("uniform", quantum=2.0).quantum == 2.0
+    uniform = make_agent("uniform", quantum=2.0)
+    assert isinstance(uniform, UniformShare)
+    assert uniform.quantum == 2.0
     with pytest.raises(ValueError, match="rungs must be increasing"):
         make_agent("successive_halving", rungs=(4.0, 2.0))
 
@@ -338,8 +342,8 @@ class Stubborn:
     def reset(self, config: mara_env.ClusterConfig, seed: int | None = None) -> None:
         pass
 
-    def act(self, observation: dict[str, np.ndarray], node: int) -> Any:
-        return self.action
+    def act(self, observation: Observation, node: int) -> int:
+        return cast(int, self.action)  # deliberately anything, to test the harness
 
 
 def test_masked_actions_are_counted_not_fatal() -> None:
@@ -357,7 +361,7 @@ def test_out_of_space_actions_are_counted_not_fatal(action: Any) -> None:
 
 def test_scheduler_exceptions_say_where() -> None:
     class Broken(Stubborn):
-        def act(self, observation: dict[str, np.ndarray], node: int) -> Any:
+        def act(self, observation: Observation, node: int) -> int:
             raise KeyError("boom")
 
     with pytest.raises(SchedulerError, match=r"'stubborn_0'.*KeyError.*seed 4, epoch 0, node 0"):
