@@ -1,0 +1,116 @@
+"""Smoke tests of the benchmark scripts: each ``main(argv)`` runs on a tiny budget and prints the
+rows and figures it promises."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import mara_env
+from benchmarks import env_throughput, episode_memory, maskable_ppo_example
+
+NUMBER = r"([0-9][0-9,]*\.?[0-9]*)"
+
+
+def figure(pattern: str, text: str) -> float:
+    """The number captured by ``pattern`` in ``text`` (commas removed)."""
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not found in:\n{text}"
+    return float(match.group(1).replace(",", ""))
+
+
+# --- env_throughput ---------------------------------------------------------------------------
+
+
+def test_random_legal_action_only_picks_legal_actions() -> None:
+    rng = np.random.default_rng(0)
+    mask = np.array([0, 1, 0, 1, 1], dtype=np.int8)
+    picks = {env_throughput.random_legal_action(rng, mask) for _ in range(200)}
+    assert picks == {1, 3, 4}
+
+
+def test_run_random_masked_counts_steps_and_episodes() -> None:
+    env = mara_env.raw_env("tiny")
+    assert env_throughput.run_random_masked(env, 10, np.random.default_rng(0)) == 0
+    finished = env_throughput.run_random_masked(
+        env, 10**9, np.random.default_rng(0), max_episodes=2
+    )
+    assert finished == 2
+    assert not env.agents
+
+
+def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFixture) -> None:
+    assert env_throughput.main(["--quick", "--steps", "300", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "logical cores" in out
+    for name in (
+        "mara_env.raw_env (AEC)",
+        "mara_env.env (AEC, wrapped)",
+        "mara_env.parallel_env",
+        "ClusterGymEnv (unwrapped)",
+        'gym.make("mara_env/Cluster-v0")',
+        "connect_four_v3.raw_env (AEC)",
+    ):
+        assert figure(re.escape(name) + r"\s+" + NUMBER, out) > 0, name
+    assert figure(r"ratio raw AEC / connect_four: " + NUMBER + "x", out) > 0
+
+
+# --- episode_memory ---------------------------------------------------------------------------
+
+
+def test_parse_override_reads_literals_and_strings() -> None:
+    assert episode_memory.parse_override("arrival_horizon=20") == ("arrival_horizon", 20)
+    assert episode_memory.parse_override("slack_range=(1.5, 2.0)") == ("slack_range", (1.5, 2.0))
+    assert episode_memory.parse_override("split=test") == ("split", "test")
+
+
+def test_episode_memory_reports_the_episode_and_peak_rss(capsys: pytest.CaptureFixture) -> None:
+    argv = ["--n-nodes", "2", "--n-slots", "3", "--load-factor", "1", "--set", "arrival_horizon=10"]
+    assert episode_memory.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "a fresh subprocess" in out
+    assert "n_nodes=2" in out and "arrival_horizon=10" in out
+    assert figure(r"episode: " + NUMBER + " epochs", out) > 0
+    assert "(terminated/truncated)" in out
+    assert figure(r"tasks: " + NUMBER + " arrived", out) >= 0
+    baseline = figure(r"after imports \(baseline\):\s+" + NUMBER + " MB", out)
+    peak = figure(r"after the episode:\s+" + NUMBER + " MB", out)
+    assert 0 < baseline <= peak
+    assert "target: peak RSS < 300 MB" in out
+
+
+# --- maskable_ppo_example ---------------------------------------------------------------------
+
+
+def test_bootstrap_ci_brackets_the_mean() -> None:
+    values = np.array([0.2, 0.4, 0.5, 0.9])
+    low, high = maskable_ppo_example.bootstrap_ci(values)
+    assert low <= values.mean() <= high
+    assert maskable_ppo_example.bootstrap_ci(np.array([0.5, 0.5])) == (0.5, 0.5)
+
+
+def test_progress_callback_falls_back_without_rich() -> None:
+    assert maskable_ppo_example.progress_callback(False) == (False, [])
+    progress_bar, callbacks = maskable_ppo_example.progress_callback(True)
+    assert progress_bar or len(callbacks) <= 1
+
+
+def test_maskable_ppo_example_trains_evaluates_and_saves(
+    capsys: pytest.CaptureFixture, tmp_path: object
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    path = f"{tmp_path}/model.zip"
+    argv = ["--quick", "--no-progress", "--eval-episodes", "2", "--save", path]
+    assert maskable_ppo_example.main(argv) == 0
+    out = capsys.readouterr().out
+    for name in ("MaskablePPO (trained)", "MaskablePPO (untrained)", "random masked"):
+        rate = figure(re.escape(name) + r"\s+" + NUMBER + " ±", out)
+        assert 0.0 <= rate <= 1.0, name
+    assert re.search(r"PPO beats random \(paired 95% CI above 0\): (yes|no)", out)
+    assert "wall time: training" in out
+    assert f"saved the model to {path}" in out
+    from sb3_contrib import MaskablePPO
+
+    MaskablePPO.load(path)
