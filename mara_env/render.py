@@ -22,10 +22,10 @@ from mara_env.simulator import NO_TASK, ClusterSimulator
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
-_CELL = 6  # pixels per node row / epoch column in the Gantt panel
-_WINDOW = 120  # epochs shown in the Gantt panel
-_BAR_HEIGHT = 10
-_BAR_WIDTH = _WINDOW * _CELL
+ROW_PIXELS = 12  # height of a node row in the Gantt panel and of a slot bar
+COLUMN_PIXELS = 6  # width of one epoch in the Gantt panel
+GANTT_EPOCHS = 120  # epochs shown in the Gantt panel (the most recent ones)
+_WIDTH = GANTT_EPOCHS * COLUMN_PIXELS
 _BACKGROUND = np.array([24, 24, 28], dtype=np.uint8)
 _IDLE = np.array([48, 48, 56], dtype=np.uint8)
 
@@ -80,17 +80,18 @@ def render_rgb(simulator: ClusterSimulator) -> np.ndarray:
     """A Gantt-style picture (H x W x 3 uint8) of the last epochs and the visible tasks."""
     state, config = simulator.state, simulator.config
     n_nodes, n_slots = config.n_nodes, config.n_slots
-    gantt_height = n_nodes * _CELL
-    height = gantt_height + _CELL + n_slots * (_BAR_HEIGHT + 2)
-    image = np.empty((height, _BAR_WIDTH, 3), dtype=np.uint8)
+    gantt_height = n_nodes * ROW_PIXELS
+    height = gantt_height + ROW_PIXELS + n_slots * ROW_PIXELS
+    image = np.empty((height, _WIDTH, 3), dtype=np.uint8)
     image[:] = _BACKGROUND
-    recent = state.assignments[-_WINDOW:]
+    recent = state.assignments[-GANTT_EPOCHS:]
     for column, assignment in enumerate(recent):
-        x = column * _CELL
+        x = column * COLUMN_PIXELS
         for node, task in enumerate(assignment.tolist()):
             colour = _IDLE if task == NO_TASK else task_colour(task)
-            image[node * _CELL : (node + 1) * _CELL - 1, x : x + _CELL - 1] = colour
-    top = gantt_height + _CELL
+            y = node * ROW_PIXELS
+            image[y : y + ROW_PIXELS - 1, x : x + COLUMN_PIXELS - 1] = colour
+    top = gantt_height + ROW_PIXELS
     occupied = np.flatnonzero(state.slots != NO_TASK)
     if len(occupied):
         ids = state.slots[occupied]
@@ -99,11 +100,12 @@ def render_rgb(simulator: ClusterSimulator) -> np.ndarray:
         for slot, task, fraction, left in zip(
             occupied.tolist(), ids.tolist(), fractions, time_left.tolist(), strict=True
         ):
-            y = top + slot * (_BAR_HEIGHT + 2)
-            image[y : y + _BAR_HEIGHT, :] = _IDLE
-            image[y : y + _BAR_HEIGHT, : max(1, int(fraction * _BAR_WIDTH))] = task_colour(task)
-            tick = min(_BAR_WIDTH - 2, int(min(left, TIME_SCALE) / TIME_SCALE * _BAR_WIDTH))
-            image[y : y + _BAR_HEIGHT, tick : tick + 2] = 255
+            y = top + slot * ROW_PIXELS
+            bar = slice(y, y + ROW_PIXELS - 2)
+            image[bar, :] = _IDLE
+            image[bar, : max(1, int(fraction * _WIDTH))] = task_colour(task)
+            tick = min(_WIDTH - 2, int(min(left, TIME_SCALE) / TIME_SCALE * _WIDTH))
+            image[bar, tick : tick + 2] = 255
     return image
 
 
