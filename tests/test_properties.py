@@ -16,6 +16,16 @@ from hypothesis import strategies as st
 
 import mara_env
 from mara_env import ClusterConfig, ClusterSimulator
+from mara_env.observation import (
+    G_DECIDED,
+    G_IDLE,
+    G_NODE,
+    GLOBAL_FEATURES,
+    S_MINE,
+    S_NODES_NOW,
+    SLOT_FEATURES,
+    observation_size,
+)
 from mara_env.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
 from mara_env.workload import sample_tasks
 
@@ -340,6 +350,74 @@ def test_aec_masks_rewards_and_illegal_counts(
         assert all(value == sim.state.completed for value in returns.values())
     metrics = env.episode_metrics()
     assert metrics["completed"] + metrics["expired"] == metrics["arrived"] or sim.truncated
+
+
+def previous_slots(sim: ClusterSimulator) -> np.ndarray:
+    """Slot of the task each node trained last epoch (n_slots if it idled or the task left)."""
+    slot_of = {task: slot for slot, task in enumerate(sim.state.slots.tolist()) if task >= 0}
+    idle = sim.config.idle_action
+    return np.array([slot_of.get(task, idle) for task in sim.state.node_task.tolist()])
+
+
+@PROPERTY_SETTINGS
+@given(config=configs(), seed=seeds, action_seed=seeds)
+def test_aec_nodes_see_earlier_choices_and_state_matches_observations(
+    config: ClusterConfig, seed: int, action_seed: int
+) -> None:
+    """AEC (autoregressive): node i's observation counts the choices of nodes 0..i-1 per slot
+    and in total; state() is the observation with the node-specific entries at 0, followed by
+    every node's previous slot and this epoch's choices so far (as slot / n_slots)."""
+    assume_runnable(config, seed)
+    env = mara_env.raw_env(config)
+    sim = env.simulator
+    rng = np.random.default_rng(action_seed)
+    env.reset(seed=seed)
+    size = observation_size(config)
+    slot_base = GLOBAL_FEATURES + SLOT_FEATURES * np.arange(config.n_slots)
+    counts = np.zeros(config.n_actions, dtype=np.int64)
+    choices = np.full(config.n_nodes, config.idle_action)
+    for steps, agent in enumerate(env.agent_iter(100_000)):
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        node = env.possible_agents.index(agent)
+        vector = observation["observation"]
+        decided = int(counts.sum())
+        assert vector[G_DECIDED] == pytest.approx(decided / config.n_nodes)
+        assert vector[G_NODE] == pytest.approx(node / config.n_nodes)
+        np.testing.assert_allclose(
+            vector[slot_base + S_NODES_NOW], counts[:-1] / config.n_nodes, rtol=1e-6
+        )
+        previous = previous_slots(sim)
+        assert vector[G_IDLE] == float(previous[node] == config.idle_action)
+        mine = np.zeros(config.n_slots)
+        if previous[node] < config.n_slots:
+            mine[previous[node]] = 1.0
+        np.testing.assert_array_equal(vector[slot_base + S_MINE], mine)
+        shared = vector.copy()
+        shared[[G_NODE, G_IDLE]] = 0.0
+        shared[slot_base + S_MINE] = 0.0
+        state = env.state()
+        assert env.state_space.contains(state)
+        np.testing.assert_array_equal(state[:size], shared)
+        np.testing.assert_allclose(
+            state[size : size + config.n_nodes], previous / config.n_slots, rtol=1e-6
+        )
+        np.testing.assert_allclose(
+            state[size + config.n_nodes :], choices / config.n_slots, rtol=1e-6
+        )
+        mask = observation["action_mask"]
+        action = int(rng.choice(np.flatnonzero(mask)))
+        epoch = sim.state.epoch
+        env.step(action)
+        counts[action] += 1
+        choices[node] = action
+        if sim.state.epoch != epoch:
+            counts[:] = 0
+            choices[:] = config.idle_action
+        if steps > 5000:  # long enough; keeps the example fast
+            break
 
 
 def resolve_reference(actions: np.ndarray, sim: ClusterSimulator) -> tuple[np.ndarray, int, int]:
