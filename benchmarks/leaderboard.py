@@ -32,7 +32,9 @@ import argparse
 import csv
 import hashlib
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -123,29 +125,79 @@ def run_cells(
 ) -> None:
     """Run ``cells`` on ``workers`` processes, calling ``on_rows`` as each cell finishes.
 
-    With ``workers == 1`` the cells run in this process (no pool).
+    With ``workers == 1`` the cells run in this process (no pool). A first Ctrl-C stops
+    starting new cells, lets the running ones finish (their rows still reach ``on_rows``) and
+    then raises ``KeyboardInterrupt``; a second Ctrl-C stops at once.
     """
     bar = tqdm(total=len(cells), desc=description, unit="episode", disable=not progress)
-    try:
-        if workers <= 1 or len(cells) <= 1:
-            for cell in cells:
-                on_rows(run_cell(cell))
-                bar.update()
-            return
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(cells)))
+    with _DeferredInterrupt() as interrupt:
         try:
-            pending: set[Future[list[dict[str, Any]]]] = {
-                pool.submit(run_cell, cell) for cell in cells
-            }
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    on_rows(future.result())
+            if workers <= 1 or len(cells) <= 1:
+                for cell in cells:
+                    if interrupt.requested:
+                        break
+                    on_rows(run_cell(cell))
                     bar.update()
+            else:
+                _run_in_pool(cells, min(workers, len(cells)), on_rows, bar, interrupt)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            bar.close()
+        if interrupt.requested:
+            raise KeyboardInterrupt
+
+
+def _run_in_pool(
+    cells: Sequence[Cell],
+    workers: int,
+    on_rows: Callable[[list[dict[str, Any]]], None],
+    bar: tqdm,
+    interrupt: _DeferredInterrupt,
+) -> None:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    pending: set[Future[list[dict[str, Any]]]] = set()
+    try:
+        pending = {pool.submit(run_cell, cell) for cell in cells}
+        while pending and not interrupt.requested:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_rows(future.result())
+                bar.update()
     finally:
-        bar.close()
+        pool.shutdown(wait=True, cancel_futures=True)
+    for future in pending:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            on_rows(future.result())
+            bar.update()
+
+
+def _ignore_interrupts() -> None:
+    """Worker initializer: Ctrl-C is the main process's business."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _DeferredInterrupt:
+    """Turns the first SIGINT into a flag (main thread only); the second one interrupts."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _DeferredInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nStopping after the running episodes (Ctrl-C again to abort).", file=sys.stderr)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 class ResultsFileError(ValueError):

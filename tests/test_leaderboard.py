@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import csv
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +144,26 @@ def test_interpolate_load() -> None:
     assert calibrate_load.interpolate_load([1.0, 2.0, 3.0], [0.9, 0.7, 0.3], 0.5) == 2.5
     assert calibrate_load.interpolate_load([1.0, 2.0], [0.55, 0.4], 0.55) == 1.0
     assert calibrate_load.interpolate_load([1.0, 2.0], [0.9, 0.8], 0.55) is None
+
+
+def test_leaderboard_interrupt_keeps_finished_episodes(tmp_path: Path) -> None:
+    """Ctrl-C stops the run promptly with exit code 130; finished episodes stay on disk."""
+    command = [sys.executable, "-m", "benchmarks.leaderboard", *TINY[:-3], "--seeds", "500"]
+    command += ["--no-progress", "--workers", "2", "--output", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    episodes = tmp_path / "episodes.csv"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+            not episodes.exists() or len(episodes.read_text().splitlines()) < 3
+        ):
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "run again to resume" in err
+    rows = read_rows(episodes)
+    assert 2 <= len(rows) < 1000
+    assert len({(row["agent"], row["seed"]) for row in rows}) == len(rows)
