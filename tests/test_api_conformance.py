@@ -316,3 +316,25 @@ def test_every_preset_plays_an_episode(preset: str) -> None:
     gym_env = gym.make(mara_env.ENV_ID, config=preset, **short)
     gym_env.reset(seed=0)
     assert gym_env.unwrapped.config == mara_env.get_config(preset, **short)
+
+
+def test_observations_and_states_are_fresh_arrays() -> None:
+    """Mutating a returned observation, mask or state never changes what the env returns next."""
+    env = mara_env.raw_env(config="tiny", load=4.0)
+    env.reset(seed=0)
+    first = env.observe("node_0")
+    expected = {key: value.copy() for key, value in first.items()}
+    state = env.state()
+    expected_state = state.copy()
+    first["observation"][:] = 42.0
+    first["action_mask"][:] = 0
+    state[:] = 42.0
+    again = env.observe("node_0")
+    np.testing.assert_array_equal(again["observation"], expected["observation"])
+    np.testing.assert_array_equal(again["action_mask"], expected["action_mask"])
+    np.testing.assert_array_equal(env.state(), expected_state)
+    parallel = mara_env.parallel_env(config="tiny", load=4.0)
+    observations, _ = parallel.reset(seed=0)
+    assert observations["node_0"]["observation"] is not observations["node_1"]["observation"]
+    observations["node_0"]["action_mask"][:] = 0
+    assert observations["node_1"]["action_mask"][-1] == 1

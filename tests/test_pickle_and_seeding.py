@@ -276,3 +276,21 @@ def test_episodes_reproduce_across_processes() -> None:
         )
         outputs.add(result.stdout.strip())
     assert len(outputs) == 1, outputs
+
+
+@pytest.mark.parametrize("form", list(FORMS), ids=list(FORMS))
+def test_reset_mid_episode_leaves_nothing_behind(form: str) -> None:
+    """reset(seed) in the middle of an epoch (after illegal actions, rewards and a few epochs)
+    gives exactly the episode a fresh env gives with that seed."""
+    used = FORMS[form]()
+    reset(used, seed=1)
+    rng = np.random.default_rng(4)
+    play_some(used, rng, epochs=3)
+    if is_aec(used):  # stop mid-epoch, after a masked (illegal) choice
+        mask = used.observe(used.agent_selection)["action_mask"]
+        used.step(int(np.flatnonzero(mask == 0)[0]) if (mask == 0).any() else 0)
+    reset(used, seed=5)
+    fresh = FORMS[form]()
+    reset(fresh, seed=5)
+    assert_same(play(used, 6), play(fresh, 6))
+    assert used.unwrapped.episode_metrics() == fresh.unwrapped.episode_metrics()
