@@ -137,7 +137,9 @@ def test_switch_cost_is_paid_on_first_epoch_change_of_task_and_return_from_idle(
         assert sim.state.progress[1] == pytest.approx(expected_b[epoch])
         assert events.switches == switches[epoch]
     assert sim.state.switches == sum(switches)
-    assert sim.episode_metrics()["switches"] == 4
+    metrics = sim.episode_metrics()
+    assert metrics["switches"] == 4
+    assert metrics["utilisation"] == pytest.approx(5 / 6), "one idle epoch in six"
 
 
 def test_only_the_switching_node_pays_the_switch_cost() -> None:
@@ -511,3 +513,18 @@ def test_more_load_means_more_arrivals_per_episode_in_the_env() -> None:
     env = mara_env.parallel_env(ClusterConfig(n_nodes=4, arrival_horizon=5), trace_source=source)
     env.reset(seed=0)
     assert (env.simulator.state.tasks.arrival < 5).all()
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3, 1.0])
+def test_infeasible_share_of_sampled_targets(share: float) -> None:
+    """About ``infeasible_share`` of sampled tasks get a target below their curve's minimum
+    (infinite demand); every other task's target is reached somewhere on its curve."""
+    config = ClusterConfig(n_nodes=8, load=3.0, arrival_horizon=100, infeasible_share=share)
+    workload = build_workload(config, fresh_source(108))
+    tasks = sample_tasks(workload, np.random.default_rng(5))
+    assert len(tasks) > 200
+    rows = tasks.curve_row
+    minimum = np.array([workload.curves[r, : workload.lengths[r]].min() for r in rows])
+    below = tasks.target < minimum
+    assert np.array_equal(np.isinf(tasks.demand) & below, below), "hopeless => infinite demand"
+    assert below.mean() == pytest.approx(share, abs=4 * math.sqrt(0.25 / len(tasks)) + 1e-9)
