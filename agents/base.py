@@ -71,10 +71,12 @@ class NotResetError(RuntimeError):
 class EpochScheduler(ABC):
     """Base class for schedulers that plan every node of an epoch at once.
 
-    At the first node of an epoch (``view.nodes_decided == 0``) :meth:`act` decodes the
-    observation, updates :attr:`tracker` (which tells whether each slot still holds the task it
-    held last epoch) and calls :meth:`plan`. Later nodes of the epoch get their planned action,
-    or idle if their action mask forbids it.
+    At the first node of an epoch (no node has decided yet, and the node index did not grow
+    since the previous call) :meth:`act` decodes the observation, updates :attr:`tracker`
+    (which tells whether each slot still holds the task it held last epoch) and calls
+    :meth:`plan`. Later nodes of the epoch get their planned action, or idle if their action
+    mask forbids it. The index rule also makes it work with the Parallel form, where every
+    node sees ``nodes_decided == 0``, provided nodes are asked in index order.
 
     Subclasses set ``name`` and implement :meth:`plan`; they may override :meth:`on_reset` to
     clear their own per-episode memory. :attr:`rng` is the scheduler's only source of
@@ -118,6 +120,7 @@ class EpochScheduler(ABC):
         self.previous_slots = idle.copy()
         self._planned = idle.copy()
         self._chosen = idle.copy()
+        self._last_node = config.n_nodes
         self.on_reset()
 
     def on_reset(self) -> None:  # noqa: B027 - an optional hook, empty by default
@@ -133,8 +136,9 @@ class EpochScheduler(ABC):
                 "this config; pass the index of the acting node (node_i -> i)."
             )
         view = decode_observation(observation["observation"], config)
-        if view.nodes_decided == 0:
+        if view.nodes_decided == 0 and node <= self._last_node:
             self._start_epoch(view, mask)
+        self._last_node = node
         action = int(self._planned[node])
         if not 0 <= action < config.n_actions or mask[action] == 0:
             action = config.idle_action

@@ -89,6 +89,28 @@ def test_agents_are_deterministic_given_the_seed(name: str) -> None:
     assert without_timing(first) == without_timing(second)
 
 
+@pytest.mark.parametrize("name", ["edf", "uniform", "round_robin", "successive_halving"])
+def test_epoch_schedulers_run_the_same_episode_in_the_parallel_form(name: str) -> None:
+    """Asked node by node in index order, an epoch scheduler plans once per epoch in the
+    Parallel form too, and plays exactly the episode it plays in the AEC form."""
+    config = tiny(n_nodes=3, max_nodes_per_task=2)
+    aec = evaluate(make_agent(name), config, seeds=[2])[0]
+    env = mara_env.parallel_env(config)
+    observations, _ = env.reset(seed=2)
+    scheduler = make_agent(name)
+    scheduler.reset(config, seed=scheduler_seed(2))
+    while env.agents:
+        actions = {
+            agent: scheduler.act(observations[agent], node)
+            for node, agent in enumerate(env.possible_agents)
+            if agent in env.agents
+        }
+        observations, *_ = env.step(actions)
+    parallel = env.unwrapped.simulator.episode_metrics()
+    for key, value in parallel.items():
+        assert aec[key] == value, key
+
+
 def test_schedulers_follow_the_protocol() -> None:
     for name in AGENTS:
         scheduler = make_agent(name)
@@ -383,6 +405,14 @@ def test_evaluate_reports_metrics_and_scheduler_seeds_differ_from_env_seeds() ->
     ):
         assert key in rows[0]
     assert scheduler_seed(0) != 0
+
+
+def test_evaluate_with_a_trace_source_and_progress_bar() -> None:
+    source = mara_env.SyntheticTraceSource(n_curves=30, length=60)
+    rows = evaluate(
+        make_agent("least_slack"), "tiny", seeds=[0, 1], trace_source=source, progress=True
+    )
+    assert [row["agent"] for row in rows] == ["least_slack", "least_slack"]
 
 
 def test_evaluate_rejects_unknown_presets() -> None:
