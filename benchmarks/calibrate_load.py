@@ -27,12 +27,11 @@ Example:
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from agents.statistics import Summary, mean_ci
-from benchmarks.leaderboard import Cell, check_agents, run_cells
+from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
 
 #: The loads swept by default.
@@ -78,13 +77,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(DEFAULT_LOADS),
         help=f"Loads to run, increasing (default {' '.join(map(str, DEFAULT_LOADS))}).",
     )
-    parser.add_argument("--seeds", type=int, default=20, help="Episodes per load and agent.")
     parser.add_argument(
-        "--agents", nargs="+", default=["edf", "random"], help="Agents; the first is calibrated."
+        "--seeds",
+        type=int,
+        default=20,
+        help="Episodes per load and agent, seeds 0..N-1 (default 20).",
     )
-    parser.add_argument("--target", type=float, default=TARGET_RATE, help="Target rate.")
     parser.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="Worker processes."
+        "--agents",
+        nargs="+",
+        default=["edf", "random"],
+        help="Agents to run (default edf random); the first is calibrated.",
+    )
+    parser.add_argument(
+        "--target",
+        type=float,
+        default=TARGET_RATE,
+        help=f"Completion rate the first agent should reach (default {TARGET_RATE}).",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=available_cores(), help="Worker processes (default: cores)."
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser

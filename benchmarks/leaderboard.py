@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers",
         type=_positive_int,
-        default=os.cpu_count() or 1,
+        default=available_cores(),
         help="Worker processes (default: the number of CPU cores; 1 runs in this process).",
     )
     parser.add_argument(
@@ -385,6 +385,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
+
+
+def available_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _positive_int(text: str) -> int:
@@ -450,8 +457,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run_cells(cells, workers=args.workers, on_rows=on_rows, progress=not args.no_progress)
     except KeyboardInterrupt:
-        where = f" are saved in {args.output / 'episodes.csv'}" if args.output else " are lost"
-        print(f"\nInterrupted: finished episodes{where}; run again to resume.", file=sys.stderr)
+        if args.output is None:
+            advice = "use --output DIR to keep finished episodes across runs."
+        else:
+            advice = f"finished episodes are saved in {log.path}; run again to resume."
+        print(f"\nInterrupted: {advice}", file=sys.stderr)
         return 130
     elapsed = time.perf_counter() - start
 
