@@ -56,11 +56,17 @@ def resolve_joint_action(
     Returns:
         ``(legal slot choice per node, illegal count, conflict count)``.
     """
-    values = np.asarray(actions)
-    if values.shape != (config.n_nodes,):
+    if isinstance(actions, (list, tuple)):
+        values: Any = actions  # each element is checked below, so a bool among ints is caught
+        shape: tuple[int, ...] = (len(actions),)
+    else:
+        values = np.asarray(actions)
+        shape = values.shape
+        if values.dtype == bool:
+            raise ActionError(f"joint action: each action must be an int, got booleans {values!r}.")
+    if shape != (config.n_nodes,):
         raise ActionError(
-            f"joint action: expected {config.n_nodes} actions (one per node), got shape "
-            f"{values.shape}."
+            f"joint action: expected {config.n_nodes} actions (one per node), got shape {shape}."
         )
     choices = np.array(
         [check_action(value, config, f"joint action[{node}]") for node, value in enumerate(values)],

@@ -262,7 +262,7 @@ class ClusterConfig:
 
 #: The training load: calibrated with ``python -m benchmarks.calibrate_load`` so that earliest
 #: deadline first completes 50-60% of arrived tasks on the default workload (see README).
-TRAINING_LOAD = 1.0
+TRAINING_LOAD = 1.2
 
 PRESETS: Mapping[str, ClusterConfig] = {
     # The default: the regime the learned scheduler trains in.

@@ -36,7 +36,7 @@ import numpy as np
 from mara_env.config import ClusterConfig
 from mara_env.errors import EnvStateError
 from mara_env.traces import TraceSource
-from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks
+from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks, validate_tasks
 
 FUTURE, ACTIVE, COMPLETED, EXPIRED = 0, 1, 2, 3
 NO_TASK = -1
@@ -155,6 +155,8 @@ class ClusterSimulator:
         """Start an episode with tasks drawn from ``rng`` (or the given ``tasks``)."""
         if tasks is None:
             tasks = sample_tasks(self.workload, rng)
+        else:
+            validate_tasks(tasks, self.workload)
         n, config = len(tasks), self.config
         initial = tasks.initial_loss.astype(np.float64)
         self._state = ClusterState(
@@ -179,9 +181,8 @@ class ClusterSimulator:
         )
         by_deadline = np.argsort(tasks.deadline, kind="stable")
         deadlines, starts = np.unique(tasks.deadline[by_deadline], return_index=True)
-        self._state.due_at = dict(
-            zip(deadlines.tolist(), np.split(by_deadline, starts[1:]), strict=True)
-        )
+        groups = np.split(by_deadline, starts[1:]) if n else []
+        self._state.due_at = dict(zip(deadlines.tolist(), groups, strict=True))
         self._admit_arrivals()
 
     # ------------------------------------------------------------------ dynamics

@@ -45,7 +45,8 @@ class CurvePool:
 
     Attributes:
         family: The family the curves belong to.
-        losses: ``(n_curves, max_length)`` float64; each row is padded with its last value.
+        losses: ``(n_curves, max_length)`` float64, read-only; each row is padded with its last
+            recorded value (whatever the given array held there).
         lengths: ``(n_curves,)`` number of recorded points of each curve (>= 2).
         curve_ids: ``(n_curves,)`` index of each curve in its source (for provenance).
     """
@@ -57,6 +58,14 @@ class CurvePool:
 
     def __post_init__(self) -> None:
         _validate_pool_arrays(self.family, self.losses, self.lengths, where="CurvePool")
+        # Whatever is stored past a curve's length, the simulator must see its last value.
+        losses = self.losses.astype(np.float64, copy=True)
+        beyond = np.arange(losses.shape[1])[None, :] >= self.lengths[:, None]
+        losses[beyond] = np.broadcast_to(
+            losses[np.arange(len(losses)), self.lengths - 1][:, None], losses.shape
+        )[beyond]
+        losses.setflags(write=False)
+        object.__setattr__(self, "losses", losses)
         if self.curve_ids.size == 0:
             object.__setattr__(self, "curve_ids", np.arange(len(self.lengths), dtype=np.int64))
         if self.curve_ids.shape != self.lengths.shape:
@@ -217,7 +226,12 @@ class TraceFileSource:
         for key in ("format_version", "families", "metadata"):
             if key not in arrays:
                 raise TraceError(f"{where}: missing the {key!r} entry; not a mara-env trace file.")
-        version = int(arrays["format_version"])
+        raw_version = arrays["format_version"]
+        if raw_version.shape != () or raw_version.dtype.kind not in "iu":
+            raise TraceError(
+                f"{where}: format_version must be a single integer, got {raw_version!r}."
+            )
+        version = int(raw_version)
         if version != TRACE_FORMAT_VERSION:
             raise TraceError(
                 f"{where}: format version {version}, this mara-env reads version "
@@ -227,8 +241,7 @@ class TraceFileSource:
             metadata = json.loads(str(arrays["metadata"]))
         except json.JSONDecodeError as error:
             raise TraceError(f"{where}: metadata is not valid JSON ({error}).") from error
-        if not isinstance(metadata, dict):
-            raise TraceError(f"{where}: metadata must be a JSON object.")
+        _check_metadata(metadata, where)
         pools: dict[tuple[str, str], CurvePool] = {}
         for family in [str(name) for name in arrays["families"]]:
             pools.update(_read_family(arrays, family, metadata, where))
@@ -256,6 +269,27 @@ class TraceFileSource:
                 f"trace file {self.path} has no family {family!r}; it has {list(self.families)}."
             )
         return pools[(family, split)]
+
+
+def _check_metadata(metadata: Any, where: str) -> None:
+    """Raise :class:`TraceError` unless ``metadata`` follows the trace metadata schema.
+
+    The schema: a JSON object; its optional ``"curves"`` entry maps family names to lists of
+    per-curve records (JSON objects).
+    """
+    if not isinstance(metadata, dict):
+        raise TraceError(f"{where}: metadata must be a JSON object.")
+    curves = metadata.get("curves", {})
+    if not isinstance(curves, dict):
+        raise TraceError(
+            f"{where}: metadata['curves'] must map family names to lists of curve records."
+        )
+    for family, records in curves.items():
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise TraceError(
+                f"{where}: metadata['curves'][{family!r}] must be a list of JSON objects "
+                "(one record per curve)."
+            )
 
 
 def _read_family(

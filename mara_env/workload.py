@@ -19,6 +19,7 @@ have had). It is a property of the workload, the same in every episode.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -26,7 +27,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from mara_env.config import ClusterConfig
-from mara_env.errors import TraceError
+from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
 from mara_env.traces import TraceSource
 
@@ -118,11 +119,18 @@ def build_workload(config: ClusterConfig, source: TraceSource) -> Workload:
     Raises:
         TraceError: If the source lacks a configured family.
     """
-    return _build_workload_cached(_WorkloadKey(config, source))
+    shared = _build_workload_cached(_WorkloadKey(config, source))
+    # The cache shares curves and the demand estimate between configs that agree on them; the
+    # load, cluster size and horizon are the caller's own.
+    return dataclasses.replace(shared, config=config)
 
 
 class _WorkloadKey:
-    """Cache key: the config fields that shape curves and demand, and the source's identity."""
+    """Cache key: the config fields that shape curves and demand, and the source's identity.
+
+    Fields that only scale arrivals (``load``, ``n_nodes``, ``arrival_horizon``) are not part of
+    it: :func:`build_workload` puts the caller's config on the shared result.
+    """
 
     def __init__(self, config: ClusterConfig, source: TraceSource) -> None:
         self.config, self.source = config, source
@@ -184,6 +192,47 @@ def sample_tasks(workload: Workload, rng: np.random.Generator) -> TaskTable:
     arrivals = np.repeat(np.arange(config.arrival_horizon, dtype=np.int64), counts)
     tasks, _ = _draw_tasks(workload, arrivals, rng)
     return tasks
+
+
+def validate_tasks(tasks: TaskTable, workload: Workload) -> None:
+    """Raise :class:`ConfigError` unless hand-made ``tasks`` can run on ``workload``.
+
+    Checks: equal-length 1-d arrays; arrivals sorted and inside the arrival horizon; deadlines
+    after arrivals and within ``max_epochs``; curve rows inside the workload; positive speeds;
+    alpha in (0, 1]; targets below the initial losses.
+    """
+    config = workload.config
+    n = len(tasks.arrival)
+    for field_ in dataclasses.fields(tasks):
+        values = getattr(tasks, field_.name)
+        if not isinstance(values, np.ndarray) or values.shape != (n,):
+            raise ConfigError(
+                f"TaskTable.{field_.name} must be a 1-d array of length {n} (one per task)."
+            )
+    checks = (
+        (np.all(np.diff(tasks.arrival) >= 0), "arrival must be sorted (non-decreasing)"),
+        (
+            np.all((tasks.arrival >= 0) & (tasks.arrival < config.arrival_horizon)),
+            f"arrival must lie in [0, arrival_horizon={config.arrival_horizon})",
+        ),
+        (
+            np.all((tasks.deadline > tasks.arrival) & (tasks.deadline <= config.max_epochs)),
+            f"deadline must be after arrival and at most max_epochs={config.max_epochs}",
+        ),
+        (
+            np.all((tasks.curve_row >= 0) & (tasks.curve_row < len(workload.curves))),
+            f"curve_row must index the workload's {len(workload.curves)} curves",
+        ),
+        (np.all(tasks.speed > 0), "speed must be > 0"),
+        (np.all((tasks.alpha > 0) & (tasks.alpha <= 1)), "alpha must be in (0, 1]"),
+        (
+            np.all((tasks.target > 0) & (tasks.target < tasks.initial_loss)),
+            "target must be positive and below initial_loss",
+        ),
+    )
+    for ok, rule in checks:
+        if not ok:
+            raise ConfigError(f"Invalid TaskTable: {rule}.")
 
 
 def _draw_tasks(

@@ -161,9 +161,7 @@ def isolated_workload_cache() -> Iterator[None]:
     """Clear the process-wide workload cache around a test.
 
     Workloads are cached per process, so without this a test could see a workload built by an
-    earlier test, and its outcome would depend on test order. (While the cache key omits
-    ``load``, ``n_nodes`` and ``arrival_horizon`` -- a known bug pinned by strict xfail tests in
-    test_known_answers.py -- that would even change the arrival process.)
+    earlier test, and its outcome would depend on test order.
     """
     from mara_env import workload
 

@@ -156,12 +156,6 @@ def test_edf_beats_random_at_the_training_config() -> None:
     assert result["edf"][0] > result["random"][0], result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mara_env bug: the workload cache key (mara_env.workload._WorkloadKey) omits load, "
-    "n_nodes and arrival_horizon, so an environment reuses the arrival rate and horizon of the "
-    "first environment built in the process with the same curves.",
-)
 def test_evaluate_honours_the_load_of_its_config() -> None:
     light = evaluate(make_agent("edf"), tiny(load=0.5), seeds=range(5))
     heavy = evaluate(make_agent("edf"), tiny(load=4.0), seeds=range(5))

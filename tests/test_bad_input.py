@@ -215,13 +215,7 @@ def test_aec_accepts_numpy_integer_actions(action: Any) -> None:
         ({"node_0": 0, "node_1": "idle"}, "action"),
         ({"node_0": 0, "node_1": 1.5}, "action"),
         ({"node_0": 0, "node_1": None}, "action"),
-        pytest.param(
-            {"node_0": True, "node_1": 0},
-            "action",
-            marks=pytest.mark.xfail(
-                reason="np.asarray coerces a bool mixed with ints to int (see report)", strict=True
-            ),
-        ),
+        ({"node_0": True, "node_1": 0}, "action"),
         ({"node_0": False, "node_1": True}, "action"),
         ({"node_0": -1, "node_1": 0}, r"outside \[0, 3\]"),
         ({"node_0": 0, "node_1": 4}, r"outside \[0, 3\]"),
@@ -252,13 +246,7 @@ def test_parallel_rejects_bad_action_dicts(actions: Any, match: str) -> None:
         (np.array([True, False]), "must be an int"),
         (np.array(["a", "b"]), "must be an int"),
         ([0, None], "must be an int"),
-        pytest.param(
-            [True, 0],
-            "must be an int",
-            marks=pytest.mark.xfail(
-                reason="np.asarray coerces a bool mixed with ints to int (see report)", strict=True
-            ),
-        ),
+        ([True, 0], "must be an int"),
     ],
     ids=repr,
 )
@@ -447,11 +435,6 @@ def _metadata(value: Any) -> Callable[[dict[str, np.ndarray]], None]:
     return _with("metadata", json.dumps(value))
 
 
-SCHEMA_BUG = pytest.mark.xfail(
-    reason="TraceFileSource does not validate the metadata/format_version schema (see report)",
-    strict=True,
-)
-
 CORRUPTIONS = [
     pytest.param(_set_loss(0, 1, math.nan), "NaN or inf", id="nan_loss"),
     pytest.param(_set_loss(2, 3, math.inf), "NaN or inf", id="inf_loss"),
@@ -481,12 +464,8 @@ CORRUPTIONS = [
     pytest.param(_without("synthetic.is_test"), "'synthetic.is_test'", id="no_is_test"),
     pytest.param(_with("format_version", 2), "format version 2", id="format_version_2"),
     pytest.param(_with("format_version", 0), "format version 0", id="format_version_0"),
-    pytest.param(
-        _with("format_version", "one"), "format", id="format_version_text", marks=SCHEMA_BUG
-    ),
-    pytest.param(
-        _with("format_version", [1, 1]), "format", id="format_version_array", marks=SCHEMA_BUG
-    ),
+    pytest.param(_with("format_version", "one"), "format", id="format_version_text"),
+    pytest.param(_with("format_version", [1, 1]), "format", id="format_version_array"),
     pytest.param(_with("metadata", "{not json"), "not valid JSON", id="metadata_not_json"),
     pytest.param(_metadata([1, 2]), "JSON object", id="metadata_list"),
     pytest.param(
@@ -494,14 +473,11 @@ CORRUPTIONS = [
         "metadata lists 2 curves",
         id="metadata_count_mismatch",
     ),
-    pytest.param(
-        _metadata({"curves": ["synthetic"]}), "curves", id="metadata_curves_list", marks=SCHEMA_BUG
-    ),
+    pytest.param(_metadata({"curves": ["synthetic"]}), "curves", id="metadata_curves_list"),
     pytest.param(
         _metadata({"curves": {"synthetic": 3}}),
         "synthetic",
         id="metadata_count_int",
-        marks=SCHEMA_BUG,
     ),
     pytest.param(_with("synthetic.is_test", [True, True, True]), "both sides", id="all_test"),
     pytest.param(_with("synthetic.is_test", [False, False, False]), "both sides", id="all_train"),

@@ -212,11 +212,6 @@ def test_a_queued_task_expires_without_ever_being_trained() -> None:
     assert sim.episode_metrics()["wasted_node_epochs"] == 0
 
 
-@pytest.mark.xfail(
-    reason="ClusterSimulator.reset crashes (zip strict ValueError) when an episode has no task "
-    "(see report)",
-    strict=True,
-)
 def test_an_episode_without_tasks_runs_to_the_arrival_horizon() -> None:
     """With no task at all, the cluster idles until the arrival horizon, then terminates."""
     sim = ClusterSimulator(ClusterConfig(n_nodes=2, arrival_horizon=3), trace_source=SOURCE)
@@ -226,11 +221,6 @@ def test_an_episode_without_tasks_runs_to_the_arrival_horizon() -> None:
     assert sim.terminated and sim.episode_metrics()["completion_rate"] == 0.0
 
 
-@pytest.mark.xfail(
-    reason="ClusterSimulator.reset crashes (zip strict ValueError) when an episode has no task "
-    "(see report)",
-    strict=True,
-)
 def test_an_env_episode_in_which_no_task_arrives() -> None:
     """A load so low that nothing arrives still gives a valid episode of arrival_horizon
     epochs with zero reward, in every form."""
@@ -253,11 +243,6 @@ def test_infeasible_target_never_completes() -> None:
     assert sim.state.status[0] == EXPIRED and sim.state.end_epoch[0] == 40
 
 
-@pytest.mark.xfail(
-    reason="Workload.loss_at and privileged_remaining_work read a pool's padding beyond a "
-    "curve's recorded length (see report)",
-    strict=True,
-)
 def test_loss_past_the_recorded_curve_stays_at_its_last_recorded_value() -> None:
     """A curve shorter than its pool's width reports its last recorded loss beyond its end,
     whatever values the pool holds in the padding."""
@@ -307,11 +292,6 @@ def test_later_arrivals_queue_behind_waiting_tasks() -> None:
     assert state.slots.tolist() == [2, 1] and state.queue == [3]
 
 
-@pytest.mark.xfail(
-    reason="reset(tasks=...) silently never admits tasks arriving at or after arrival_horizon "
-    "(see report)",
-    strict=True,
-)
 def test_given_tasks_arriving_after_the_horizon_arrive_or_are_rejected() -> None:
     """reset(tasks=...) either rejects a task arriving after the arrival horizon with a
     mara-env error, or admits it at its arrival epoch: it never silently stays in the future
@@ -379,7 +359,7 @@ def test_privileged_remaining_work_predicts_completion_on_monotone_curves() -> N
     for seed in range(100):
         rng = np.random.default_rng(seed)
         tasks = sample_tasks(sim.workload, rng)
-        if len(tasks) == 0:  # reset() would crash on an empty episode (see the xfail above)
+        if len(tasks) == 0:
             continue
         sim.reset(rng, tasks=tasks)
         remaining = sim.privileged_remaining_work()[0]
@@ -467,9 +447,6 @@ def test_sampled_tasks_follow_the_config() -> None:
     assert ((epochs >= 5.0) & (epochs <= 8.0)).all()
 
 
-@pytest.mark.xfail(
-    reason="workload cache key omits load / n_nodes / arrival_horizon (see report)", strict=True
-)
 def test_arrival_rate_scales_linearly_with_load() -> None:
     """Doubling the load doubles the arrival rate (same curves, same nodes)."""
     source = fresh_source(104)
@@ -481,9 +458,6 @@ def test_arrival_rate_scales_linearly_with_load() -> None:
     assert rates[2] == pytest.approx(0.5 * rates[0])
 
 
-@pytest.mark.xfail(
-    reason="workload cache key omits load / n_nodes / arrival_horizon (see report)", strict=True
-)
 def test_arrival_rate_scales_linearly_with_nodes() -> None:
     """The rate is proportional to cluster capacity: twice the nodes, twice the arrivals."""
     source = fresh_source(105)
@@ -492,9 +466,6 @@ def test_arrival_rate_scales_linearly_with_nodes() -> None:
     assert rates[1] == pytest.approx(2 * rates[0])
 
 
-@pytest.mark.xfail(
-    reason="workload cache key omits load / n_nodes / arrival_horizon (see report)", strict=True
-)
 def test_more_load_means_more_arrivals_per_episode_in_the_env() -> None:
     """End to end: an env at load 3 sees about 3x the arrivals of one at load 1, and arrivals
     stop at its own arrival horizon."""

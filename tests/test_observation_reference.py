@@ -18,8 +18,8 @@ from mara_env.observation import (
     FEATURE_BOUND,
     GLOBAL_FEATURES,
     SLOT_FEATURES,
-    STEP_SCALE,
     SPEED_SCALE,
+    STEP_SCALE,
     TIME_SCALE,
 )
 from mara_env.simulator import NO_TASK
