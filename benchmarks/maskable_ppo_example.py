@@ -5,7 +5,7 @@ A worked example of the Gymnasium form: one central scheduler picks, every epoch
 MaskablePPO which choices are legal. The script
 
 1. trains ``MaskablePPO("MlpPolicy", make_vec_env("mara_env:mara_env/Cluster-v0", n_envs=4,
-   env_kwargs=...))`` with a fixed seed on a small cluster (4 nodes, 6 slots, training load) with
+   env_kwargs=...))`` with a fixed seed on a small cluster (3 nodes, 4 slots, training load) with
    the dense, potential-based progress shaping (``shaping_weight=1.0``), on the *train* curves;
 2. evaluates the trained policy (deterministic, masked with ``action_masks()``) and a uniformly
    random masked policy on the *same* held-out episodes: the *test* curves
@@ -16,7 +16,10 @@ MaskablePPO which choices are legal. The script
    seed, deterministic) is evaluated too: a fixed deterministic rule can beat random choices
    without any learning, and that row shows what training itself adds.
 
-The default budget (100,000 timesteps) trains in a few minutes on 2 CPU cores.
+The default budget (100,000 timesteps, about 1,000 timesteps per second with one torch thread)
+trains in under two minutes on 2 CPU cores. The cluster is small on purpose: with 3 nodes and 4
+slots a flat MLP policy learns well within that budget, while on larger clusters (4 nodes,
+6 slots) it barely improved on its untrained self in 250,000 timesteps.
 
 Run::
 
@@ -42,8 +45,8 @@ import numpy as np
 #: The training environment: a small cluster with dense (shaped) reward.
 TRAIN_KWARGS: dict[str, Any] = {
     "config": "training",
-    "n_nodes": 4,
-    "n_slots": 6,
+    "n_nodes": 3,
+    "n_slots": 4,
     "shaping_weight": 1.0,
 }
 #: Evaluation: the same cluster on the held-out test curves (the reward does not matter there).
