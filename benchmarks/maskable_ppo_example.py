@@ -146,7 +146,8 @@ def progress_callback(enabled: bool) -> tuple[bool, list[Any]]:
             self.bar = tqdm(total=self.locals["total_timesteps"], unit="step", desc="training")
 
         def _on_step(self) -> bool:
-            self.bar.update(self.training_env.num_envs)
+            # SB3 finishes the last rollout past total_timesteps: keep the bar at 100%.
+            self.bar.update(min(self.training_env.num_envs, self.bar.total - self.bar.n))
             return True
 
         def _on_training_end(self) -> None:
