@@ -77,37 +77,17 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from mara_env.actions import check_action
-from mara_env.config import ClusterConfig, get_config
+from mara_env.config import ClusterConfig
+from mara_env.env_base import ClusterEnvBase, build_spaces
 from mara_env.epoch import finish_epoch
 from mara_env.errors import ActionError, EnvStateError
-from mara_env.observation import (
-    FEATURE_BOUND,
-    ObservationBuilder,
-    observation_size,
-    state_size,
-)
-from mara_env.render import RENDER_MODES, Renderer
-from mara_env.simulator import ClusterSimulator
+from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
 ENV_ID = "mara_env/Cluster-v0"
 
 
-def build_spaces(config: ClusterConfig) -> tuple[spaces.Dict, spaces.Discrete, spaces.Box]:
-    """Observation, action and state spaces of one node."""
-    observation = spaces.Dict(
-        {
-            "observation": spaces.Box(
-                -FEATURE_BOUND, FEATURE_BOUND, shape=(observation_size(config),), dtype=np.float32
-            ),
-            "action_mask": spaces.Box(0, 1, shape=(config.n_actions,), dtype=np.int8),
-        }
-    )
-    state = spaces.Box(-FEATURE_BOUND, FEATURE_BOUND, shape=(state_size(config),), dtype=np.float32)
-    return observation, spaces.Discrete(config.n_actions), state
-
-
-class raw_env(AECEnv):
+class raw_env(ClusterEnvBase, AECEnv):
     """The cluster as a PettingZoo AEC environment; see the module docstring."""
 
     metadata = {  # noqa: RUF012 - PettingZoo reads a class attribute
@@ -127,12 +107,7 @@ class raw_env(AECEnv):
         **overrides: Any,
     ) -> None:
         super().__init__()
-        self.config = get_config(config, **overrides)
-        self.simulator = ClusterSimulator(self.config, trace_source)
-        self.builder = ObservationBuilder(self.simulator)
-        self.renderer = Renderer(self.simulator, render_mode)
-        self.render_mode = render_mode
-        self.strict = strict
+        self._build_cluster(config, trace_source, render_mode, strict, overrides)
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         observation_space, action_space, self.state_space = build_spaces(self.config)
@@ -236,16 +211,6 @@ class raw_env(AECEnv):
             self.truncations[agent] = truncated
         self._rewards_pending = True
         self._start_epoch()
-
-    def episode_metrics(self) -> dict[str, float]:
-        """Metrics of the current episode (see ``ClusterSimulator.episode_metrics``)."""
-        return self.simulator.episode_metrics()
-
-    def render(self) -> str | np.ndarray | None:
-        return self.renderer.render()
-
-    def close(self) -> None:
-        self.renderer.close()
 
 
 def env(config: str | ClusterConfig = "training", **kwargs: Any) -> AECEnv:

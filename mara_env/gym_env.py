@@ -32,17 +32,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mara_env.aec_env import build_spaces
-from mara_env.config import ClusterConfig, get_config
+from mara_env.config import ClusterConfig
+from mara_env.env_base import ClusterEnvBase, build_spaces
 from mara_env.epoch import joint_epoch
 from mara_env.errors import EnvStateError
-from mara_env.observation import ObservationBuilder
-from mara_env.render import RENDER_MODES, Renderer
-from mara_env.simulator import ClusterSimulator
+from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
 
-class ClusterGymEnv(gym.Env[np.ndarray, np.ndarray]):
+class ClusterGymEnv(ClusterEnvBase, gym.Env[np.ndarray, np.ndarray]):
     """The cluster with a single central scheduler; see the module docstring."""
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012
@@ -56,12 +54,7 @@ class ClusterGymEnv(gym.Env[np.ndarray, np.ndarray]):
         strict: bool = False,
         **overrides: Any,
     ) -> None:
-        self.config = get_config(config, **overrides)
-        self.simulator = ClusterSimulator(self.config, trace_source)
-        self.builder = ObservationBuilder(self.simulator)
-        self.renderer = Renderer(self.simulator, render_mode)
-        self.render_mode = render_mode
-        self.strict = strict
+        self._build_cluster(config, trace_source, render_mode, strict, overrides)
         _, _, self.observation_space = build_spaces(self.config)
         self.action_space = spaces.MultiDiscrete(
             np.full(self.config.n_nodes, self.config.n_actions, dtype=np.int64)
@@ -101,13 +94,3 @@ class ClusterGymEnv(gym.Env[np.ndarray, np.ndarray]):
             raise EnvStateError("action_masks() called before reset().")
         mask = self.builder.mask().astype(bool)
         return np.tile(mask, self.config.n_nodes)
-
-    def episode_metrics(self) -> dict[str, float]:
-        """Metrics of the current episode (see ``ClusterSimulator.episode_metrics``)."""
-        return self.simulator.episode_metrics()
-
-    def render(self) -> str | np.ndarray | None:
-        return self.renderer.render()
-
-    def close(self) -> None:
-        self.renderer.close()

@@ -28,17 +28,16 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from mara_env.aec_env import ENV_ID, build_spaces
-from mara_env.config import ClusterConfig, get_config
+from mara_env.aec_env import ENV_ID
+from mara_env.config import ClusterConfig
+from mara_env.env_base import ClusterEnvBase, build_spaces
 from mara_env.epoch import joint_epoch
 from mara_env.errors import ActionError, EnvStateError
-from mara_env.observation import ObservationBuilder
-from mara_env.render import RENDER_MODES, Renderer
-from mara_env.simulator import ClusterSimulator
+from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
 
-class ClusterParallelEnv(ParallelEnv):
+class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
     """The cluster as a PettingZoo Parallel environment; see the module docstring."""
 
     metadata = {  # noqa: RUF012 - PettingZoo reads a class attribute
@@ -56,12 +55,7 @@ class ClusterParallelEnv(ParallelEnv):
         strict: bool = False,
         **overrides: Any,
     ) -> None:
-        self.config = get_config(config, **overrides)
-        self.simulator = ClusterSimulator(self.config, trace_source)
-        self.builder = ObservationBuilder(self.simulator)
-        self.renderer = Renderer(self.simulator, render_mode)
-        self.render_mode = render_mode
-        self.strict = strict
+        self._build_cluster(config, trace_source, render_mode, strict, overrides)
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self.agents: list[str] = []
         observation_space, action_space, self.state_space = build_spaces(self.config)
@@ -130,16 +124,6 @@ class ClusterParallelEnv(ParallelEnv):
             raise EnvStateError("state() called before reset(); call env.reset(seed=...) first.")
         idle = np.full(self.config.n_nodes, self.config.idle_action, dtype=np.int64)
         return self.builder.state_vector(idle)
-
-    def episode_metrics(self) -> dict[str, float]:
-        """Metrics of the current episode (see ``ClusterSimulator.episode_metrics``)."""
-        return self.simulator.episode_metrics()
-
-    def render(self) -> str | np.ndarray | None:
-        return self.renderer.render()
-
-    def close(self) -> None:
-        self.renderer.close()
 
 
 def parallel_env(config: str | ClusterConfig = "training", **kwargs: Any) -> ClusterParallelEnv:
