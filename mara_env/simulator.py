@@ -47,8 +47,31 @@ _NONE = np.zeros(0, dtype=np.int64)
 class ClusterState:
     """Everything that changes during an episode.
 
-    Task arrays are indexed by task id (the row in ``tasks``); ``slots`` and ``node_task`` hold
-    task ids or ``NO_TASK``.
+    Per-task arrays are indexed by task id (the row in ``tasks``). Three arrays carry one extra
+    last entry that ``NO_TASK`` (-1) reads, so lookups through an empty slot or an idle node need
+    no branch: ``slot_table`` (the slots, then ``NO_TASK``), ``phi`` (0) and ``task_slot`` (-1).
+
+    Attributes:
+        epoch: Epochs elapsed.
+        tasks: The episode's tasks (fixed at reset).
+        status: ``FUTURE``, ``ACTIVE``, ``COMPLETED`` or ``EXPIRED`` per task.
+        progress: Curve steps done; ``work``: node-epochs received; ``loss``: last reported loss.
+        previous_loss, previous_work: Loss and work before the task's last training epoch.
+        end_epoch: Epoch at which the task completed or expired (-1 before).
+        slot_table: Task id in each visible slot, plus the ``NO_TASK`` sentinel.
+        queue: Arrived tasks waiting for a slot, first come first.
+        next_arrival: Id of the next task to arrive (= tasks arrived so far).
+        node_task: Task each node trained in the last epoch (``NO_TASK``: idle).
+        history_work, history_loss: Every reported (work, loss) point of each arrived task.
+        assignments: ``node_task`` of every epoch so far (for rendering).
+        phi: Normalised log-loss progress of each task (0 once it has left).
+        task_slot: Slot of each task (-1 if not slotted).
+        last_trained: Tasks trained in the last epoch.
+        potential: Phi(s), the sum of ``phi`` over slotted tasks.
+        arrived_by: Tasks that have arrived by each epoch of the arrival horizon.
+        due_at: Tasks whose deadline is each epoch.
+        completed, expired, switches, busy_node_epochs, wasted_node_epochs,
+            slack_at_completion, illegal_actions, conflicts: Episode counters.
     """
 
     epoch: int
@@ -64,24 +87,23 @@ class ClusterState:
     queue: list[int]
     next_arrival: int
     node_task: np.ndarray
+    phi: np.ndarray
+    task_slot: np.ndarray
+    arrived_by: list[int]
+    due_at: dict[int, np.ndarray] = field(default_factory=dict)
     history_work: dict[int, list[float]] = field(default_factory=dict)
     history_loss: dict[int, list[float]] = field(default_factory=dict)
     assignments: list[np.ndarray] = field(default_factory=list)
+    last_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    potential: float = 0.0
     completed: int = 0
     expired: int = 0
     switches: int = 0
     busy_node_epochs: int = 0
     wasted_node_epochs: float = 0.0
     slack_at_completion: float = 0.0
-    phi: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    task_slot: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    last_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    potential: float = 0.0
     illegal_actions: int = 0
     conflicts: int = 0
-
-    arrived_by: list[int] = field(default_factory=list)
-    due_at: dict[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def slots(self) -> np.ndarray:
@@ -92,12 +114,6 @@ class ClusterState:
     def arrived(self) -> int:
         """Tasks that have arrived so far."""
         return self.next_arrival
-
-    @property
-    def active_ids(self) -> np.ndarray:
-        """Ids of arrived, unresolved tasks: the slotted ones, then the queue."""
-        slotted = self.slots[self.slots != NO_TASK]
-        return np.concatenate([slotted, np.asarray(self.queue, dtype=np.int64)])
 
 
 @dataclass(frozen=True)
@@ -159,6 +175,9 @@ class ClusterSimulator:
             validate_tasks(tasks, self.workload)
         n, config = len(tasks), self.config
         initial = tasks.initial_loss.astype(np.float64)
+        by_deadline = np.argsort(tasks.deadline, kind="stable")
+        deadlines, starts = np.unique(tasks.deadline[by_deadline], return_index=True)
+        groups = np.split(by_deadline, starts[1:]) if n else []
         self._state = ClusterState(
             epoch=0,
             tasks=tasks,
@@ -173,16 +192,13 @@ class ClusterSimulator:
             queue=[],
             next_arrival=0,
             node_task=np.full(config.n_nodes, NO_TASK, dtype=np.int64),
-            phi=np.zeros(n + 1),  # the extra last entry is read through NO_TASK (-1): always 0
-            task_slot=np.full(n + 1, -1, dtype=np.int64),  # last entry: NO_TASK's (-1)
+            phi=np.zeros(n + 1),
+            task_slot=np.full(n + 1, -1, dtype=np.int64),
             arrived_by=np.searchsorted(
                 tasks.arrival, np.arange(config.arrival_horizon + 1), side="right"
             ).tolist(),
+            due_at=dict(zip(deadlines.tolist(), groups, strict=True)),
         )
-        by_deadline = np.argsort(tasks.deadline, kind="stable")
-        deadlines, starts = np.unique(tasks.deadline[by_deadline], return_index=True)
-        groups = np.split(by_deadline, starts[1:]) if n else []
-        self._state.due_at = dict(zip(deadlines.tolist(), groups, strict=True))
         self._admit_arrivals()
 
     # ------------------------------------------------------------------ dynamics
