@@ -1,0 +1,48 @@
+"""Command line: ``python -m benchmarks.collect run|pack ...`` (see the package docstring)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchmarks.collect.runner import COLLECTORS, collect
+from benchmarks.collect.store import CurveStore
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.collect", description="Collect real learning curves."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="train the grids' models and store their curves")
+    run.add_argument("--store", type=Path, default=Path("traces_raw"), help="raw curve folder")
+    run.add_argument(
+        "--families",
+        nargs="+",
+        default=list(COLLECTORS),
+        choices=list(COLLECTORS),
+        help="families to collect (default: all)",
+    )
+    run.add_argument("--smoke", action="store_true", help="tiny grids, for a quick check")
+    run.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        report = collect(
+            args.families,
+            CurveStore(args.store),
+            smoke=args.smoke,
+            workers=args.workers,
+            progress=not args.no_progress,
+        )
+        print(
+            f"collected {report.done} runs, skipped {report.skipped} already stored, "
+            f"{report.failed} failed, in {report.seconds:.1f} s"
+        )
+        return 1 if report.failed else 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
