@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from mara_env.errors import ConfigError
 from mara_env.families import FAMILIES
+from mara_env.workloads import workload_weights
 
 Split = Literal["train", "test"]
 
@@ -281,16 +282,28 @@ PRESETS: Mapping[str, ClusterConfig] = {
 }
 
 
-def get_config(name: str | ClusterConfig, **overrides: Any) -> ClusterConfig:
+def get_config(
+    name: str | ClusterConfig, *, workload: str | None = None, **overrides: Any
+) -> ClusterConfig:
     """Return the named preset (or the given config) with ``overrides`` applied.
 
     Args:
         name: A preset name from ``PRESETS`` or a ``ClusterConfig``.
+        workload: A workload name from ``mara_env.workloads.WORKLOADS``; sets
+            ``family_weights``.
         **overrides: Field values to change.
 
     Raises:
-        ConfigError: For an unknown preset or invalid overrides.
+        ConfigError: For an unknown preset or workload, or invalid overrides.
+
+    Example:
+        >>> get_config("training", workload="synthetic", n_nodes=4).family_weights
+        (('synthetic', 1.0),)
     """
+    if workload is not None:
+        if "family_weights" in overrides:
+            raise ConfigError("Pass either workload or family_weights, not both.")
+        overrides["family_weights"] = workload_weights(workload)
     if isinstance(name, ClusterConfig):
         config = name
     elif isinstance(name, str) and name in PRESETS:

@@ -49,12 +49,17 @@ class CurvePool:
             recorded value (whatever the given array held there).
         lengths: ``(n_curves,)`` number of recorded points of each curve (>= 2).
         curve_ids: ``(n_curves,)`` index of each curve in its source (for provenance).
+        work: Optional ``(n_curves, max_length)`` work done at each recorded point, in the
+            source's physical unit (epochs, samples, environment steps...), strictly increasing
+            within each curve. The simulator counts progress in curve steps; predictors may use
+            this axis.
     """
 
     family: str
     losses: np.ndarray
     lengths: np.ndarray
     curve_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    work: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _validate_pool_arrays(self.family, self.losses, self.lengths, where="CurvePool")
@@ -73,12 +78,18 @@ class CurvePool:
                 f"CurvePool({self.family!r}): curve_ids has shape {self.curve_ids.shape}, "
                 f"expected {self.lengths.shape}."
             )
+        if self.work is not None:
+            _validate_work(self.family, self.work, self.losses.shape, self.lengths, "CurvePool")
 
     @classmethod
     def from_curves(
-        cls, family: str, curves: Sequence[np.ndarray], curve_ids: np.ndarray | None = None
+        cls,
+        family: str,
+        curves: Sequence[np.ndarray],
+        curve_ids: np.ndarray | None = None,
+        work: Sequence[np.ndarray] | None = None,
     ) -> CurvePool:
-        """Build a pool from a list of 1-d loss arrays of any lengths."""
+        """Build a pool from 1-d loss arrays of any lengths (and their work axes, if given)."""
         if len(curves) == 0:
             raise TraceError(f"CurvePool({family!r}): no curves given.")
         lengths = np.array([len(c) for c in curves], dtype=np.int64)
@@ -93,7 +104,22 @@ class CurvePool:
             losses[row, : values.size] = values
             losses[row, values.size :] = values[-1]
         ids = np.arange(len(curves), dtype=np.int64) if curve_ids is None else curve_ids
-        return cls(family, losses, lengths, np.asarray(ids, dtype=np.int64))
+        work_matrix = None
+        if work is not None:
+            work_matrix = np.empty_like(losses)
+            for row, axis in enumerate(work):
+                values = np.asarray(axis, dtype=np.float64)
+                if values.shape != (lengths[row],):
+                    raise TraceError(
+                        f"CurvePool({family!r}): work axis {row} has shape {values.shape}, "
+                        f"its curve has {lengths[row]} points."
+                    )
+                work_matrix[row, : values.size] = values
+                # beyond the curve: keep increasing, one unit per point
+                work_matrix[row, values.size :] = values[-1] + np.arange(
+                    1, losses.shape[1] - values.size + 1
+                )
+        return cls(family, losses, lengths, np.asarray(ids, dtype=np.int64), work_matrix)
 
     @property
     def n_curves(self) -> int:
@@ -136,6 +162,22 @@ def _validate_pool_arrays(family: str, losses: Any, lengths: Any, *, where: str)
         )
 
 
+def _validate_work(
+    family: str, work: Any, shape: tuple[int, ...], lengths: np.ndarray, where: str
+) -> None:
+    """Raise :class:`TraceError` unless ``work`` is a finite, increasing axis per curve."""
+    prefix = f"{where} family {family!r}"
+    if not isinstance(work, np.ndarray) or work.dtype.kind != "f" or work.shape != shape:
+        raise TraceError(f"{prefix}: work must be a float array of shape {shape}.")
+    recorded = np.arange(shape[1])[None, :] < lengths[:, None]
+    steps = np.diff(work, axis=1)
+    bad = ~np.isfinite(work) & recorded
+    bad[:, 1:] |= (steps <= 0) & recorded[:, 1:]
+    if bad.any():
+        row = int(np.argwhere(bad)[0, 0])
+        raise TraceError(f"{prefix}: the work axis of curve {row} is not finite and increasing.")
+
+
 @runtime_checkable
 class TraceSource(Protocol):
     """Where the simulator gets its loss curves from."""
@@ -175,7 +217,8 @@ def save_traces(
             ``"curves": {family: [...]}``).
 
     The file holds ``format_version``, ``families`` and, per family, ``<family>.losses``
-    (float32), ``<family>.lengths`` and ``<family>.is_test``, plus ``metadata`` as JSON text.
+    (float32), ``<family>.lengths``, ``<family>.is_test`` and optionally ``<family>.work``
+    (float64), plus ``metadata`` as JSON text.
     """
     arrays: dict[str, np.ndarray] = {
         "format_version": np.array(TRACE_FORMAT_VERSION, dtype=np.int64),
@@ -186,6 +229,8 @@ def save_traces(
         arrays[f"{family}.losses"] = pool.losses.astype(np.float32)
         arrays[f"{family}.lengths"] = pool.lengths.astype(np.int64)
         arrays[f"{family}.is_test"] = np.asarray(is_test, dtype=bool)
+        if pool.work is not None:
+            arrays[f"{family}.work"] = pool.work
     with open(path, "wb") as handle:
         np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
 
@@ -313,9 +358,14 @@ def _read_family(
             f"{where}: metadata lists {len(records)} curves for {family!r}, the arrays hold "
             f"{len(lengths)}."
         )
+    work = arrays.get(f"{family}.work")
+    if work is not None:
+        _validate_work(family, work, losses.shape, lengths, where)
     losses = losses.astype(np.float64)
     ids = np.arange(len(lengths), dtype=np.int64)
     return {
-        (family, split): CurvePool(family, losses[mask], lengths[mask], ids[mask])
+        (family, split): CurvePool(
+            family, losses[mask], lengths[mask], ids[mask], None if work is None else work[mask]
+        )
         for split, mask in (("train", ~is_test), ("test", is_test))
     }

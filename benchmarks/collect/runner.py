@@ -114,7 +114,17 @@ def collect(
                         bar.update()
     finally:
         bar.close()
-    report.seconds = time.perf_counter() - start
+        report.seconds = time.perf_counter() - start
+        store.log_session(
+            {
+                "families": list(families),
+                "smoke": smoke,
+                "workers": workers,
+                "done": report.done,
+                "failed": report.failed,
+                "seconds": round(report.seconds, 1),
+            }
+        )
     return report
 
 

@@ -60,6 +60,20 @@ class CurveStore:
         os.replace(temporary, path)
         return path
 
+    def log_session(self, session: dict[str, Any]) -> None:
+        """Append one collection session (families, runs, wall seconds...) to the log."""
+        log = self.collection_log()
+        log.append(session)
+        self.root.mkdir(parents=True, exist_ok=True)
+        temporary = self.root / "collection.json.tmp"
+        temporary.write_text(json.dumps(log, indent=1))
+        os.replace(temporary, self.root / "collection.json")
+
+    def collection_log(self) -> list[dict[str, Any]]:
+        """Every logged collection session, oldest first."""
+        path = self.root / "collection.json"
+        return json.loads(path.read_text()) if path.is_file() else []
+
     def load_family(self, family: str) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray]]:
         """Every stored run of ``family`` as ``(record, losses, work)``, sorted by run id."""
         runs = []
