@@ -111,6 +111,15 @@ def pack(
         "libraries": library_versions(),
         "collection_sessions": collection,
         "collection_seconds": round(sum(s["seconds"] for s in collection), 1),
+        "collection_span_seconds": (
+            round(
+                max(s["finished_at"] for s in collection)
+                - min(s["started_at"] for s in collection),
+                1,
+            )
+            if collection and all("started_at" in s for s in collection)
+            else None
+        ),
         "families": {},
     }
     pools: dict[str, tuple[CurvePool, np.ndarray]] = {}
@@ -206,8 +215,15 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
         )
     lines += [
         "",
-        f"Collection wall time: {facts['collection_seconds'] / 60:.1f} min on this machine "
-        f"({len(facts['collection_sessions'])} session(s) of the resumable collector).",
+        f"Collection wall time: {facts['collection_seconds'] / 60:.1f} min summed over "
+        f"{len(facts['collection_sessions'])} session(s) of the resumable collector on a "
+        "2-core machine (sessions that overlapped are counted in full)"
+        + (
+            f"; {facts['collection_span_seconds'] / 60:.1f} min from the first start to the "
+            "last finish."
+            if facts.get("collection_span_seconds") is not None
+            else "."
+        ),
         "",
         "## Split",
         "",

@@ -80,7 +80,7 @@ def collect(
         workers: Worker processes (default: the cores this process may use); 0 runs inline.
         progress: Show a progress bar.
     """
-    start = time.perf_counter()
+    start, started_at = time.perf_counter(), time.time()
     specs = [spec for family in families for spec in collector(family).grid(smoke=smoke)]
     todo = [spec for spec in specs if not store.has(spec)]
     report = CollectionReport(skipped=len(specs) - len(todo))
@@ -123,6 +123,8 @@ def collect(
                 "done": report.done,
                 "failed": report.failed,
                 "seconds": round(report.seconds, 1),
+                "started_at": round(started_at, 1),
+                "finished_at": round(time.time(), 1),
             }
         )
     return report
