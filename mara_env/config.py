@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from mara_env.errors import ConfigError
 from mara_env.families import FAMILIES
-from mara_env.workloads import workload_weights
+from mara_env.workloads import WORKLOADS, workload_weights
 
 Split = Literal["train", "test"]
 
@@ -61,6 +61,8 @@ class ClusterConfig:
         max_epochs: Safety truncation: the episode is truncated after this many epochs even if
             tasks are still active. Deadlines are capped so that it never binds by default.
         family_weights: The workload mix as ``(family, weight)`` pairs; weights are normalised.
+            Default: the ``in_distribution`` workload (tabular, vision, rl in equal shares);
+            see :mod:`mara_env.workloads` for the named ones.
         split: Which side of the trace source's fixed train/test split to draw curves from.
         alpha: Parallel-scaling exponent: ``k`` nodes advance a task by ``speed * k**alpha`` curve
             steps per epoch. ``None`` uses each family's default (see ``mara_env.families``).
@@ -90,7 +92,7 @@ class ClusterConfig:
     load: float = 1.0
     arrival_horizon: int = 100
     max_epochs: int = 1000
-    family_weights: tuple[tuple[str, float], ...] = (("synthetic", 1.0),)
+    family_weights: tuple[tuple[str, float], ...] = WORKLOADS["in_distribution"]
     split: Split = "train"
     alpha: float | None = None
     switch_cost: float = 0.1

@@ -65,6 +65,4 @@ def default_trace_source() -> TraceSource:
 
     Shared and built once per process; the trace file is read lazily, on first use of a family.
     """
-    if SHIPPED_TRACES.is_file():
-        return CompositeTraceSource(TraceFileSource(SHIPPED_TRACES), SyntheticTraceSource())
-    return SyntheticTraceSource()
+    return CompositeTraceSource(TraceFileSource(SHIPPED_TRACES), SyntheticTraceSource())

@@ -17,7 +17,7 @@ import numpy as np
 import pettingzoo
 import pytest
 
-from mara_env import CurvePool
+from mara_env import ClusterConfig, CurvePool
 from mara_env.families import FAMILY_NAMES
 from mara_env.workload import TaskTable
 
@@ -94,6 +94,12 @@ class ExactTraceSource:
 
 #: Loss 1.0, 0.9, ..., 0.1 at curve steps 0..9: step ``k`` reports ``1 - k / 10``.
 LINEAR_CURVE = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+
+
+def synthetic_config(**fields: Any) -> ClusterConfig:
+    """A config whose workload is the synthetic family alone (what the exact test sources
+    provide)."""
+    return ClusterConfig(family_weights=(("synthetic", 1.0),), **fields)
 
 
 def make_tasks(n: int = 1, **columns: Any) -> TaskTable:

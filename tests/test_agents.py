@@ -120,8 +120,9 @@ def test_schedulers_follow_the_protocol() -> None:
 
 def test_priority_schedulers_keep_nodes_on_their_tasks() -> None:
     """Stable assignment: EDF switches far less than round robin and random."""
+    config = mara_env.get_config("training", arrival_horizon=30)
     switches = {
-        name: np.mean([row["switches"] for row in evaluate(make_agent(name), "tiny", range(4))])
+        name: np.mean([row["switches"] for row in evaluate(make_agent(name), config, range(3))])
         for name in ("edf", "round_robin", "random")
     }
     assert switches["edf"] < switches["round_robin"]
@@ -403,8 +404,9 @@ def test_evaluate_reports_metrics_and_scheduler_seeds_differ_from_env_seeds() ->
 
 def test_evaluate_with_a_trace_source_and_progress_bar() -> None:
     source = mara_env.SyntheticTraceSource(n_curves=30, length=60)
+    config = mara_env.get_config("tiny", workload="synthetic")
     rows = evaluate(
-        make_agent("least_slack"), "tiny", seeds=[0, 1], trace_source=source, progress=True
+        make_agent("least_slack"), config, seeds=[0, 1], trace_source=source, progress=True
     )
     assert [row["agent"] for row in rows] == ["least_slack", "least_slack"]
 
@@ -474,7 +476,7 @@ def test_nodes_stay_on_their_task() -> None:
 
 def test_slot_tracker_follows_the_true_tasks() -> None:
     """The tracker's ids map one-to-one onto the simulator's task ids over a whole episode."""
-    env = mara_env.raw_env("tiny", n_slots=2, load=2.0)
+    env = mara_env.raw_env("tiny", n_slots=2, load=2.0, arrival_horizon=60)
     env.reset(seed=11)
     tracker = SlotTracker()
     tracker.reset(env.config.n_slots)

@@ -149,7 +149,11 @@ def test_unknown_override_field_is_named() -> None:
 def test_configured_family_missing_from_trace_source() -> None:
     """A family the trace source lacks raises TraceError naming that family."""
     with pytest.raises(TraceError, match="vision"):
-        mara_env.raw_env(config="tiny", family_weights=(("vision", 1.0),))
+        mara_env.raw_env(
+            config="tiny",
+            family_weights=(("vision", 1.0),),
+            trace_source=mara_env.SyntheticTraceSource(n_curves=20, length=50),
+        )
 
 
 def test_configs_are_frozen() -> None:

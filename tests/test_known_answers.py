@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import LINEAR_CURVE, ExactTraceSource, make_tasks
+from conftest import LINEAR_CURVE, ExactTraceSource, make_tasks, synthetic_config
 
 import mara_env
-from mara_env import ClusterConfig, ClusterSimulator, CurvePool, SyntheticTraceSource, get_config
+from mara_env import ClusterSimulator, CurvePool, SyntheticTraceSource, get_config
 from mara_env.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
 from mara_env.workload import build_workload, sample_tasks
 
@@ -45,7 +45,7 @@ def simulator(tasks: Any, **config: Any) -> ClusterSimulator:
         "arrival_horizon": int(tasks.arrival.max(initial=0)) + 1,
     }
     defaults.update(config)
-    sim = ClusterSimulator(ClusterConfig(**defaults), trace_source=SOURCE)
+    sim = ClusterSimulator(synthetic_config(**defaults), trace_source=SOURCE)
     sim.reset(np.random.default_rng(0), tasks=tasks)
     return sim
 
@@ -90,7 +90,7 @@ def test_a_target_equal_to_a_curve_value_completes_at_that_step() -> None:
 def test_completion_reward_counts_tasks_completed_in_the_epoch() -> None:
     """Two tasks finishing in the same epoch make that epoch's reward 2 (shaping off)."""
     env = mara_env.parallel_env(
-        ClusterConfig(
+        synthetic_config(
             n_nodes=2, n_slots=2, switch_cost=0.0, alpha=1.0, arrival_horizon=1, load=20.0
         ),
         trace_source=ENV_SOURCE,
@@ -214,7 +214,7 @@ def test_a_queued_task_expires_without_ever_being_trained() -> None:
 
 def test_an_episode_without_tasks_runs_to_the_arrival_horizon() -> None:
     """With no task at all, the cluster idles until the arrival horizon, then terminates."""
-    sim = ClusterSimulator(ClusterConfig(n_nodes=2, arrival_horizon=3), trace_source=SOURCE)
+    sim = ClusterSimulator(synthetic_config(n_nodes=2, arrival_horizon=3), trace_source=SOURCE)
     sim.reset(np.random.default_rng(0), tasks=make_tasks(0))
     events = run(sim, [0, sim.config.idle_action], 3)
     assert [e.shaping for e in events] == [0.0, 0.0, 0.0]
@@ -224,7 +224,9 @@ def test_an_episode_without_tasks_runs_to_the_arrival_horizon() -> None:
 def test_an_env_episode_in_which_no_task_arrives() -> None:
     """A load so low that nothing arrives still gives a valid episode of arrival_horizon
     epochs with zero reward, in every form."""
-    env = mara_env.parallel_env(config="tiny", load=1e-9, trace_source=fresh_source(107))
+    env = mara_env.parallel_env(
+        config="tiny", workload="synthetic", load=1e-9, trace_source=fresh_source(107)
+    )
     env.reset(seed=0)
     assert len(env.simulator.state.tasks) == 0
     rewards = []
@@ -257,7 +259,7 @@ def test_loss_past_the_recorded_curve_stays_at_its_last_recorded_value() -> None
             return pool
 
     sim = ClusterSimulator(
-        ClusterConfig(n_nodes=1, n_slots=1, switch_cost=0.0), trace_source=PaddedSource()
+        synthetic_config(n_nodes=1, n_slots=1, switch_cost=0.0), trace_source=PaddedSource()
     )
     sim.reset(np.random.default_rng(0), tasks=make_tasks(target=0.5))
     assert np.isinf(sim.privileged_remaining_work()[0])
@@ -297,7 +299,7 @@ def test_given_tasks_arriving_after_the_horizon_arrive_or_are_rejected() -> None
     mara-env error, or admits it at its arrival epoch: it never silently stays in the future
     (which would keep the episode from terminating)."""
     tasks = make_tasks(2, arrival=[0, 4], target=0.05, deadline=[3, 8])
-    sim = ClusterSimulator(ClusterConfig(n_nodes=1, arrival_horizon=2), trace_source=SOURCE)
+    sim = ClusterSimulator(synthetic_config(n_nodes=1, arrival_horizon=2), trace_source=SOURCE)
     try:
         sim.reset(np.random.default_rng(0), tasks=tasks)
     except mara_env.MaraEnvError:
@@ -312,7 +314,9 @@ def test_observation_summarises_the_queue() -> None:
     """The global queue features give the queue length and its least time to deadline."""
     from mara_env.observation import G_ACTIVE, G_QUEUE, G_QUEUE_TIME, TIME_SCALE
 
-    env = mara_env.raw_env(ClusterConfig(n_nodes=1, n_slots=2, load=20.0), trace_source=ENV_SOURCE)
+    env = mara_env.raw_env(
+        synthetic_config(n_nodes=1, n_slots=2, load=20.0), trace_source=ENV_SOURCE
+    )
     env.reset(seed=0)
     env.simulator.reset(np.random.default_rng(0), tasks=make_tasks(5, deadline=[9, 9, 30, 12, 40]))
     env.builder.refresh()
@@ -351,7 +355,7 @@ def test_privileged_remaining_work_predicts_completion_on_monotone_curves() -> N
             ]
         }
     )
-    config = ClusterConfig(
+    config = synthetic_config(
         n_nodes=1, n_slots=1, load=3.0, switch_cost=0.0, infeasible_share=0.0, arrival_horizon=5
     )
     sim = ClusterSimulator(config, trace_source=monotone)
@@ -397,7 +401,7 @@ def test_demand_of_sampled_tasks_is_their_remaining_work_at_arrival() -> None:
 def test_poisson_arrival_rate_matches_load_times_nodes_over_mean_demand() -> None:
     """Arrivals per epoch are Poisson(load * n_nodes / mean_demand): mean and variance agree
     within 5 standard errors over 400 episodes of 50 epochs."""
-    config = ClusterConfig(n_nodes=4, load=1.5, arrival_horizon=50, max_epochs=2000)
+    config = synthetic_config(n_nodes=4, load=1.5, arrival_horizon=50, max_epochs=2000)
     workload = build_workload(config, fresh_source(101))
     rate = config.load * config.n_nodes / workload.mean_demand
     assert workload.arrival_rate == pytest.approx(rate)
@@ -416,7 +420,7 @@ def test_poisson_arrival_rate_matches_load_times_nodes_over_mean_demand() -> Non
 
 def test_offered_load_matches_the_configured_load() -> None:
     """With feasible targets, mean arrived demand per epoch / n_nodes is close to the load."""
-    config = ClusterConfig(n_nodes=2, load=0.8, arrival_horizon=100, infeasible_share=0.0)
+    config = synthetic_config(n_nodes=2, load=0.8, arrival_horizon=100, infeasible_share=0.0)
     workload = build_workload(config, fresh_source(102))
     rng = np.random.default_rng(1)
     demand = []
@@ -431,7 +435,7 @@ def test_offered_load_matches_the_configured_load() -> None:
 def test_sampled_tasks_follow_the_config() -> None:
     """Sampled tasks: sorted arrivals within the horizon, deadlines after arrival and capped,
     targets below the initial loss, alpha from the config, speed = length / epochs."""
-    config = ClusterConfig(
+    config = synthetic_config(
         n_nodes=4, arrival_horizon=30, max_epochs=60, alpha=0.65, epochs_per_curve=(5.0, 8.0)
     )
     source = fresh_source(103)
@@ -450,7 +454,7 @@ def test_sampled_tasks_follow_the_config() -> None:
 def test_arrival_rate_scales_linearly_with_load() -> None:
     """Doubling the load doubles the arrival rate (same curves, same nodes)."""
     source = fresh_source(104)
-    base = ClusterConfig(n_nodes=4, load=1.0)
+    base = synthetic_config(n_nodes=4, load=1.0)
     rates = [
         build_workload(base.replace(load=load), source).arrival_rate for load in (1.0, 2.0, 0.5)
     ]
@@ -461,7 +465,7 @@ def test_arrival_rate_scales_linearly_with_load() -> None:
 def test_arrival_rate_scales_linearly_with_nodes() -> None:
     """The rate is proportional to cluster capacity: twice the nodes, twice the arrivals."""
     source = fresh_source(105)
-    base = ClusterConfig(n_nodes=4, load=1.0)
+    base = synthetic_config(n_nodes=4, load=1.0)
     rates = [build_workload(base.replace(n_nodes=n), source).arrival_rate for n in (4, 8)]
     assert rates[1] == pytest.approx(2 * rates[0])
 
@@ -473,7 +477,7 @@ def test_more_load_means_more_arrivals_per_episode_in_the_env() -> None:
     arrived = {}
     for load in (1.0, 3.0):
         env = mara_env.parallel_env(
-            ClusterConfig(n_nodes=4, load=load, arrival_horizon=40), trace_source=source
+            synthetic_config(n_nodes=4, load=load, arrival_horizon=40), trace_source=source
         )
         total = 0
         for seed in range(30):
@@ -481,7 +485,7 @@ def test_more_load_means_more_arrivals_per_episode_in_the_env() -> None:
             total += len(env.simulator.state.tasks)
         arrived[load] = total
     assert arrived[3.0] / arrived[1.0] == pytest.approx(3.0, rel=0.15)
-    env = mara_env.parallel_env(ClusterConfig(n_nodes=4, arrival_horizon=5), trace_source=source)
+    env = mara_env.parallel_env(synthetic_config(n_nodes=4, arrival_horizon=5), trace_source=source)
     env.reset(seed=0)
     assert (env.simulator.state.tasks.arrival < 5).all()
 
@@ -490,7 +494,7 @@ def test_more_load_means_more_arrivals_per_episode_in_the_env() -> None:
 def test_infeasible_share_of_sampled_targets(share: float) -> None:
     """About ``infeasible_share`` of sampled tasks get a target below their curve's minimum
     (infinite demand); every other task's target is reached somewhere on its curve."""
-    config = ClusterConfig(n_nodes=8, load=3.0, arrival_horizon=100, infeasible_share=share)
+    config = synthetic_config(n_nodes=8, load=3.0, arrival_horizon=100, infeasible_share=share)
     workload = build_workload(config, fresh_source(108))
     tasks = sample_tasks(workload, np.random.default_rng(5))
     assert len(tasks) > 200

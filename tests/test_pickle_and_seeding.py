@@ -161,7 +161,9 @@ def test_env_on_trace_file_pickles(pickler: str, tmp_path) -> None:
     }
     path = tmp_path / "curves.npz"
     mara_env.save_traces(path, pools)
-    env = mara_env.raw_env(config="tiny", trace_source=mara_env.TraceFileSource(path))
+    env = mara_env.raw_env(
+        config="tiny", workload="synthetic", trace_source=mara_env.TraceFileSource(path)
+    )
     env.reset(seed=1)
     clone = module.loads(module.dumps(env))
     assert_same(play(env, 2), play(clone, 2))

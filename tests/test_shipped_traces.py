@@ -51,7 +51,7 @@ def test_every_workload_runs_offline(no_network: None, workload: str, split: str
     """An episode runs on each workload and split of the default source with no network."""
     env = mara_env.raw_env(config="tiny", workload=workload, split=split)
     env.reset(seed=3)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         legal = np.flatnonzero(observation["action_mask"])
         env.step(None if terminated or truncated else int(legal[0]))

@@ -221,4 +221,4 @@ def test_synthetic_source_pickles_without_its_curves() -> None:
 def test_default_trace_source_is_shared() -> None:
     """The default source is built once per process and is synthetic."""
     assert default_trace_source() is default_trace_source()
-    assert default_trace_source().families == ("synthetic",)
+    assert default_trace_source().families == ("rl", "tabular", "vision", "synthetic")

@@ -53,7 +53,7 @@ def split_by_hash(run_ids: list[str], test_share: float = TEST_SHARE) -> np.ndar
 
     Example:
         >>> flags = split_by_hash([f"run-{i}" for i in range(1000)])
-        >>> 0.15 < flags.mean() < 0.25
+        >>> bool(0.15 < flags.mean() < 0.25)
         True
     """
     unit = np.array(
@@ -203,7 +203,7 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
         "",
         "## Counts",
         "",
-        "| family | curves | train | test | points per curve | work unit | CPU time of the runs |",
+        "| family | curves | train | test | points per curve | work unit | summed run time |",
         "|---|---|---|---|---|---|---|",
     ]
     for family in families:
@@ -227,9 +227,10 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
         "",
         "## Split",
         "",
-        f"Fixed by run: within each family, the {facts['test_share']:.0%} of runs with the",
-        "smallest SHA-256 of `split:<run id>` are the test split. Test curves are never used to",
-        'train any predictor or policy; `ClusterConfig(split="test")` evaluates on them.',
+        "Fixed by run: a run is a test run when the SHA-256 of `split:<run id>`, read as a",
+        f"number in [0, 1), is below {facts['test_share']}, so each run's side depends on its id",
+        "alone and about 20% of each family is held out. Test curves are never used to train",
+        'any predictor or policy; `ClusterConfig(split="test")` evaluates on them.',
         "",
         "## Realism",
         "",
