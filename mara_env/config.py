@@ -265,7 +265,7 @@ class ClusterConfig:
 
 #: The training load: calibrated with ``python -m benchmarks.calibrate_load`` so that earliest
 #: deadline first completes 50-60% of arrived tasks on the default workload (see README).
-TRAINING_LOAD = 1.2
+TRAINING_LOAD = 1.4
 
 PRESETS: Mapping[str, ClusterConfig] = {
     # The default: the regime the learned scheduler trains in.

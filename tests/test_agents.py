@@ -232,6 +232,9 @@ class Peeker:
         return int(np.nanargmin(finite))
 
 
+HIDDEN_FUTURE_SEEDS = (7, 8, 10)
+
+
 def run_with_hidden_future(
     scheduler: Any, config: mara_env.ClusterConfig, seed: int, perturb: np.ndarray | None
 ) -> tuple[list[int], mara_env.raw_env]:
@@ -273,19 +276,26 @@ def first_unseen_index(env: mara_env.raw_env) -> np.ndarray:
 @pytest.mark.parametrize("name", ["edf", "least_slack", "successive_halving", "uniform"])
 def test_hidden_future_of_curves_does_not_change_actions(name: str) -> None:
     config = mara_env.get_config("tiny")
-    baseline, env = run_with_hidden_future(make_agent(name), config, 7, None)
-    unseen = first_unseen_index(env)
-    perturbed, _ = run_with_hidden_future(make_agent(name), config, 7, unseen)
-    assert perturbed == baseline
+    for seed in HIDDEN_FUTURE_SEEDS:
+        baseline, env = run_with_hidden_future(make_agent(name), config, seed, None)
+        unseen = first_unseen_index(env)
+        perturbed, _ = run_with_hidden_future(make_agent(name), config, seed, unseen)
+        assert perturbed == baseline, seed
 
 
 def test_hidden_future_perturbation_is_detectable() -> None:
-    """Control: a scheduler that reads the privileged API does change its actions."""
+    """Control: a scheduler that reads the privileged API changes its actions in some of the
+    same episodes."""
     config = mara_env.get_config("tiny")
-    baseline, env = run_with_hidden_future(Peeker(mara_env.raw_env(config)), config, 7, None)
-    unseen = first_unseen_index(env)
-    perturbed, _ = run_with_hidden_future(Peeker(mara_env.raw_env(config)), config, 7, unseen)
-    assert perturbed != baseline
+    changed = []
+    for seed in HIDDEN_FUTURE_SEEDS:
+        peeker = Peeker(mara_env.raw_env(config))
+        baseline, env = run_with_hidden_future(peeker, config, seed, None)
+        unseen = first_unseen_index(env)
+        peeker = Peeker(mara_env.raw_env(config))
+        perturbed, _ = run_with_hidden_future(peeker, config, seed, unseen)
+        changed.append(perturbed != baseline)
+    assert any(changed)
 
 
 # ---------------------------------------------------------------------------- registry
