@@ -222,3 +222,19 @@ def test_default_trace_source_is_shared() -> None:
     """The default source is built once per process and is synthetic."""
     assert default_trace_source() is default_trace_source()
     assert default_trace_source().families == ("rl", "tabular", "vision", "synthetic")
+
+
+def test_work_axes_round_trip_and_bad_axes_are_rejected(tmp_path) -> None:
+    """Work axes survive save/load; a non-increasing or non-finite axis raises TraceError."""
+    losses = [np.array([1.0, 0.8, 0.5]), np.array([2.0, 1.0])]
+    good = mara_env.CurvePool.from_curves(
+        "vision", losses, work=[np.array([10.0, 20.0, 30.0]), np.array([5.0, 6.0])]
+    )
+    path = tmp_path / "work.npz"
+    mara_env.save_traces(path, {"vision": (good, np.array([False, True]))})
+    loaded = mara_env.TraceFileSource(path).pool("vision", "train")
+    assert loaded.work is not None
+    np.testing.assert_array_equal(loaded.work[0], [10.0, 20.0, 30.0])
+    for bad_axis in (np.array([10.0, 10.0, 30.0]), np.array([10.0, np.nan, 30.0])):
+        with pytest.raises(mara_env.TraceError, match="work axis"):
+            mara_env.CurvePool.from_curves("vision", losses, work=[bad_axis, np.array([5.0, 6.0])])
