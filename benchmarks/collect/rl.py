@@ -123,11 +123,10 @@ environments, width, SB3 arguments / alpha, gamma, epsilon schedule), ``random_r
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -136,6 +135,7 @@ import gymnasium as gym
 import numpy as np
 
 from benchmarks.collect.spec import Curve, RunSpec
+from benchmarks.collect.threads import one_torch_thread
 
 if TYPE_CHECKING:
     from stable_baselines3.common.callbacks import BaseCallback
@@ -442,19 +442,6 @@ def _hyperparameters(params: Mapping[str, Any]) -> dict[str, Any]:
 # --- deep RL (stable-baselines3) -----------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """Train on one thread (as the runner's workers do), whoever calls :func:`run`."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _train_deep(params: Mapping[str, Any], seed: int, task: Task, log: ReturnLog) -> None:
     from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -464,7 +451,7 @@ def _train_deep(params: Mapping[str, Any], seed: int, task: Task, log: ReturnLog
     if params["budget"] % (POINTS * n_envs):
         raise ValueError(f"budget {params['budget']} is not a multiple of {POINTS} x {n_envs}")
     width = params["net_width"]
-    with _one_torch_thread():
+    with one_torch_thread():
         env = make_vec_env(task.env_id, n_envs=n_envs, seed=seed, env_kwargs=dict(task.make_kwargs))
         model = algorithms[params["algorithm"]](
             "MlpPolicy",

@@ -95,8 +95,7 @@ from __future__ import annotations
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -105,6 +104,7 @@ import numpy as np
 from sklearn import datasets as sk_datasets
 
 from benchmarks.collect.spec import Curve, RunSpec
+from benchmarks.collect.threads import one_torch_thread
 
 FAMILY = "tabular"
 
@@ -372,24 +372,10 @@ def _train_boosting(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
 
 
 def _train_torch(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
-    """torch linear model or MLP by minibatch SGD / Adam, on one thread (see :func:`_one_thread`)."""
-    import torch
+    """torch linear model or MLP by minibatch SGD / Adam, on one thread (see :mod:`benchmarks.collect.threads`)."""
 
-    with _one_thread(torch):
+    with one_torch_thread():
         return _train_torch_model(data, params, seed)
-
-
-@contextmanager
-def _one_thread(torch: Any) -> Iterator[None]:
-    """Run torch on one thread, as the runner's workers do, also when :func:`run` is called
-    directly: these models are too small to gain from more, and on a busy machine idle-spinning
-    threads slow them down a hundredfold."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train_torch_model(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
