@@ -356,7 +356,9 @@ class ClusterSimulator:
         """PRIVILEGED: true node-epochs one node still needs for each slot's task.
 
         Reads the hidden remainder of each visible task's curve; ``inf`` for a task that never
-        reaches its target and ``nan`` for an empty slot. Only clairvoyant references may call
+        reaches its target and ``nan`` for an empty slot. It counts curve steps to the first
+        point at or below the target; a task that advances several steps per epoch reports only
+        the point it lands on, so on a non-monotone curve it can skip that point and need more. Only clairvoyant references may call
         this; schedulers that claim to be non-clairvoyant must not.
         """
         state, tasks = self.state, self.state.tasks
