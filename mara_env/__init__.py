@@ -22,21 +22,25 @@ from mara_env.observation import decode_observation
 from mara_env.parallel_env import ClusterParallelEnv, parallel_env
 from mara_env.registration import register_envs
 from mara_env.simulator import ClusterSimulator
-from mara_env.sources import default_trace_source
+from mara_env.sources import SHIPPED_TRACES, CompositeTraceSource, default_trace_source
 from mara_env.synthetic import SyntheticTraceSource
 from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
+from mara_env.workloads import WORKLOADS
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ENV_ID",
     "PRESETS",
+    "SHIPPED_TRACES",
     "TRAINING_LOAD",
+    "WORKLOADS",
     "ActionError",
     "ClusterConfig",
     "ClusterGymEnv",
     "ClusterParallelEnv",
     "ClusterSimulator",
+    "CompositeTraceSource",
     "ConfigError",
     "CurvePool",
     "EnvStateError",
