@@ -46,7 +46,7 @@ from tqdm.auto import tqdm
 
 from agents import AgentImportError, UnknownAgentError, evaluate, known_agents, make_agent
 from agents.statistics import mean_ci
-from mara_env import ClusterConfig, ConfigError, get_config
+from mara_env import WORKLOADS, ClusterConfig, ConfigError, get_config
 
 #: Evaluation episodes use environment seeds from here on; training code uses seeds below it.
 EVALUATION_SEED_BASE = 1000
@@ -355,6 +355,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Config preset (default: 'evaluation', the training load on held-out test curves).",
     )
     parser.add_argument(
+        "--workload",
+        default=None,
+        choices=sorted(WORKLOADS),
+        help="Task families to draw from (default: the preset's, 'in_distribution').",
+    )
+    parser.add_argument(
         "--seeds",
         type=_positive_int,
         default=None,
@@ -404,9 +410,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def resolve_config(name: str, *, quick: bool) -> ClusterConfig:
-    """The preset ``name``, shortened with ``quick``; raises ``ConfigError`` if unknown."""
-    config = get_config(name)
+def resolve_config(name: str, *, quick: bool, workload: str | None = None) -> ClusterConfig:
+    """The preset ``name`` on ``workload`` (if given), shortened with ``quick``; raises
+    ``ConfigError`` if unknown."""
+    config = get_config(name, workload=workload)
     if quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
         config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
     return config
@@ -428,12 +435,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     agents = list(dict.fromkeys(args.agents))
     check_agents(parser, agents)
     try:
-        config = resolve_config(args.config, quick=args.quick)
+        config = resolve_config(args.config, quick=args.quick, workload=args.workload)
     except ConfigError as error:
         parser.error(str(error))
     n_seeds = args.seeds or (QUICK_SEEDS if args.quick else DEFAULT_SEEDS)
     seeds = range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + n_seeds)
-    cells = [Cell(agent, seed, config, args.config) for agent in agents for seed in seeds]
+    label = args.config if args.workload is None else f"{args.config}/{args.workload}"
+    cells = [Cell(agent, seed, config, label) for agent in agents for seed in seeds]
 
     rows: list[dict[str, Any]] = []
     skipped = 0
@@ -469,12 +477,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(table))
     reused = f", {skipped} reused from {args.output}" if skipped else ""
     print(
-        f"\nconfig {args.config!r}{' (quick)' if args.quick else ''}, seeds "
+        f"\nconfig {label!r}{' (quick)' if args.quick else ''}, seeds "
         f"{seeds.start}..{seeds.stop - 1}: {len(cells)} episodes run in {elapsed:.1f} s on "
         f"{args.workers} worker(s){reused}."
     )
     if args.output is not None:
-        write_markdown(args.output / "leaderboard.md", table, args, config, seeds)
+        write_markdown(args.output / "leaderboard.md", table, label, args.quick, config, seeds)
         print(f"Wrote {args.output / 'leaderboard.md'} and {args.output / 'episodes.csv'}.")
     return 0
 
@@ -482,7 +490,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def write_markdown(
     path: Path,
     table: Sequence[dict[str, Any]],
-    args: argparse.Namespace,
+    label: str,
+    quick: bool,
     config: ClusterConfig,
     seeds: range,
 ) -> None:
@@ -490,7 +499,7 @@ def write_markdown(
     lines = [
         "# mara-env leaderboard",
         "",
-        f"Config `{args.config}`{' (quick)' if args.quick else ''} "
+        f"Config `{label}`{' (quick)' if quick else ''} "
         f"(hash `{config_hash(config)}`): {config.n_nodes} nodes, {config.n_slots} slots, load "
         f"{config.load:g}, split `{config.split}`, arrivals during {config.arrival_horizon} "
         f"epochs. Seeds {seeds.start}..{seeds.stop - 1}, one episode each. Completion rate = "

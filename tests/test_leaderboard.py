@@ -167,3 +167,16 @@ def test_leaderboard_interrupt_keeps_finished_episodes(tmp_path: Path) -> None:
     rows = read_rows(episodes)
     assert 2 <= len(rows) < 1000
     assert len({(row["agent"], row["seed"]) for row in rows}) == len(rows)
+
+
+def test_leaderboard_runs_a_named_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--workload switches the task families and labels the results with it."""
+    argv = ["--agents", "edf", "--config", "tiny", "--workload", "vision", "--seeds", "2"]
+    argv += ["--workers", "1", "--no-progress", "--output", str(tmp_path)]
+    assert leaderboard.main(argv) == 0
+    assert "config 'tiny/vision'" in capsys.readouterr().out
+    with open(tmp_path / "episodes.csv", newline="") as handle:
+        assert {row["config"] for row in csv.DictReader(handle)} == {"tiny/vision"}
+    assert "Config `tiny/vision`" in (tmp_path / "leaderboard.md").read_text()
