@@ -1,6 +1,27 @@
-"""Loss-trajectory predictors for mara-env schedulers.
+"""Loss-trajectory predictors: from a task's reported losses to its remaining work.
 
-This package will hold the remaining-work predictors (weighted least squares, dynamic Kalman
-filter, conditional flow matching) and their observation wrappers. Release 0.1.0 ships none yet;
-schedulers in :mod:`agents` read the environment's observations directly.
+:mod:`predictors.base` defines the interface (:class:`TaskHistory` in, :class:`RemainingWork`
+samples out, "never" as ``inf``); :mod:`predictors.wls` implements LARA's discounted weighted
+least-squares power-law estimator.
+
+Example:
+    >>> import numpy as np
+    >>> from predictors import WLS, TaskHistory
+    >>> history = TaskHistory(np.arange(10.0), np.linspace(1.0, 0.5, 10), target=0.1)
+    >>> WLS().predict([history], 4, np.random.default_rng(0)).samples.shape
+    (1, 4)
 """
+
+from __future__ import annotations
+
+from predictors.base import Predictor, PredictorInputError, RemainingWork, TaskHistory
+from predictors.wls import WLS, DiscountedLeastSquares
+
+__all__ = [
+    "WLS",
+    "DiscountedLeastSquares",
+    "Predictor",
+    "PredictorInputError",
+    "RemainingWork",
+    "TaskHistory",
+]

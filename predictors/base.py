@@ -1,0 +1,112 @@
+"""The predictor interface: from a task's observed losses to its remaining work.
+
+A predictor looks at what a scheduler may see of a task (the losses reported so far and the work
+at which each was seen, its target, its time left, its speed) and returns a distribution of the
+**remaining work** to reach the target, as samples in which ``inf`` means "never". From the
+samples follow quantiles and the probability of reaching the target by the deadline with a
+given number of nodes.
+
+Work is in the task's own units (the simulator's curve steps); ``speed`` converts it to
+node-epochs: one node advances ``speed`` units per epoch, ``k`` nodes ``speed * k**alpha``.
+
+Example:
+    >>> import numpy as np
+    >>> remaining = RemainingWork(np.array([[1.0, 2.0, 3.0, np.inf]]))
+    >>> remaining.quantiles([0.5]).tolist()
+    [[2.0]]
+    >>> remaining.success_probability(time_left=[2.0], speed=[1.0]).tolist()
+    [0.5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+class PredictorInputError(ValueError):
+    """A task history a predictor cannot use (empty, NaN, mismatched shapes...)."""
+
+
+@dataclass(frozen=True)
+class TaskHistory:
+    """What a scheduler knows about one task.
+
+    Attributes:
+        work: Work done when each loss was reported (strictly increasing, >= 0).
+        loss: The reported losses (> 0, finite).
+        target: The target loss.
+        time_left: Epochs until the deadline.
+        speed: Work units one node advances per epoch.
+        family: The task's family name.
+    """
+
+    work: np.ndarray
+    loss: np.ndarray
+    target: float
+    time_left: float = np.inf
+    speed: float = 1.0
+    family: str = "synthetic"
+
+    def __post_init__(self) -> None:
+        work = np.asarray(self.work, dtype=np.float64)
+        loss = np.asarray(self.loss, dtype=np.float64)
+        if work.ndim != 1 or loss.ndim != 1 or work.shape != loss.shape:
+            raise PredictorInputError(
+                f"TaskHistory: work and loss must be 1-d arrays of one length, got shapes "
+                f"{work.shape} and {loss.shape}."
+            )
+        if work.size == 0:
+            raise PredictorInputError("TaskHistory: the history is empty; report a loss first.")
+        if not (np.all(np.isfinite(loss)) and np.all(loss > 0)):
+            raise PredictorInputError("TaskHistory: losses must be finite and > 0 (no NaN).")
+        if not np.all(np.isfinite(work)) or np.any(work < 0) or np.any(np.diff(work) <= 0):
+            raise PredictorInputError("TaskHistory: work must be finite, >= 0 and increasing.")
+        if not (np.isfinite(self.target) and self.target > 0):
+            raise PredictorInputError(f"TaskHistory: target must be > 0, got {self.target}.")
+        if not self.speed > 0:
+            raise PredictorInputError(f"TaskHistory: speed must be > 0, got {self.speed}.")
+        object.__setattr__(self, "work", work)
+        object.__setattr__(self, "loss", loss)
+
+
+@dataclass(frozen=True)
+class RemainingWork:
+    """Samples of each task's remaining work (``inf``: the target is never reached).
+
+    Attributes:
+        samples: ``(n_tasks, n_samples)`` remaining work in the tasks' work units.
+    """
+
+    samples: np.ndarray
+
+    def quantiles(self, levels: Sequence[float]) -> np.ndarray:
+        """``(n_tasks, len(levels))`` quantiles (``inf`` where "never" is that likely)."""
+        return np.quantile(self.samples, np.asarray(levels), axis=1, method="inverted_cdf").T
+
+    def success_probability(
+        self,
+        time_left: Sequence[float] | np.ndarray,
+        speed: Sequence[float] | np.ndarray,
+        nodes: float = 1.0,
+        alpha: float = 1.0,
+    ) -> np.ndarray:
+        """Probability that each task reaches its target in ``time_left`` epochs on ``nodes``
+        nodes (``speed * nodes**alpha`` work per epoch)."""
+        budget = np.asarray(time_left, dtype=np.float64) * np.asarray(speed) * nodes**alpha
+        return np.mean(self.samples <= budget[:, None], axis=1)
+
+
+class Predictor(Protocol):
+    """Predicts the remaining work of a batch of tasks."""
+
+    name: str
+
+    def predict(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> RemainingWork:
+        """Samples of each task's remaining work."""
+        ...
