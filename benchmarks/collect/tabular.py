@@ -290,12 +290,7 @@ def _train_sgd(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
     model = SGDClassifier(loss="log_loss", **options) if classify else SGDRegressor(**options)
     losses: list[float] = []
     for _ in range(EPOCHS):
-        try:
-            if classify:
-                model.partial_fit(data.x, data.y, classes=data.classes)
-            else:
-                model.partial_fit(data.x, data.y)
-        except ValueError:  # sklearn's "Floating-point under-/overflow" on divergence
+        if not _fit_one_epoch(model, data):
             break
         if classify:
             losses.append(_mean_log_loss(model.predict_proba(data.x), data.y))
@@ -308,6 +303,22 @@ def _train_sgd(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
         loss=("log loss" if classify else "squared error") + " of the whole set after each epoch",
         predictions=_predictions(losses, lambda: model.predict(data.x)),
     )
+
+
+def _fit_one_epoch(model: Any, data: Dataset) -> bool:
+    """One ``partial_fit`` pass over the whole set; False once the learner diverges.
+
+    scikit-learn reports divergence with a ValueError ("Floating-point under-/overflow" from
+    SGD, "Solver produced non-finite parameter weights" from the MLP).
+    """
+    try:
+        if data.task == "classification":
+            model.partial_fit(data.x, data.y, classes=data.classes)
+        else:
+            model.partial_fit(data.x, data.y)
+    except ValueError:
+        return False
+    return True
 
 
 def _train_mlp(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
@@ -327,12 +338,7 @@ def _train_mlp(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
     scale = 1.0 if classify else 2.0
     losses: list[float] = []
     for _ in range(EPOCHS):
-        try:
-            if classify:
-                model.partial_fit(data.x, data.y, classes=data.classes)
-            else:
-                model.partial_fit(data.x, data.y)
-        except ValueError:  # "Solver produced non-finite parameter weights"
+        if not _fit_one_epoch(model, data):
             break
         if not np.isfinite(model.loss_):
             break
