@@ -62,7 +62,8 @@ class ClusterState:
         queue: Arrived tasks waiting for a slot, first come first.
         next_arrival: Id of the next task to arrive (= tasks arrived so far).
         node_task: Task each node trained in the last epoch (``NO_TASK``: idle).
-        history_work, history_loss: Every reported (work, loss) point of each arrived task.
+        history_work, history_progress, history_loss: Every reported point of each arrived task:
+            node-epochs received, curve steps done and the loss reported then.
         assignments: ``node_task`` of every epoch so far (for rendering).
         phi: Normalised log-loss progress of each task (0 once it has left).
         task_slot: Slot of each task (-1 if not slotted).
@@ -92,6 +93,7 @@ class ClusterState:
     arrived_by: list[int]
     due_at: dict[int, np.ndarray] = field(default_factory=dict)
     history_work: dict[int, list[float]] = field(default_factory=dict)
+    history_progress: dict[int, list[float]] = field(default_factory=dict)
     history_loss: dict[int, list[float]] = field(default_factory=dict)
     assignments: list[np.ndarray] = field(default_factory=list)
     last_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -246,10 +248,11 @@ class ClusterSimulator:
         state.progress[trained] = progress
         state.loss[trained] = loss
         state.phi[trained] = self._progress_fraction(trained, loss)
-        for task, task_work, value in zip(
-            trained.tolist(), work.tolist(), loss.tolist(), strict=True
+        for task, task_work, task_progress, value in zip(
+            trained.tolist(), work.tolist(), progress.tolist(), loss.tolist(), strict=True
         ):
             state.history_work[task].append(task_work)
+            state.history_progress[task].append(task_progress)
             state.history_loss[task].append(value)
 
         state.epoch += 1
@@ -309,6 +312,7 @@ class ClusterSimulator:
             state.queue.extend(arrived)
             for task, loss in zip(arrived, state.loss[first:last].tolist(), strict=True):
                 state.history_work[task] = [0.0]
+                state.history_progress[task] = [0.0]
                 state.history_loss[task] = [loss]
         if state.queue:
             free = (state.slots == NO_TASK).nonzero()[0]
