@@ -1,0 +1,52 @@
+"""Predictor names.
+
+:data:`PREDICTORS` maps the short names used on the command line, in wrappers and in result tables
+to factories of :class:`predictors.base.Predictor` objects; :func:`make_predictor` builds one.
+
+Example:
+    >>> from predictors.registry import make_predictor
+    >>> make_predictor("wls").name
+    'wls'
+    >>> make_predictor("wsl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    predictors.registry.UnknownPredictorError: Unknown predictor 'wsl'. Known predictors: wls...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from predictors.base import Predictor
+from predictors.wls import WLS
+
+#: The shipped predictors by name.
+PREDICTORS: Mapping[str, Callable[..., Predictor]] = MappingProxyType(
+    {
+        "wls": WLS,
+    }
+)
+
+
+class UnknownPredictorError(ValueError):
+    """A predictor name that is not in :data:`PREDICTORS`."""
+
+
+def known_predictors() -> tuple[str, ...]:
+    """Names of the shipped predictors."""
+    return tuple(PREDICTORS)
+
+
+def make_predictor(name: str, **kwargs: Any) -> Predictor:
+    """Build the predictor called ``name`` with keyword arguments for its constructor.
+
+    Raises:
+        UnknownPredictorError: If ``name`` is not a shipped predictor.
+    """
+    if name not in PREDICTORS:
+        raise UnknownPredictorError(
+            f"Unknown predictor {name!r}. Known predictors: {', '.join(PREDICTORS)}."
+        )
+    return PREDICTORS[name](**kwargs)
