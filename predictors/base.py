@@ -103,7 +103,10 @@ class RemainingWork:
 class Predictor(Protocol):
     """Predicts the remaining work of a batch of tasks."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Short identifier shown in result tables."""
+        ...
 
     def predict(
         self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
