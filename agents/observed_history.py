@@ -1,0 +1,298 @@
+"""Per-task loss histories built from observations alone.
+
+The observation shows each slotted task's current state, not its past. :class:`ObservedHistories`
+remembers the past: at every update it follows tasks across slots with a
+:class:`agents.tracking.SlotTracker` and, whenever a task's curve steps grew since the previous
+update, appends the point ``(curve steps, loss)`` to that task's history. Everything is in the
+units a scheduler can observe:
+
+* loss: ``exp(log_loss_ratio)``, the loss relative to the task's loss at arrival (so the first
+  point, added when the task is first seen, is ``(0, 1.0)``); predictors must not depend on the
+  absolute loss scale, which no scheduler knows;
+* target: ``exp(log_target_ratio)`` on the same scale;
+* work: curve steps done (``curve_steps * STEP_SCALE``), the trace's x axis;
+* time left in epochs, speed in curve steps per node-epoch (``speed * SPEED_SCALE``), family.
+
+So :meth:`ObservedHistories.history` gives a :class:`predictors.base.TaskHistory` any predictor
+accepts. For schedulers that keep per-task recursive fits, :meth:`ObservedHistories.new_points`
+returns just the points added at the latest update, and :attr:`ObservedHistories.departed_ids`
+the tasks that left, so a fit costs constant time per new point.
+
+Values come from a float32 observation, so they match the simulator's records to float32
+precision. Curve steps saturate where the observation is clipped (``FEATURE_BOUND *
+STEP_SCALE`` = 10,000 steps); a task past that adds no more points.
+
+:class:`HistoryScheduler` is an :class:`agents.base.EpochScheduler` whose histories are brought
+up to date before each :meth:`HistoryScheduler.plan_epoch`.
+
+Example:
+    >>> import numpy as np
+    >>> import mara_env
+    >>> from agents.observed_history import ObservedHistories
+    >>> env = mara_env.raw_env(config="tiny", load=4.0)
+    >>> env.reset(seed=0)
+    >>> histories = ObservedHistories()
+    >>> histories.reset(env.config)
+    >>> histories.update(env.observe("node_0")["observation"])
+    >>> first = histories.history(0)
+    >>> first.work.tolist(), first.loss.tolist()
+    ([0.0], [1.0])
+    >>> env.step(0); env.step(0)  # both nodes train slot 0 for one epoch
+    >>> histories.update(env.observe("node_0")["observation"])
+    >>> work, loss = histories.new_points(0)
+    >>> len(histories.history(0).work), bool(work[0] > 0), bool(loss[0] <= 1.0)
+    (2, True, True)
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+import numpy as np
+
+from agents.base import EpochScheduler, NotResetError, Observation
+from agents.tracking import NO_TASK, SlotTracker
+from mara_env import ClusterConfig, decode_observation
+from mara_env.families import FAMILY_NAMES
+from mara_env.observation import (
+    GLOBAL_FEATURES,
+    S_SPEED,
+    S_STEPS,
+    SLOT_FEATURES,
+    SPEED_SCALE,
+    STEP_SCALE,
+    SlotView,
+)
+from predictors.base import TaskHistory
+
+_NO_POINTS = np.zeros(0)
+
+
+class _TaskRecord:
+    """The observed points of one task and the constants that identify it."""
+
+    __slots__ = ("age", "family", "log_target", "loss", "new_from", "speed", "window", "work")
+
+    def __init__(self, family: int, window: float, log_target: float, speed: float) -> None:
+        self.family = family
+        self.window = window
+        self.log_target = log_target
+        self.speed = speed
+        self.age = -1.0  # not seen yet
+        self.work: list[float] = [0.0]
+        self.loss: list[float] = [1.0]
+        self.new_from = 0
+
+    def matches(self, family: int, window: float, log_target: float, speed: float) -> bool:
+        """Whether a task seen with these constants could be this one."""
+        return (
+            family == self.family
+            and window == self.window
+            and abs(log_target - self.log_target) <= 1e-6 * max(1.0, abs(self.log_target))
+            and abs(speed - self.speed) <= 1e-6 * self.speed
+        )
+
+
+class ObservedHistories:
+    """Loss histories of the visible tasks, from observations only.
+
+    Call :meth:`reset` at the start of an episode and :meth:`update` once per epoch (with any
+    node's observation vector: the slot features are the same for every node), before reading.
+
+    A task is followed in its slot by :attr:`tracker`. A task that appears in a new slot while a
+    task with the same constants (family, deadline window, target ratio, speed) vanished from
+    another one, with no less age and work, is taken to have moved and keeps its history (the
+    simulator never moves tasks, but nothing in the observation promises that).
+
+    Attributes:
+        tracker: Follows tasks within their slots.
+        view: The latest decoded observation (``None`` before the first update).
+        curve_steps: Per slot, curve steps done by its task (0 for an empty slot).
+        speed: Per slot, curve steps one node advances its task per epoch (0 if empty).
+        departed_ids: Ids of tasks that were visible at the previous update and are gone now
+            (completed or expired): their records have been dropped.
+    """
+
+    def __init__(self) -> None:
+        self._config: ClusterConfig | None = None
+        self.tracker = SlotTracker()
+        self.view: SlotView | None = None
+        self.curve_steps = np.zeros(0)
+        self.speed = np.zeros(0)
+        self.departed_ids: list[int] = []
+        self._records: dict[int, _TaskRecord] = {}
+        self._task_ids = np.zeros(0, dtype=np.int64)
+
+    def reset(self, config: ClusterConfig) -> None:
+        """Forget every task; expect observations of ``config``."""
+        self._config = config
+        self.tracker.reset(config.n_slots)
+        self.view = None
+        self.curve_steps = np.zeros(config.n_slots)
+        self.speed = np.zeros(config.n_slots)
+        self.departed_ids = []
+        self._records = {}
+        self._task_ids = np.full(config.n_slots, NO_TASK, dtype=np.int64)
+
+    @property
+    def task_ids(self) -> np.ndarray:
+        """Per slot, the id of the task it holds (``NO_TASK`` = -1 if empty).
+
+        Ids are those of :attr:`tracker` except for a task that moved slot, which keeps its id.
+        """
+        return self._task_ids
+
+    def update(self, observation: np.ndarray) -> None:
+        """Take in one epoch's observation vector: follow tasks, append new points.
+
+        Args:
+            observation: A node's float32 observation vector (``obs["observation"]``).
+
+        Raises:
+            agents.base.NotResetError: Before :meth:`reset`.
+            ValueError: If the vector does not fit the config given to :meth:`reset`.
+        """
+        config = self._require_config()
+        view = decode_observation(observation, config)
+        slots = np.asarray(observation, dtype=np.float64)[GLOBAL_FEATURES:]
+        slots = slots.reshape(config.n_slots, SLOT_FEATURES)
+        steps = np.where(view.occupied, slots[:, S_STEPS] * STEP_SCALE, 0.0)
+        speed = np.where(view.occupied, slots[:, S_SPEED] * SPEED_SCALE, 0.0)
+        continuing = self.tracker.update(view)
+        ids = np.where(continuing, self._task_ids, NO_TASK)
+        records = self._records
+        kept = set(ids[continuing].tolist())
+        vanished = [task for task in records if task not in kept]
+        window = (view.age + view.time_left).tolist()
+        loss = np.exp(view.log_loss_ratio).tolist()
+        for slot in np.flatnonzero(view.occupied).tolist():
+            constants = (
+                int(view.family[slot]),
+                window[slot],
+                float(view.log_target_ratio[slot]),
+                float(speed[slot]),
+            )
+            if continuing[slot]:
+                task = int(ids[slot])
+            else:
+                task = self._moved_task(vanished, constants, view.age[slot], steps[slot])
+                if task == NO_TASK:
+                    task = int(self.tracker.task_ids[slot])
+                    records[task] = _TaskRecord(*constants)
+                else:
+                    vanished.remove(task)
+                ids[slot] = task
+            record = records[task]
+            record.new_from = 0 if record.age < 0 else len(record.work)
+            record.age = float(view.age[slot])
+            if steps[slot] > record.work[-1]:
+                record.work.append(float(steps[slot]))
+                record.loss.append(loss[slot])
+        self.departed_ids = sorted(vanished)
+        for task in vanished:
+            del records[task]
+        self._task_ids = ids
+        self.view = view
+        self.curve_steps = steps
+        self.speed = speed
+
+    def _moved_task(
+        self,
+        vanished: list[int],
+        constants: tuple[int, float, float, float],
+        age: float,
+        steps: float,
+    ) -> int:
+        """The id of a vanished task that the fresh task in a slot could be (or ``NO_TASK``)."""
+        for task in vanished:
+            record = self._records[task]
+            if record.matches(*constants) and age >= record.age and steps >= record.work[-1]:
+                return task
+        return NO_TASK
+
+    def history(self, slot: int) -> TaskHistory | None:
+        """The :class:`TaskHistory` of the task in ``slot`` (``None`` for an empty slot).
+
+        Raises:
+            IndexError: If ``slot`` is not a slot index of the config.
+        """
+        record = self._record(slot)
+        if record is None or self.view is None:
+            return None
+        return TaskHistory(
+            work=np.array(record.work),
+            loss=np.array(record.loss),
+            target=float(np.exp(self.view.log_target_ratio[slot])),
+            time_left=float(self.view.time_left[slot]),
+            speed=float(self.speed[slot]),
+            family=FAMILY_NAMES[record.family],
+        )
+
+    def new_points(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(work, loss)`` of the points the latest update added to ``slot``'s task.
+
+        A task first seen at the latest update returns all its points (its arrival point
+        included); a task that did not train returns two empty arrays, as does an empty slot.
+
+        Raises:
+            IndexError: If ``slot`` is not a slot index of the config.
+        """
+        record = self._record(slot)
+        if record is None:
+            return _NO_POINTS, _NO_POINTS
+        start = record.new_from
+        return np.array(record.work[start:]), np.array(record.loss[start:])
+
+    def _record(self, slot: int) -> _TaskRecord | None:
+        config = self._require_config()
+        if not 0 <= slot < config.n_slots:
+            raise IndexError(
+                f"ObservedHistories: slot {slot} is outside 0..{config.n_slots - 1} for this "
+                "config."
+            )
+        task = int(self._task_ids[slot])
+        return None if task == NO_TASK else self._records.get(task)
+
+    def _require_config(self) -> ClusterConfig:
+        if self._config is None:
+            raise NotResetError(
+                "ObservedHistories has no configuration yet: call reset(config) before update()."
+            )
+        return self._config
+
+
+class HistoryScheduler(EpochScheduler):
+    """An :class:`EpochScheduler` that keeps :attr:`histories` up to date for its subclasses.
+
+    Subclasses implement :meth:`plan_epoch` instead of :meth:`plan`; when it runs,
+    :attr:`histories` already holds this epoch's observation.
+
+    Attributes:
+        histories: The observed histories of the visible tasks.
+    """
+
+    name = "history_scheduler"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.histories = ObservedHistories()
+        self._observation = np.zeros(0, dtype=np.float32)
+
+    def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
+        """Start a new episode of ``config`` (histories are forgotten)."""
+        self.histories.reset(config)
+        super().reset(config, seed)
+
+    def act(self, observation: Observation, node: int) -> int:
+        """Node ``node``'s action (see :meth:`EpochScheduler.act`)."""
+        self._observation = np.asarray(observation["observation"])
+        return super().act(observation, node)
+
+    def plan(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
+        """Update :attr:`histories` with this epoch's observation, then :meth:`plan_epoch`."""
+        self.histories.update(self._observation)
+        return self.plan_epoch(view, mask)
+
+    @abstractmethod
+    def plan_epoch(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
+        """One action per node for this epoch (see :meth:`EpochScheduler.plan`)."""

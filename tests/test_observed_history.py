@@ -1,0 +1,186 @@
+"""ObservedHistories: histories rebuilt from observations match the simulator's own records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mara_env
+from agents import make_agent
+from agents.base import NotResetError
+from agents.observed_history import HistoryScheduler, ObservedHistories
+from agents.tracking import NO_TASK
+from mara_env.families import FAMILY_NAMES
+from mara_env.observation import SlotView
+
+#: Observations are float32: agreement to float32 precision.
+RTOL, ATOL = 2e-6, 1e-6
+
+
+def play_and_compare(config: mara_env.ClusterConfig, seed: int, agent: str) -> int:
+    """Play an episode with ``agent``; at every epoch compare each slot's observed history with
+    the simulator's records of the task in it. Returns the number of comparisons made."""
+    env = mara_env.raw_env(config)
+    env.reset(seed=seed)
+    scheduler = make_agent(agent)
+    scheduler.reset(env.config, seed=seed)
+    histories = ObservedHistories()
+    histories.reset(env.config)
+    state = env.simulator.state
+    tasks = state.tasks
+    index = {name: i for i, name in enumerate(env.possible_agents)}
+    true_of_id: dict[int, int] = {}
+    compared = 0
+    while env.agents:
+        agent_name = env.agent_selection
+        if env.terminations[agent_name] or env.truncations[agent_name]:
+            env.step(None)
+            continue
+        node = index[agent_name]
+        if node == 0:
+            histories.update(env.observe(agent_name)["observation"])
+            for slot, task in enumerate(state.slots.tolist()):
+                observed = histories.history(slot)
+                if task == NO_TASK:
+                    assert observed is None
+                    assert histories.task_ids[slot] == NO_TASK
+                    continue
+                assert observed is not None
+                task_id = int(histories.task_ids[slot])
+                assert true_of_id.setdefault(task_id, task) == task, "one id, one task"
+                progress = np.array(state.history_progress[task])
+                ratio = np.array(state.history_loss[task]) / tasks.initial_loss[task]
+                np.testing.assert_allclose(observed.work, progress, rtol=RTOL, atol=ATOL)
+                np.testing.assert_allclose(observed.loss, ratio, rtol=RTOL, atol=ATOL)
+                assert observed.loss[0] == 1.0 and observed.work[0] == 0.0
+                assert observed.target == pytest.approx(
+                    tasks.target[task] / tasks.initial_loss[task], rel=1e-5
+                )
+                assert observed.time_left == tasks.deadline[task] - state.epoch
+                assert observed.speed == pytest.approx(tasks.speed[task], rel=1e-6)
+                assert observed.family == FAMILY_NAMES[tasks.family[task]]
+                compared += 1
+        env.step(scheduler.act(env.observe(agent_name), node))
+    assert len(set(true_of_id.values())) == len(true_of_id), "distinct tasks get distinct ids"
+    return compared
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides", "agent"),
+    [
+        ("training", {"arrival_horizon": 40}, "edf"),
+        ("tiny", {"load": 4.0, "n_nodes": 1}, "round_robin"),
+        ("training", {"arrival_horizon": 30, "load": 2.8, "workload": "vision"}, "uniform"),
+    ],
+)
+def test_observed_histories_match_the_simulator_records(
+    preset: str, overrides: dict, agent: str
+) -> None:
+    config = mara_env.get_config(preset, **overrides)
+    assert play_and_compare(config, seed=3, agent=agent) > 50
+
+
+def test_new_points_are_exactly_the_points_added_at_the_latest_update() -> None:
+    """Concatenating new_points over updates rebuilds every history, point for point."""
+    env = mara_env.raw_env("tiny", load=4.0)
+    env.reset(seed=1)
+    scheduler = make_agent("edf")
+    scheduler.reset(env.config, seed=0)
+    histories = ObservedHistories()
+    histories.reset(env.config)
+    rebuilt: dict[int, tuple[list[float], list[float]]] = {}
+    departed_seen: set[int] = set()
+    index = {name: i for i, name in enumerate(env.possible_agents)}
+    while env.agents:
+        name = env.agent_selection
+        if env.terminations[name] or env.truncations[name]:
+            env.step(None)
+            continue
+        if index[name] == 0:
+            histories.update(env.observe(name)["observation"])
+            departed_seen.update(histories.departed_ids)
+            for task in histories.departed_ids:
+                assert task in rebuilt and task not in histories.task_ids.tolist()
+            for slot, task in enumerate(histories.task_ids.tolist()):
+                if task == NO_TASK:
+                    assert [len(a) for a in histories.new_points(slot)] == [0, 0]
+                    continue
+                work, loss = histories.new_points(slot)
+                points = rebuilt.setdefault(task, ([], []))
+                points[0].extend(work.tolist())
+                points[1].extend(loss.tolist())
+                history = histories.history(slot)
+                assert history is not None
+                assert points[0] == history.work.tolist()
+                assert points[1] == history.loss.tolist()
+        env.step(scheduler.act(env.observe(name), index[name]))
+    assert departed_seen, "some tasks left during the episode"
+
+
+def test_a_task_keeps_its_history_when_it_changes_slot() -> None:
+    """Histories belong to tasks, not slots: moving a task (as a fresh tracker sees it when the
+    slot contents are permuted) keeps its points."""
+    env = mara_env.raw_env("tiny", load=6.0)
+    env.reset(seed=2)
+    histories = ObservedHistories()
+    histories.reset(env.config)
+    for _ in range(3):
+        histories.update(env.observe("node_0")["observation"])
+        env.step(0)
+        env.step(1)
+    histories.update(env.observe("node_0")["observation"])
+    config = env.config
+    before = {slot: histories.history(slot) for slot in range(config.n_slots)}
+    ids_before = histories.task_ids.copy()
+    vector = env.observe("node_0")["observation"].copy()
+    start = mara_env.observation.GLOBAL_FEATURES
+    width = mara_env.observation.SLOT_FEATURES
+    slots = vector[start:].reshape(config.n_slots, width)
+    vector[start:] = slots[::-1].ravel()  # the same tasks, in reversed slots
+    histories.update(vector)
+    for slot in range(config.n_slots):
+        moved = config.n_slots - 1 - slot
+        assert histories.task_ids[moved] == ids_before[slot]
+        old, new = before[slot], histories.history(moved)
+        if old is None:
+            assert new is None
+            continue
+        assert new is not None
+        np.testing.assert_array_equal(old.work, new.work)
+    assert histories.departed_ids == []
+
+
+def test_update_before_reset_and_bad_slots_raise_clear_errors() -> None:
+    histories = ObservedHistories()
+    with pytest.raises(NotResetError, match="reset"):
+        histories.update(np.zeros(10, dtype=np.float32))
+    config = mara_env.get_config("tiny")
+    histories.reset(config)
+    with pytest.raises(ValueError, match="expected a vector of length"):
+        histories.update(np.zeros(10, dtype=np.float32))
+    with pytest.raises(IndexError, match="outside"):
+        histories.history(config.n_slots)
+
+
+class _FirstSlotWithHistory(HistoryScheduler):
+    name = "first_slot_with_history"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lengths: list[int] = []
+
+    def plan_epoch(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
+        history = self.histories.history(0)
+        self.lengths.append(0 if history is None else len(history.work))
+        slot = 0 if view.occupied[0] else self.config.idle_action
+        return np.full(self.config.n_nodes, slot, dtype=np.int64)
+
+
+def test_history_scheduler_updates_histories_before_each_plan() -> None:
+    from agents import evaluate
+
+    scheduler = _FirstSlotWithHistory()
+    rows = evaluate(scheduler, mara_env.get_config("tiny", load=4.0), seeds=[0])
+    assert rows[0]["illegal_actions"] == 0
+    assert max(scheduler.lengths) >= 2, "the trained task's history grows"
+    assert scheduler.histories.task_ids.tolist() == scheduler.tracker.task_ids.tolist()
