@@ -1,0 +1,394 @@
+"""Prediction cases: held-out tasks drawn as the simulator draws them, observed up to a fraction.
+
+The prediction benchmark (``python -m benchmarks.predictors``) scores predictors on these cases;
+other code (training diagnostics, wrappers' tests) can reuse them.
+
+**Tasks** (:func:`draw_tasks`). For a workload (``mara_env.workloads.WORKLOADS``: its families
+and weights) and a config (default: the ``evaluation`` preset, i.e. ``ClusterConfig`` defaults on
+the **test split**), ``draws_per_curve * (test curves of the workload's families)`` tasks are
+drawn, split across families by the workload's weights (rounded). Within a family the curves
+are dealt in shuffled rounds, so every curve is used once before any is used again. Each task is
+then drawn by the rule of ``mara_env.workload._draw_tasks``:
+
+* speed = curve length / ``U(epochs_per_curve)`` (curve steps per node-epoch);
+* feasible target = ``min(curve[p], 0.99 * curve[0])`` at ``p = clip(floor(U(target_fraction) *
+  length), 1, length - 1)``; with probability ``infeasible_share`` the target becomes
+  ``min(curve) * U(0.5, 0.9)``, which the curve never reaches;
+* deadline (epochs after arrival) = ``min(max(1, ceil(slack * demand / deadline_nodes**alpha)),
+  max_epochs)`` with ``slack ~ U(slack_range)`` and ``demand`` the node-epochs one node needs
+  for the *feasible* target (``epochs_per_curve[1]`` if even that is never reached);
+* steps to target ``T`` = the first curve step ``>= 1`` whose loss is ``<= target`` (``inf``:
+  infeasible).
+
+A task with ``speed >= T`` is dropped: it completes at its first report, so there is nothing
+to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
+tasks on every machine, and workloads get independent draws.
+
+**Cases** (:func:`make_cases`). At observed fraction ``f`` a task has had ``k`` epochs on one
+node: the largest ``k >= 1`` whose progress ``k * speed`` (accumulated epoch by epoch, exactly as
+the simulator adds it) is ``<= f * T`` (``f * length`` for an infeasible task). Its history is
+what a single node reports: the arrival point ``(0, curve[0])`` and, after each epoch, the
+progress and ``curve[min(floor(progress), length - 1)]``. Losses and the target are divided by
+``curve[0]``: schedulers only observe ratios to the loss at arrival. The true remaining work is
+``T - progress`` curve steps (``inf`` when infeasible), as
+``ClusterSimulator.privileged_remaining_work`` counts it. Time left is ``max(deadline - k, 0)``
+epochs: infeasible tasks observed long enough can be past their deadline. Scores treat work
+beyond :data:`CAP_CURVE_LENGTHS` curve lengths (the case's ``cap``) as "never".
+
+Trajectories. A predictor that can also sample future loss curves implements the optional
+:class:`TrajectoryPredictor` protocol; :func:`sample_trajectories` calls it with checks.
+
+Example:
+    >>> tasks = draw_tasks("rl", seed=0, draws_per_curve=1)
+    >>> cases = make_cases(tasks, 0.2)
+    >>> len(cases) == len(tasks), cases.truth.shape == cases.cap.shape
+    (True, True)
+    >>> history = cases.histories[0]
+    >>> float(history.loss[0]), bool(history.work[-1] <= max(0.2 * tasks[0].horizon, tasks[0].speed))
+    (1.0, True)
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from mara_env import ClusterConfig, ConfigError, get_config
+from mara_env.sources import default_trace_source
+from mara_env.traces import CurvePool, TraceSource
+from mara_env.workload import _first_step_at_or_below
+from predictors.base import TaskHistory
+
+#: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
+CAP_CURVE_LENGTHS = 4.0
+#: Target draws per test curve of the workload.
+DEFAULT_DRAWS_PER_CURVE = 4
+#: The workloads of the prediction benchmark.
+BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
+#: A hopeless target is the curve's minimum times U(HOPELESS_RANGE) (as in the simulator).
+HOPELESS_RANGE = (0.5, 0.9)
+#: A feasible target is at most this share of the initial loss (as in the simulator).
+MAX_TARGET_SHARE = 0.99
+
+
+class CaseError(ValueError):
+    """A request for prediction cases that cannot be met (bad fraction, seed, workload...)."""
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionTask:
+    """One drawn task, with everything hidden from predictors.
+
+    Attributes:
+        workload: The workload it was drawn for.
+        family: Its family.
+        curve_id: Row of its curve in the family's pool of the config's split.
+        curve: The curve's recorded losses (``length`` points, unnormalised, read-only).
+        speed: Curve steps one node advances it per epoch.
+        target: Target loss (same units as ``curve``).
+        steps_to_target: First curve step ``>= 1`` at or below the target (``inf``: never).
+        deadline: Epochs from arrival to its deadline.
+    """
+
+    workload: str
+    family: str
+    curve_id: int
+    curve: np.ndarray
+    speed: float
+    target: float
+    steps_to_target: float
+    deadline: int
+
+    @property
+    def length(self) -> int:
+        """Points on the curve."""
+        return len(self.curve)
+
+    @property
+    def infeasible(self) -> bool:
+        """Whether the target is never reached."""
+        return not math.isfinite(self.steps_to_target)
+
+    @property
+    def horizon(self) -> float:
+        """What observed fractions are fractions of: ``T``, or the curve length if infeasible."""
+        return float(self.length) if self.infeasible else self.steps_to_target
+
+    @property
+    def cap(self) -> float:
+        """Work scored as finite at most: :data:`CAP_CURVE_LENGTHS` curve lengths."""
+        return CAP_CURVE_LENGTHS * self.length
+
+    def loss_at(self, progress: np.ndarray) -> np.ndarray:
+        """The loss reported after ``progress`` curve steps: ``curve[min(floor(p), length - 1)]``."""
+        index = np.minimum(np.floor(progress).astype(np.intp), self.length - 1)
+        return self.curve[index]
+
+    def report_progress(self, fraction: float) -> np.ndarray:
+        """Progress at arrival (0) and after each of the ``k`` epochs observed at ``fraction``."""
+        _check_fraction(fraction)
+        budget = fraction * self.horizon
+        epochs = max(1, math.ceil(budget / self.speed) + 1)
+        # Sequential sums, as the simulator adds ``speed`` to the progress every epoch.
+        progress = np.cumsum(np.full(epochs, self.speed))
+        reports = max(1, int(np.count_nonzero(progress <= budget)))
+        return np.concatenate([[0.0], progress[:reports]])
+
+    def history(self, fraction: float) -> TaskHistory:
+        """What a scheduler has seen at ``fraction``, losses and target divided by ``curve[0]``."""
+        progress = self.report_progress(fraction)
+        scale = self.curve[0]
+        return TaskHistory(
+            work=progress,
+            loss=self.loss_at(progress) / scale,
+            target=self.target / scale,
+            time_left=float(max(self.deadline - (len(progress) - 1), 0)),
+            speed=self.speed,
+            family=self.family,
+        )
+
+    def true_remaining(self, fraction: float) -> float:
+        """Curve steps from the last report to the first step at or below the target."""
+        return self.steps_to_target - float(self.report_progress(fraction)[-1])
+
+    def time_left(self, fraction: float) -> float:
+        """Epochs until the deadline after the reports at ``fraction`` (at least 0)."""
+        return float(max(self.deadline - (len(self.report_progress(fraction)) - 1), 0))
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionCases:
+    """Tasks observed at one fraction, with the arrays the metrics need.
+
+    Attributes:
+        tasks: The tasks.
+        fraction: The observed fraction.
+        histories: What predictors see of each task.
+        truth: True remaining work in curve steps (``inf``: infeasible).
+        cap: Work scored as "never" beyond this (:attr:`PredictionTask.cap`).
+        budget: Work one node does before the deadline: ``time_left * speed``.
+    """
+
+    tasks: tuple[PredictionTask, ...]
+    fraction: float
+    histories: tuple[TaskHistory, ...]
+    truth: np.ndarray
+    cap: np.ndarray
+    budget: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def infeasible(self) -> np.ndarray:
+        """Whether each case's target is never reached."""
+        return np.isinf(self.truth)
+
+    def subset(self, indices: Sequence[int] | np.ndarray) -> PredictionCases:
+        """The cases at ``indices``, in that order."""
+        chosen = [int(i) for i in np.asarray(indices, dtype=np.int64).ravel()]
+        return PredictionCases(
+            tasks=tuple(self.tasks[i] for i in chosen),
+            fraction=self.fraction,
+            histories=tuple(self.histories[i] for i in chosen),
+            truth=self.truth[chosen],
+            cap=self.cap[chosen],
+            budget=self.budget[chosen],
+        )
+
+
+def make_cases(tasks: Sequence[PredictionTask], fraction: float) -> PredictionCases:
+    """Observe each task at ``fraction`` (see the module docstring).
+
+    Raises:
+        CaseError: If ``fraction`` is not in (0, 1) or there are no tasks.
+    """
+    _check_fraction(fraction)
+    if len(tasks) == 0:
+        raise CaseError("make_cases: no tasks given; draw some with draw_tasks().")
+    histories = tuple(task.history(fraction) for task in tasks)
+    truth = np.array(
+        [task.steps_to_target - h.work[-1] for task, h in zip(tasks, histories, strict=True)]
+    )
+    budget = np.array([h.time_left * h.speed for h in histories])
+    return PredictionCases(
+        tasks=tuple(tasks),
+        fraction=float(fraction),
+        histories=histories,
+        truth=truth,
+        cap=np.array([task.cap for task in tasks]),
+        budget=budget,
+    )
+
+
+def draw_tasks(
+    workload: str,
+    *,
+    seed: int = 0,
+    draws_per_curve: int = DEFAULT_DRAWS_PER_CURVE,
+    config: ClusterConfig | None = None,
+    source: TraceSource | None = None,
+) -> tuple[PredictionTask, ...]:
+    """Draw the tasks of ``workload`` (see the module docstring), families in config order.
+
+    Args:
+        workload: A name from ``mara_env.workloads.WORKLOADS``; it sets the families unless
+            ``config`` is given, in which case it is only a label and the seed's salt.
+        seed: Seed of the draws (an int >= 0).
+        draws_per_curve: Tasks per test curve of the workload, on average (an int >= 1).
+        config: The config whose task rules apply (default: the ``evaluation`` preset on
+            ``workload``).
+        source: Where curves come from (default: the shipped traces).
+
+    Raises:
+        CaseError: For an unknown workload, a bad seed or draws, or a source lacking a family.
+    """
+    if not (isinstance(seed, int) and seed >= 0):
+        raise CaseError(f"draw_tasks: seed must be an int >= 0, got {seed!r}.")
+    if not (isinstance(draws_per_curve, int) and draws_per_curve >= 1):
+        raise CaseError(
+            f"draw_tasks: draws_per_curve must be an int >= 1, got {draws_per_curve!r}."
+        )
+    if config is None:
+        try:
+            config = get_config("evaluation", workload=workload)
+        except ConfigError as error:
+            raise CaseError(f"draw_tasks: {error}") from None
+    source = default_trace_source() if source is None else source
+    missing = [family for family in config.families if family not in source.families]
+    if missing:
+        raise CaseError(
+            f"draw_tasks: the trace source has no curves for {missing}; it has "
+            f"{list(source.families)}."
+        )
+    rng = np.random.default_rng([seed, zlib.crc32(workload.encode())])
+    pools = [source.pool(family, config.split) for family in config.families]
+    total = draws_per_curve * sum(pool.n_curves for pool in pools)
+    tasks: list[PredictionTask] = []
+    for pool, share in zip(pools, config.family_probabilities(), strict=True):
+        count = round(total * share)
+        if count == 0:
+            continue
+        rounds = -(-count // pool.n_curves)
+        rows = np.concatenate([rng.permutation(pool.n_curves) for _ in range(rounds)])[:count]
+        tasks.extend(_draw_family_tasks(workload, pool.family, pool, rows, config, rng))
+    return tuple(tasks)
+
+
+def _draw_family_tasks(
+    workload: str,
+    family: str,
+    pool: CurvePool,
+    rows: np.ndarray,
+    config: ClusterConfig,
+    rng: np.random.Generator,
+) -> list[PredictionTask]:
+    """Tasks on ``rows`` of ``pool``, drawn by the simulator's rule (``_draw_tasks``)."""
+    n = len(rows)
+    lengths = pool.lengths[rows]
+    curves = pool.losses[rows]
+    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
+    position = np.clip(
+        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
+    )
+    initial = curves[:, 0]
+    target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial)
+    infeasible = rng.random(n) < config.infeasible_share
+    curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
+    hopeless = curve_min * rng.uniform(*HOPELESS_RANGE, size=n)
+    demand = _first_step_at_or_below(curves, lengths, target) / speed
+    alpha = config.alpha_for(family)
+    slack = rng.uniform(*config.slack_range, size=n)
+    allowed = slack * np.where(np.isfinite(demand), demand, config.epochs_per_curve[1])
+    allowed /= config.deadline_nodes**alpha
+    deadline = np.minimum(np.maximum(1, np.ceil(allowed)).astype(np.int64), config.max_epochs)
+    target = np.where(infeasible, hopeless, target)
+    steps_to_target = _first_step_at_or_below(curves, lengths, target)
+    tasks = []
+    for i in range(n):
+        if math.isfinite(steps_to_target[i]) and speed[i] >= steps_to_target[i]:
+            continue  # completes at its first report: nothing to predict
+        curve = curves[i, : lengths[i]].copy()
+        curve.setflags(write=False)
+        tasks.append(
+            PredictionTask(
+                workload=workload,
+                family=family,
+                curve_id=int(rows[i]),
+                curve=curve,
+                speed=float(speed[i]),
+                target=float(target[i]),
+                steps_to_target=float(steps_to_target[i]),
+                deadline=int(deadline[i]),
+            )
+        )
+    return tasks
+
+
+def _check_fraction(fraction: float) -> None:
+    if not (isinstance(fraction, (int, float)) and 0.0 < fraction < 1.0):
+        raise CaseError(
+            f"Observed fraction must be a number in (0, 1), got {fraction!r}; e.g. 0.2 observes "
+            "a fifth of the curve steps to the target."
+        )
+
+
+@runtime_checkable
+class TrajectoryPredictor(Protocol):
+    """Optional: a predictor that samples whole future loss trajectories.
+
+    ``sample_trajectories(histories, steps, n_samples, rng)`` returns an array of shape
+    ``(len(histories), n_samples, len(steps))``: sampled **natural-log losses** (in the units
+    of the histories' losses) after ``history.work[-1] + steps[j]`` curve steps, with ``steps`` a
+    1-d increasing array of positive offsets shared by all tasks.
+    """
+
+    def sample_trajectories(
+        self,
+        histories: Sequence[TaskHistory],
+        steps: np.ndarray,
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Sampled future log-losses, ``(n_tasks, n_samples, len(steps))``."""
+        ...
+
+
+def sample_trajectories(
+    predictor: object,
+    histories: Sequence[TaskHistory],
+    steps: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+) -> np.ndarray | None:
+    """``predictor``'s sampled future log-losses, or ``None`` if it samples no trajectories.
+
+    Raises:
+        CaseError: If ``steps`` is not a positive increasing 1-d array, or the predictor
+            returns the wrong shape or NaN.
+
+    Example:
+        >>> sample_trajectories(object(), [], np.array([1.0]), 4, np.random.default_rng(0)) is None
+        True
+    """
+    if not isinstance(predictor, TrajectoryPredictor):
+        return None
+    steps = np.asarray(steps, dtype=np.float64)
+    if steps.ndim != 1 or steps.size == 0 or steps[0] <= 0 or np.any(np.diff(steps) <= 0):
+        raise CaseError("sample_trajectories: steps must be a 1-d increasing array of offsets > 0.")
+    result = np.asarray(predictor.sample_trajectories(histories, steps, n_samples, rng))
+    expected = (len(histories), n_samples, len(steps))
+    name = getattr(predictor, "name", type(predictor).__name__)
+    if result.shape != expected:
+        raise CaseError(
+            f"{name}.sample_trajectories returned shape {result.shape}, expected {expected} "
+            "(tasks, samples, steps)."
+        )
+    if np.isnan(result).any():
+        raise CaseError(f"{name}.sample_trajectories returned NaN log-losses.")
+    return result

@@ -1,0 +1,302 @@
+"""Scores of predicted remaining work against the truth, where "never" is a possible answer.
+
+Every function takes predictions as samples, ``samples[i, j]`` = the ``j``-th sampled remaining
+work of case ``i`` (``inf``: the target is never reached), and the true remaining work
+``truth[i]`` (``inf`` for an infeasible case). Work is in curve steps; ``cap[i] >= 1`` bounds
+the work that is scored as a finite amount (the prediction benchmark uses four curve lengths, see
+:mod:`predictors.cases`). Quantiles are sample values (the inverted-CDF rule, as in
+:meth:`predictors.base.RemainingWork.quantiles`): the ``q``-quantile of ``n`` samples is the
+``ceil(q * n)``-th smallest, so no interpolation ever meets an ``inf``.
+
+Metrics (all pure NumPy):
+
+* :func:`log_ratio_errors` / :func:`median_log_ratio_error`: ``|ln(c(m) / c(y))|`` with ``m``
+  the sample median, ``y`` the truth and ``c(v) = min(max(v, 1), cap)``, on feasible cases. A
+  median of "never" scores ``ln(cap / c(y))``: the largest error a finite prediction could have.
+* :func:`infeasibility_auc`: ROC AUC of ``P(never)`` (the share of infinite samples) for telling
+  infeasible cases from feasible ones; the Mann–Whitney statistic with ties counting one half.
+* :func:`interval_covered` / :func:`interval_coverage`: whether the truth lies in the central
+  interval between the sample quantiles ``(1 - level) / 2`` and ``(1 + level) / 2``. An infinite
+  truth is covered iff the upper quantile is ``inf``. With ``n`` exchangeable samples the interval
+  ``[X_(ceil(0.1 n)), X_(ceil(0.9 n))]`` covers a new draw with probability
+  ``(ceil(0.9 n) - ceil(0.1 n)) / (n + 1)``: 0.785 for 64 samples, 0.758 for 32.
+* :func:`crps_log_work`: the continuous ranked probability score of ``x = ln(1 + min(work, cap))``,
+  ``CRPS(F, y) = integral (F(x) - 1{x >= y})^2 dx = E|X - y| - E|X - X'| / 2``, computed in
+  ``O(n log n)`` from sorted samples.
+* :func:`brier_score`: mean squared error of the predicted probability of reaching the target
+  within a work budget (``time_left * speed`` at one node) against what happened.
+
+:func:`score_predictions` computes all of them for one batch.
+
+Example:
+    >>> import numpy as np
+    >>> samples = np.array([[9.0, 10.0, 11.0], [np.inf, np.inf, 50.0]])
+    >>> truth = np.array([10.0, np.inf])
+    >>> scores = score_predictions(samples, truth, cap=np.array([400.0, 400.0]),
+    ...                            budget=np.array([20.0, 20.0]))
+    >>> scores["median_log_error"], scores["infeasibility_auc"], scores["coverage_80"]
+    (0.0, 1.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: The central interval scored by :func:`interval_coverage` by default.
+INTERVAL_LEVEL = 0.8
+
+
+class MetricInputError(ValueError):
+    """Predictions or truths a metric cannot score (wrong shape, NaN, negative work...)."""
+
+
+def _check_samples(samples: np.ndarray, where: str) -> np.ndarray:
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2 or samples.shape[1] == 0:
+        raise MetricInputError(
+            f"{where}: samples must be a 2-d (cases, samples) array with at least one sample, "
+            f"got shape {samples.shape}."
+        )
+    if np.isnan(samples).any() or (samples < 0).any():
+        raise MetricInputError(
+            f"{where}: samples must be >= 0 or inf (never); found NaN or negative work."
+        )
+    return samples
+
+
+def _check_per_case(values: np.ndarray, n_cases: int, name: str, where: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (n_cases,):
+        raise MetricInputError(
+            f"{where}: {name} must have one value per case, shape ({n_cases},), got {values.shape}."
+        )
+    if np.isnan(values).any():
+        raise MetricInputError(f"{where}: {name} contains NaN.")
+    return values
+
+
+def _check_truth(truth: np.ndarray, n_cases: int, where: str) -> np.ndarray:
+    truth = _check_per_case(truth, n_cases, "truth", where)
+    if (truth < 0).any():
+        raise MetricInputError(f"{where}: truth must be >= 0 or inf (infeasible).")
+    return truth
+
+
+def _check_cap(cap: np.ndarray, n_cases: int, where: str) -> np.ndarray:
+    cap = _check_per_case(cap, n_cases, "cap", where)
+    if not (np.isfinite(cap).all() and (cap >= 1).all()):
+        raise MetricInputError(f"{where}: cap must be finite and >= 1 (e.g. 4 curve lengths).")
+    return cap
+
+
+def sample_quantiles(samples: np.ndarray, level: float) -> np.ndarray:
+    """The ``level`` quantile of each case's samples: the ``ceil(level * n)``-th smallest.
+
+    Example:
+        >>> sample_quantiles(np.array([[4.0, 1.0, 3.0, 2.0], [1.0, np.inf, np.inf, 2.0]]), 0.5)
+        array([2., 2.])
+    """
+    samples = _check_samples(samples, "sample_quantiles")
+    if not 0.0 < level <= 1.0:
+        raise MetricInputError(f"sample_quantiles: level must be in (0, 1], got {level}.")
+    return np.quantile(samples, level, axis=1, method="inverted_cdf")
+
+
+def log_ratio_errors(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Per case ``|ln(c(median) / c(truth))|``, ``c(v) = min(max(v, 1), cap)``; NaN where the
+    truth is infinite (infeasible cases have no remaining work to be wrong about).
+
+    Example:
+        >>> log_ratio_errors(np.array([[20.0], [np.inf], [3.0]]), np.array([10.0, 10.0, np.inf]),
+        ...                  np.array([40.0, 40.0, 40.0])).round(4).tolist()
+        [0.6931, 1.3863, nan]
+    """
+    samples = _check_samples(samples, "log_ratio_errors")
+    truth = _check_truth(truth, len(samples), "log_ratio_errors")
+    cap = _check_cap(cap, len(samples), "log_ratio_errors")
+    median = np.minimum(np.maximum(sample_quantiles(samples, 0.5), 1.0), cap)
+    true = np.minimum(np.maximum(truth, 1.0), cap)
+    with np.errstate(invalid="ignore"):
+        errors = np.abs(np.log(median) - np.log(true))
+    return np.where(np.isfinite(truth), errors, np.nan)
+
+
+def median_log_ratio_error(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> float:
+    """Median of :func:`log_ratio_errors` over the feasible cases (NaN if there are none).
+
+    Example:
+        >>> error = median_log_ratio_error(np.array([[10.0], [40.0], [1.0]]),
+        ...                                np.array([10.0, 20.0, np.inf]), np.array([80.0] * 3))
+        >>> round(error, 4)  # the median of 0 and ln 2
+        0.3466
+    """
+    errors = log_ratio_errors(samples, truth, cap)
+    feasible = errors[np.isfinite(truth)]
+    return float(np.median(feasible)) if feasible.size else float("nan")
+
+
+def never_probability(samples: np.ndarray) -> np.ndarray:
+    """Per case, the share of samples that say "never" (``inf``).
+
+    Example:
+        >>> never_probability(np.array([[1.0, np.inf, np.inf, 2.0]])).tolist()
+        [0.5]
+    """
+    samples = _check_samples(samples, "never_probability")
+    return np.mean(np.isinf(samples), axis=1)
+
+
+def midranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``values``, tied values sharing the mean of their ranks.
+
+    Example:
+        >>> midranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
+        [3.5, 1.0, 3.5, 2.0]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    # Runs of equal values: each gets the mean of the positions it occupies.
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    mean_rank = (starts + ends + 1) / 2.0
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat(mean_rank, ends - starts)
+    return ranks
+
+
+def infeasibility_auc(score: np.ndarray, infeasible: np.ndarray) -> float:
+    """ROC AUC of ``score`` (e.g. ``P(never)``) for the infeasible cases.
+
+    ``AUC = (R - n1 (n1 + 1) / 2) / (n1 n0)`` with ``R`` the sum of the infeasible cases'
+    midranks, ``n1`` infeasible and ``n0`` feasible cases: the probability that a random
+    infeasible case scores higher than a random feasible one, ties counting one half. NaN when
+    either class is empty.
+
+    Example:
+        >>> infeasibility_auc(np.array([0.9, 0.1, 0.5, 0.5]), np.array([True, False, True, False]))
+        0.875
+    """
+    score = np.asarray(score, dtype=np.float64)
+    infeasible = np.asarray(infeasible)
+    if score.ndim != 1 or infeasible.shape != score.shape or np.isnan(score).any():
+        raise MetricInputError(
+            f"infeasibility_auc: score and infeasible must be 1-d of one length without NaN, got "
+            f"shapes {score.shape} and {infeasible.shape}."
+        )
+    if infeasible.dtype != np.bool_:
+        raise MetricInputError("infeasibility_auc: infeasible must be a boolean array.")
+    n_positive = int(infeasible.sum())
+    n_negative = len(score) - n_positive
+    if n_positive == 0 or n_negative == 0:
+        return float("nan")
+    rank_sum = float(midranks(score)[infeasible].sum())
+    return (rank_sum - n_positive * (n_positive + 1) / 2.0) / (n_positive * n_negative)
+
+
+def interval_covered(
+    samples: np.ndarray, truth: np.ndarray, level: float = INTERVAL_LEVEL
+) -> np.ndarray:
+    """Per case, whether ``q_lo <= truth <= q_hi`` for the central ``level`` sample interval.
+
+    ``q_lo``, ``q_hi`` are the ``(1 - level) / 2`` and ``(1 + level) / 2`` sample quantiles; an
+    infinite truth is covered iff ``q_hi`` is infinite.
+
+    Example:
+        >>> samples = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]] * 3)
+        >>> interval_covered(samples, np.array([1.0, 5.0, 6.0])).tolist()
+        [True, True, False]
+    """
+    samples = _check_samples(samples, "interval_covered")
+    truth = _check_truth(truth, len(samples), "interval_covered")
+    if not 0.0 < level < 1.0:
+        raise MetricInputError(f"interval_covered: level must be in (0, 1), got {level}.")
+    low = sample_quantiles(samples, (1.0 - level) / 2.0)
+    high = sample_quantiles(samples, (1.0 + level) / 2.0)
+    finite_covered = (low <= truth) & (truth <= high)
+    return np.where(np.isinf(truth), np.isinf(high), finite_covered)
+
+
+def interval_coverage(
+    samples: np.ndarray, truth: np.ndarray, level: float = INTERVAL_LEVEL
+) -> float:
+    """Share of cases whose truth lies in the central ``level`` interval (see
+    :func:`interval_covered`).
+
+    Example:
+        >>> interval_coverage(np.array([[1.0, 2.0], [5.0, 6.0]]), np.array([1.5, 1.5]))
+        0.5
+    """
+    return float(np.mean(interval_covered(samples, truth, level)))
+
+
+def crps_log_work(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Per case, the CRPS of ``x = ln(1 + min(work, cap))`` (lower is better, 0 is perfect).
+
+    With the empirical distribution of the ``n`` transformed samples, sorted as
+    ``x_(1) <= ... <= x_(n)``::
+
+        CRPS = mean_i |x_i - y| - (1 / n^2) * sum_i (2 i - n - 1) x_(i)
+
+    since ``sum_{i,j} |x_i - x_j| = 2 sum_i (2 i - n - 1) x_(i)``. This equals
+    ``integral (F_n(x) - 1{x >= y})^2 dx`` exactly. "Never" maps to ``ln(1 + cap)``, so a
+    confident "never" on an infeasible case scores 0.
+
+    Example:
+        >>> crps_log_work(np.array([[np.e - 1.0]]), np.array([0.0]), np.array([100.0])).tolist()
+        [1.0]
+    """
+    samples = _check_samples(samples, "crps_log_work")
+    truth = _check_truth(truth, len(samples), "crps_log_work")
+    cap = _check_cap(cap, len(samples), "crps_log_work")
+    x = np.sort(np.log1p(np.minimum(samples, cap[:, None])), axis=1)
+    y = np.log1p(np.minimum(truth, cap))
+    n = x.shape[1]
+    spread_weights = (2.0 * np.arange(1, n + 1) - n - 1.0) / n**2
+    return np.mean(np.abs(x - y[:, None]), axis=1) - x @ spread_weights
+
+
+def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> float:
+    """Mean of ``(P(work <= budget) - 1{truth <= budget})^2`` over cases.
+
+    ``P`` is the share of samples within the budget, as in
+    :meth:`predictors.base.RemainingWork.success_probability`.
+
+    Example:
+        >>> brier_score(np.array([[1.0, 3.0], [np.inf, np.inf]]), np.array([1.0, np.inf]),
+        ...             np.array([2.0, 2.0]))
+        0.125
+    """
+    samples = _check_samples(samples, "brier_score")
+    truth = _check_truth(truth, len(samples), "brier_score")
+    budget = _check_per_case(budget, len(samples), "budget", "brier_score")
+    probability = np.mean(samples <= budget[:, None], axis=1)
+    outcome = (truth <= budget).astype(np.float64)
+    return float(np.mean((probability - outcome) ** 2))
+
+
+def score_predictions(
+    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, budget: np.ndarray
+) -> dict[str, float]:
+    """Every metric of this module for one batch of cases.
+
+    Keys: ``cases``, ``infeasible_cases``, ``median_log_error`` (feasible cases),
+    ``infeasibility_auc``, ``coverage_80``, ``crps_log`` (mean over cases) and ``brier``.
+
+    Raises:
+        MetricInputError: If the arrays do not describe the same cases, or hold NaN.
+    """
+    samples = _check_samples(samples, "score_predictions")
+    truth = _check_truth(truth, len(samples), "score_predictions")
+    if len(samples) == 0:
+        raise MetricInputError("score_predictions: there are no cases to score.")
+    infeasible = np.isinf(truth)
+    return {
+        "cases": float(len(samples)),
+        "infeasible_cases": float(infeasible.sum()),
+        "median_log_error": median_log_ratio_error(samples, truth, cap),
+        "infeasibility_auc": infeasibility_auc(never_probability(samples), infeasible),
+        "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
+        "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
+        "brier": brier_score(samples, truth, budget),
+    }
