@@ -253,7 +253,8 @@ def crps_log_work(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np
     y = np.log1p(np.minimum(truth, cap))
     n = x.shape[1]
     spread_weights = (2.0 * np.arange(1, n + 1) - n - 1.0) / n**2
-    return np.mean(np.abs(x - y[:, None]), axis=1) - x @ spread_weights
+    crps = np.mean(np.abs(x - y[:, None]), axis=1) - x @ spread_weights
+    return np.maximum(crps, 0.0)  # >= 0 exactly; rounding can leave -1e-17
 
 
 def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> float:

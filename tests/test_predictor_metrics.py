@@ -1,0 +1,317 @@
+"""Metrics of the prediction benchmark against slow direct computations and known answers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predictors.metrics import (
+    MetricInputError,
+    brier_score,
+    crps_log_work,
+    infeasibility_auc,
+    interval_coverage,
+    interval_covered,
+    log_ratio_errors,
+    median_log_ratio_error,
+    midranks,
+    never_probability,
+    sample_quantiles,
+    score_predictions,
+)
+
+# Work values with ties and "never": small integers, some large, some inf.
+work_values = st.one_of(
+    st.integers(0, 6).map(float),
+    st.floats(0.0, 500.0, allow_nan=False),
+    st.just(math.inf),
+)
+
+
+@st.composite
+def sample_matrices(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(samples, truth, cap) for a few cases."""
+    n_cases = draw(st.integers(1, 5))
+    n_samples = draw(st.integers(1, 12))
+    samples = np.array(
+        [[draw(work_values) for _ in range(n_samples)] for _ in range(n_cases)], dtype=np.float64
+    )
+    truth = np.array([draw(work_values) for _ in range(n_cases)], dtype=np.float64)
+    cap = np.array([draw(st.floats(1.0, 400.0)) for _ in range(n_cases)], dtype=np.float64)
+    return samples, truth, cap
+
+
+# --- slow references ----------------------------------------------------------------------------
+
+
+def quantile_reference(values: list[float], level: float) -> float:
+    """The ceil(level * n)-th smallest value."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(level * len(ordered) - 1e-12)) - 1]
+
+
+def crps_reference(samples: list[float], truth: float, cap: float) -> float:
+    """Exact integral of (F_n(x) - 1{x >= y})^2 over the real line, piece by piece."""
+    xs = [math.log1p(min(value, cap)) for value in samples]
+    y = math.log1p(min(truth, cap))
+    points = sorted([*xs, y])
+    total = 0.0
+    for left, right in itertools.pairwise(points):
+        # On [left, right) the empirical CDF and the step are constant.
+        cdf = sum(x <= left for x in xs) / len(xs)
+        step = 1.0 if left >= y else 0.0
+        total += (right - left) * (cdf - step) ** 2
+    return total
+
+
+def crps_grid(samples: np.ndarray, truth: float, cap: float) -> float:
+    """Numerical integration of the same integral on a fine grid (midpoint rule)."""
+    xs = np.log1p(np.minimum(samples, cap))
+    y = math.log1p(min(truth, cap))
+    low, high = min(xs.min(), y) - 0.1, max(xs.max(), y) + 0.1
+    edges = np.linspace(low, high, 200_001)
+    mid = (edges[1:] + edges[:-1]) / 2
+    cdf = np.searchsorted(np.sort(xs), mid, side="right") / len(xs)
+    return float(np.sum((cdf - (mid >= y)) ** 2) * (edges[1] - edges[0]))
+
+
+def auc_reference(score: list[float], positive: list[bool]) -> float:
+    """Mean over (positive, negative) pairs of 1{s+ > s-} + 1/2 1{s+ == s-}."""
+    pairs = [
+        (1.0 if p > n else 0.5 if p == n else 0.0)
+        for p, is_p in zip(score, positive, strict=True)
+        if is_p
+        for n, is_n in zip(score, positive, strict=True)
+        if not is_n
+    ]
+    return sum(pairs) / len(pairs)
+
+
+# --- CRPS ---------------------------------------------------------------------------------------
+
+
+@given(sample_matrices())
+@settings(max_examples=150, deadline=None)
+def test_crps_equals_the_integral_of_the_squared_cdf_gap(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    samples, truth, cap = data
+    fast = crps_log_work(samples, truth, cap)
+    slow = [
+        crps_reference(row.tolist(), y, c) for row, y, c in zip(samples, truth, cap, strict=True)
+    ]
+    np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
+
+
+def test_crps_matches_numerical_integration() -> None:
+    rng = np.random.default_rng(3)
+    samples = np.where(rng.random((3, 40)) < 0.2, np.inf, rng.gamma(2.0, 20.0, size=(3, 40)))
+    truth, cap = np.array([30.0, np.inf, 0.0]), np.array([200.0, 200.0, 200.0])
+    fast = crps_log_work(samples, truth, cap)
+    grid = [crps_grid(samples[i], truth[i], cap[i]) for i in range(3)]
+    np.testing.assert_allclose(fast, grid, atol=2e-4)
+
+
+def test_crps_known_answers() -> None:
+    cap = np.array([100.0, 100.0, 100.0])
+    # A point forecast scores |x - y|; a perfect one, and a confident "never" when it is, score 0.
+    point = crps_log_work(np.array([[9.0], [4.0], [np.inf]]), np.array([4.0, 4.0, np.inf]), cap)
+    np.testing.assert_allclose(point, [math.log(10.0) - math.log(5.0), 0.0, 0.0], atol=1e-12)
+    # Two samples straddling the truth: E|X - y| - E|X - X'| / 2 = 1 - 1 / 2 in log units.
+    x = np.array([[math.e**1 - 1, math.e**3 - 1]])
+    assert crps_log_work(x, np.array([math.e**2 - 1]), cap[:1])[0] == pytest.approx(0.5)
+
+
+def test_crps_of_never_uses_the_cap() -> None:
+    cap = np.array([50.0])
+    never = crps_log_work(np.array([[np.inf]]), np.array([9.0]), cap)
+    assert never[0] == pytest.approx(math.log(51.0) - math.log(10.0))
+
+
+# --- AUC ------------------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4).map(lambda v: v / 4), st.booleans()), min_size=2, max_size=30
+    )
+)
+@settings(max_examples=150, deadline=None)
+def test_auc_equals_the_pairwise_definition(pairs: list[tuple[float, bool]]) -> None:
+    score = [value for value, _ in pairs]
+    positive = [flag for _, flag in pairs]
+    fast = infeasibility_auc(np.array(score), np.array(positive))
+    if all(positive) or not any(positive):
+        assert math.isnan(fast)
+    else:
+        assert fast == pytest.approx(auc_reference(score, positive), abs=1e-12)
+
+
+def test_auc_known_answers() -> None:
+    infeasible = np.array([True, True, False, False, False])
+    assert infeasibility_auc(np.array([1.0, 0.9, 0.0, 0.1, 0.2]), infeasible) == 1.0
+    assert infeasibility_auc(np.array([0.0, 0.1, 1.0, 0.9, 0.8]), infeasible) == 0.0
+    assert infeasibility_auc(np.full(5, 0.5), infeasible) == 0.5
+
+
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=25))
+def test_midranks_average_the_positions_of_ties(values: list[int]) -> None:
+    ranks = midranks(np.array(values, dtype=np.float64))
+    ordered = sorted(values)
+    for value, rank in zip(values, ranks, strict=True):
+        positions = [i + 1 for i, v in enumerate(ordered) if v == value]
+        assert rank == pytest.approx(sum(positions) / len(positions))
+
+
+def test_never_probability_counts_infinite_samples() -> None:
+    samples = np.array([[np.inf, 1.0, np.inf, 2.0], [0.0, 0.0, 0.0, 0.0]])
+    assert never_probability(samples).tolist() == [0.5, 0.0]
+
+
+# --- coverage -------------------------------------------------------------------------------------
+
+
+@given(sample_matrices(), st.sampled_from([0.5, 0.8, 0.9]))
+@settings(max_examples=150, deadline=None)
+def test_coverage_equals_the_direct_quantile_check(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray], level: float
+) -> None:
+    samples, truth, _ = data
+    expected = []
+    for row, y in zip(samples.tolist(), truth.tolist(), strict=True):
+        low = quantile_reference(row, (1 - level) / 2)
+        high = quantile_reference(row, (1 + level) / 2)
+        expected.append(math.isinf(high) if math.isinf(y) else low <= y <= high)
+    assert interval_covered(samples, truth, level).tolist() == expected
+
+
+def test_degenerate_samples_at_the_truth_are_covered() -> None:
+    truth = np.array([3.0, 17.5, np.inf])
+    samples = np.repeat(truth[:, None], 16, axis=1)
+    assert interval_coverage(samples, truth) == 1.0
+
+
+def test_infinite_truth_is_covered_iff_the_upper_quantile_is_never() -> None:
+    mostly_finite = np.array([[1.0] * 9 + [np.inf]])
+    mostly_never = np.array([[1.0] * 5 + [np.inf] * 5])
+    assert not interval_covered(mostly_finite, np.array([np.inf]))[0]
+    assert interval_covered(mostly_never, np.array([np.inf]))[0]
+
+
+def test_coverage_of_exchangeable_draws_matches_the_order_statistic_formula() -> None:
+    """When the truth is one more draw from the sampled law, the 80% sample interval covers it
+    with probability (ceil(0.9 n) - ceil(0.1 n)) / (n + 1), as the module docstring says."""
+    rng = np.random.default_rng(11)
+    n_cases, n_samples = 6000, 64
+    draws = rng.lognormal(3.0, 1.0, size=(n_cases, n_samples + 1))
+    coverage = interval_coverage(draws[:, :n_samples], draws[:, n_samples])
+    expected = (math.ceil(0.9 * n_samples) - math.ceil(0.1 * n_samples)) / (n_samples + 1)
+    assert expected == pytest.approx(0.785, abs=1e-3)
+    assert coverage == pytest.approx(expected, abs=0.025)  # ~5 standard errors
+
+
+def test_sample_quantiles_are_sample_values() -> None:
+    samples = np.array([[5.0, 1.0, 4.0, 2.0, 3.0]])
+    assert sample_quantiles(samples, 0.1)[0] == 1.0
+    assert sample_quantiles(samples, 0.5)[0] == 3.0
+    assert sample_quantiles(samples, 0.9)[0] == 5.0
+
+
+# --- log-ratio error and Brier --------------------------------------------------------------------
+
+
+def test_a_perfect_point_predictor_has_zero_error() -> None:
+    truth = np.array([0.5, 3.0, 40.0, np.inf])
+    samples = np.repeat(truth[:, None], 8, axis=1)
+    cap = np.full(4, 400.0)
+    assert median_log_ratio_error(samples, truth, cap) == 0.0
+    scores = score_predictions(samples, truth, cap, budget=np.array([1.0, 1.0, 100.0, 5.0]))
+    assert scores["median_log_error"] == 0.0
+    assert scores["infeasibility_auc"] == 1.0
+    assert scores["coverage_80"] == 1.0
+    assert scores["crps_log"] == 0.0
+    assert scores["brier"] == 0.0
+
+
+@given(sample_matrices())
+@settings(max_examples=100, deadline=None)
+def test_log_ratio_errors_follow_the_formula(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    samples, truth, cap = data
+    errors = log_ratio_errors(samples, truth, cap)
+    for row, y, c, error in zip(
+        samples.tolist(), truth.tolist(), cap.tolist(), errors, strict=True
+    ):
+        if math.isinf(y):
+            assert math.isnan(error)
+            continue
+        median = min(max(quantile_reference(row, 0.5), 1.0), c)
+        true = min(max(y, 1.0), c)
+        assert error == pytest.approx(abs(math.log(median) - math.log(true)), abs=1e-12)
+
+
+def test_a_never_median_costs_the_cap_and_the_error_is_symmetric() -> None:
+    cap = np.full(3, 100.0)
+    errors = log_ratio_errors(
+        np.array([[np.inf] * 3, [40.0] * 3, [10.0] * 3]), np.array([10.0, 10.0, 40.0]), cap
+    )
+    np.testing.assert_allclose(errors, [math.log(10.0), math.log(4.0), math.log(4.0)])
+
+
+def test_median_error_ignores_infeasible_cases_and_is_nan_without_feasible_ones() -> None:
+    cap = np.full(2, 100.0)
+    samples = np.array([[20.0], [3.0]])
+    assert median_log_ratio_error(samples, np.array([10.0, np.inf]), cap) == pytest.approx(
+        math.log(2.0)
+    )
+    assert math.isnan(median_log_ratio_error(samples, np.array([np.inf, np.inf]), cap))
+
+
+@given(sample_matrices(), st.lists(st.floats(0.0, 300.0), min_size=5, max_size=5))
+@settings(max_examples=100, deadline=None)
+def test_brier_score_equals_the_direct_mean(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray], budgets: list[float]
+) -> None:
+    samples, truth, _ = data
+    budget = np.array(budgets[: len(truth)])
+    terms = []
+    for row, y, b in zip(samples.tolist(), truth.tolist(), budget.tolist(), strict=True):
+        probability = sum(value <= b for value in row) / len(row)
+        terms.append((probability - (1.0 if y <= b else 0.0)) ** 2)
+    assert brier_score(samples, truth, budget) == pytest.approx(sum(terms) / len(terms))
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("samples", "truth", "message"),
+    [
+        (np.array([[1.0, np.nan]]), np.array([1.0]), "NaN or negative"),
+        (np.array([[1.0, -2.0]]), np.array([1.0]), "NaN or negative"),
+        (np.array([1.0, 2.0]), np.array([1.0]), "2-d"),
+        (np.array([[1.0], [2.0]]), np.array([1.0]), "one value per case"),
+        (np.array([[1.0]]), np.array([np.nan]), "truth contains NaN"),
+        (np.array([[1.0]]), np.array([-1.0]), "truth must be >= 0"),
+    ],
+)
+def test_bad_input_raises_a_clear_error(
+    samples: np.ndarray, truth: np.ndarray, message: str
+) -> None:
+    with pytest.raises(MetricInputError, match=message):
+        score_predictions(samples, truth, np.ones(len(truth)), np.ones(len(truth)))
+
+
+def test_bad_cap_and_auc_labels_raise() -> None:
+    with pytest.raises(MetricInputError, match="cap must be finite"):
+        crps_log_work(np.array([[1.0]]), np.array([1.0]), np.array([np.inf]))
+    with pytest.raises(MetricInputError, match="boolean"):
+        infeasibility_auc(np.array([0.1, 0.2]), np.array([0, 1]))
+    with pytest.raises(MetricInputError, match="no cases"):
+        score_predictions(np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.zeros(0))
