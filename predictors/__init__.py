@@ -15,9 +15,11 @@ Example:
 from __future__ import annotations
 
 from predictors.base import Predictor, PredictorInputError, RemainingWork, TaskHistory
+from predictors.dkf import DKF
 from predictors.wls import WLS, DiscountedLeastSquares
 
 __all__ = [
+    "DKF",
     "WLS",
     "DiscountedLeastSquares",
     "Predictor",

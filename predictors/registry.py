@@ -20,12 +20,14 @@ from types import MappingProxyType
 from typing import Any
 
 from predictors.base import Predictor
+from predictors.dkf import DKF
 from predictors.wls import WLS
 
 #: The shipped predictors by name.
 PREDICTORS: Mapping[str, Callable[..., Predictor]] = MappingProxyType(
     {
         "wls": WLS,
+        "dkf": DKF,
     }
 )
 
