@@ -1,0 +1,346 @@
+"""The prediction benchmark: its cases against the simulator, and the script's outputs."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import predictors as bench
+from mara_env import ClusterConfig, default_trace_source
+from mara_env.families import FAMILY_NAMES
+from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
+from mara_env.workload import TaskTable
+from predictors import WLS, RemainingWork, TaskHistory
+from predictors.cases import (
+    CaseError,
+    PredictionTask,
+    TrajectoryPredictor,
+    draw_tasks,
+    make_cases,
+    sample_trajectories,
+)
+
+FRACTIONS = (0.1, 0.2, 0.4, 0.8)
+
+
+@pytest.fixture(scope="module")
+def rl_tasks() -> tuple[PredictionTask, ...]:
+    return draw_tasks("rl", seed=3, draws_per_curve=2)
+
+
+@pytest.fixture(scope="module")
+def mixed_tasks() -> tuple[PredictionTask, ...]:
+    return draw_tasks("in_distribution", seed=5, draws_per_curve=1)
+
+
+# --- cases ----------------------------------------------------------------------------------------
+
+
+def run_on_one_node(task: PredictionTask, epochs: int) -> ClusterSimulator:
+    """A single-node episode of ``task`` alone, trained for ``epochs`` epochs (no switch cost)."""
+    config = ClusterConfig(
+        n_nodes=1,
+        n_slots=1,
+        arrival_horizon=1,
+        max_epochs=5000,
+        family_weights=((task.family, 1.0),),
+        split="test",
+        switch_cost=0.0,
+    )
+    simulator = ClusterSimulator(config, default_trace_source())
+    row = int(simulator.workload.rows_by_family[0][task.curve_id])
+    one = lambda value, dtype=np.float64: np.array([value], dtype=dtype)  # noqa: E731
+    tasks = TaskTable(
+        family=one(FAMILY_NAMES.index(task.family), np.int64),
+        curve_row=one(row, np.int64),
+        arrival=one(0, np.int64),
+        deadline=one(task.deadline, np.int64),
+        target=one(task.target),
+        speed=one(task.speed),
+        alpha=one(config.alpha_for(task.family)),
+        initial_loss=one(task.curve[0]),
+        demand=one(task.steps_to_target / task.speed),
+    )
+    simulator.reset(np.random.default_rng(0), tasks=tasks)
+    for _ in range(epochs):
+        if simulator.state.status[0] != ACTIVE:
+            break
+        simulator.advance(np.zeros(1, dtype=np.int64))
+    return simulator
+
+
+def test_cases_equal_what_a_single_node_simulator_episode_reports(
+    mixed_tasks: Sequence[PredictionTask],
+) -> None:
+    """History, true remaining work and time left match the simulator's own records."""
+    chosen = [t for t in mixed_tasks if not t.infeasible][::40] + [
+        t for t in mixed_tasks if t.infeasible
+    ][::15]
+    assert len(chosen) >= 8 and any(task.infeasible for task in chosen)
+    for task in chosen:
+        for fraction in FRACTIONS:
+            history = task.history(fraction)
+            reports = len(history.work) - 1
+            simulator = run_on_one_node(task, reports)
+            state = simulator.state
+            seen = min(reports, task.deadline) + 1
+            np.testing.assert_array_equal(state.history_progress[0], history.work[:seen])
+            reported = np.array(state.history_loss[0])
+            np.testing.assert_array_equal(reported / task.curve[0], history.loss[:seen])
+            assert history.target * task.curve[0] == pytest.approx(task.target, rel=1e-12)
+            if history.time_left > 0:
+                assert state.status[0] == ACTIVE
+                assert task.deadline - state.epoch == history.time_left
+                privileged = simulator.privileged_remaining_work()[0] * task.speed
+                assert privileged == pytest.approx(task.true_remaining(fraction), rel=1e-9)
+            else:
+                assert task.infeasible and state.status[0] == EXPIRED
+
+
+def test_histories_respect_the_fraction(mixed_tasks: Sequence[PredictionTask]) -> None:
+    for fraction in FRACTIONS:
+        cases = make_cases(mixed_tasks, fraction)
+        for task, history, truth in zip(cases.tasks, cases.histories, cases.truth, strict=True):
+            budget = fraction * task.horizon
+            last = history.work[-1]
+            assert len(history.work) >= 2 and history.work[0] == 0.0 and history.loss[0] == 1.0
+            assert last <= budget or len(history.work) == 2  # one report at least
+            assert last + task.speed > budget  # and no report fewer than fit
+            np.testing.assert_allclose(np.diff(history.work), task.speed, rtol=1e-9)
+            if task.infeasible:
+                assert math.isinf(truth) and history.target < task.curve.min() / task.curve[0]
+            else:
+                assert 0 < truth == task.steps_to_target - last
+                assert np.all(history.loss > history.target)  # not completed yet
+            assert history.time_left == max(task.deadline - (len(history.work) - 1), 0)
+        np.testing.assert_allclose(cases.budget, [h.time_left * h.speed for h in cases.histories])
+        assert np.all(cases.cap == [4.0 * task.length for task in cases.tasks])
+
+
+def test_tasks_follow_the_simulator_draw_rules(mixed_tasks: Sequence[PredictionTask]) -> None:
+    config = ClusterConfig(split="test")
+    for task in mixed_tasks:
+        low, high = config.epochs_per_curve
+        assert task.length / high <= task.speed <= task.length / low
+        first_hit = np.flatnonzero(task.curve[1:] <= task.target)
+        assert task.steps_to_target == (first_hit[0] + 1 if len(first_hit) else math.inf)
+        assert task.speed < task.horizon  # a task done at its first report is dropped
+        if not task.infeasible:
+            assert task.target <= 0.99 * task.curve[0]
+            demand = task.steps_to_target / task.speed
+            assert max(1, math.ceil(1.5 * demand)) <= task.deadline <= math.ceil(3.0 * demand)
+    families = Counter(task.family for task in mixed_tasks)
+    assert set(families) == {"tabular", "vision", "rl"}
+    assert max(families.values()) - min(families.values()) < 0.1 * len(mixed_tasks)
+    share = np.mean([task.infeasible for task in mixed_tasks])
+    assert 0.05 < share < 0.35
+
+
+def test_each_curve_is_dealt_before_any_is_reused(rl_tasks: Sequence[PredictionTask]) -> None:
+    n_curves = default_trace_source().pool("rl", "test").n_curves
+    uses = Counter(task.curve_id for task in rl_tasks)
+    assert max(uses.values()) <= 2
+    assert len(rl_tasks) > 1.5 * n_curves  # few drops
+
+
+def test_cases_are_deterministic_and_seeded() -> None:
+    def signature(tasks: Sequence[PredictionTask]) -> list[tuple[int, float, float, int]]:
+        return [(t.curve_id, t.speed, t.target, t.deadline) for t in tasks]
+
+    first = draw_tasks("vision", seed=1, draws_per_curve=1)
+    assert signature(first) == signature(draw_tasks("vision", seed=1, draws_per_curve=1))
+    assert signature(first) != signature(draw_tasks("vision", seed=2, draws_per_curve=1))
+    a, b = make_cases(first, 0.4), make_cases(first, 0.4)
+    np.testing.assert_array_equal(a.truth, b.truth)
+    assert all(
+        np.array_equal(x.loss, y.loss) for x, y in zip(a.histories, b.histories, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: draw_tasks("rl", seed=-1), "seed"),
+        (lambda: draw_tasks("rl", draws_per_curve=0), "draws_per_curve"),
+        (lambda: draw_tasks("nlp"), "Unknown workload"),
+        (lambda: make_cases(draw_tasks("rl", draws_per_curve=1), 1.0), r"in \(0, 1\)"),
+        (lambda: make_cases(draw_tasks("rl", draws_per_curve=1), 0.0), r"in \(0, 1\)"),
+        (lambda: make_cases([], 0.5), "no tasks"),
+    ],
+)
+def test_bad_case_requests_raise(call: object, message: str) -> None:
+    with pytest.raises(CaseError, match=message):
+        call()  # type: ignore[operator]
+
+
+# --- trajectories ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Persistence:
+    """Test predictor: the loss stays where it is, with noise (trajectories and remaining work)."""
+
+    name: str = "persistence"
+    bad_shape: bool = False
+
+    def predict(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> RemainingWork:
+        reached = np.array([h.loss[-1] <= h.target for h in histories])
+        samples = np.where(reached[:, None], 0.0, np.inf)
+        return RemainingWork(np.repeat(samples, n_samples, axis=1))
+
+    def sample_trajectories(
+        self,
+        histories: Sequence[TaskHistory],
+        steps: np.ndarray,
+        n_samples: int,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        last = np.log([h.loss[-1] for h in histories])
+        noise = rng.normal(0.0, 0.01, size=(len(histories), n_samples, len(steps)))
+        paths = last[:, None, None] + noise
+        return paths[:, :, :-1] if self.bad_shape else paths
+
+
+def test_trajectory_protocol_is_optional_and_checked(rl_tasks: Sequence[PredictionTask]) -> None:
+    histories = [task.history(0.4) for task in rl_tasks[:3]]
+    steps = np.array([1.0, 5.0, 10.0])
+    rng = np.random.default_rng(0)
+    assert isinstance(Persistence(), TrajectoryPredictor)
+    paths = sample_trajectories(Persistence(), histories, steps, 7, rng)
+    assert paths is not None and paths.shape == (3, 7, 3)
+    assert sample_trajectories(object(), histories, steps, 7, rng) is None
+    with pytest.raises(CaseError, match="shape"):
+        sample_trajectories(Persistence(bad_shape=True), histories, steps, 7, rng)
+    with pytest.raises(CaseError, match="increasing"):
+        sample_trajectories(Persistence(), histories, np.array([0.0, 1.0]), 7, rng)
+
+
+def test_figure_draws_trajectories_and_distributions(
+    tmp_path: Path, rl_tasks: Sequence[PredictionTask]
+) -> None:
+    path = tmp_path / "trajectories.png"
+    chosen = {"rl": bench.figure_tasks(rl_tasks, seed=0)}
+    assert [task.infeasible for task in chosen["rl"]] == [False, True]
+    bench.plot_figure(
+        path, {"wls": WLS(), "persistence": Persistence()}, chosen, 0.4, n_samples=16, seed=0
+    )
+    assert path.stat().st_size > 10_000
+
+
+# --- the script -----------------------------------------------------------------------------------
+
+
+def quick_args(out: Path, *extra: str) -> list[str]:
+    return ["--predictors", "wls", "--workloads", "rl", "--quick", "--no-progress", "--out",
+            str(out), *extra]  # fmt: skip
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_quick_run_writes_every_output_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4")) == 0
+    out = capsys.readouterr().out
+    for name in ("results.csv", "results.md", "trajectories.png"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    markdown = (tmp_path / "results.md").read_text()
+    assert markdown in out
+    for heading in ("Remaining-work error", "80% interval coverage", "CRPS", "Latency (ms)"):
+        assert f"## {heading}" in markdown
+    assert "| wls |" in markdown and "rl 20%" in markdown and "rl 40%" in markdown
+    rows = read_rows(tmp_path / "results.csv")
+    assert [(r["predictor"], r["workload"], float(r["fraction"])) for r in rows] == [
+        ("wls", "rl", 0.2),
+        ("wls", "rl", 0.4),
+    ]
+    assert all(float(r["latency_ms"]) > 0 and float(r["cases"]) > 40 for r in rows)
+
+    # A re-run reuses both rows; a new fraction adds one row and leaves the others alone.
+    assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4", "--no-figure")) == 0
+    assert "0 row(s) run" in capsys.readouterr().out
+    assert read_rows(tmp_path / "results.csv") == rows
+    assert bench.main(quick_args(tmp_path, "--fractions", "0.4", "0.8", "--no-figure")) == 0
+    assert "1 row(s) run" in capsys.readouterr().out
+    again = read_rows(tmp_path / "results.csv")
+    assert again[:2] == rows and len(again) == 3
+
+
+def test_rows_do_not_depend_on_which_other_rows_run(tmp_path: Path) -> None:
+    bench.main(quick_args(tmp_path / "a", "--fractions", "0.2", "--no-figure"))
+    bench.main(quick_args(tmp_path / "b", "--fractions", "0.1", "0.2", "--no-figure"))
+    alone = read_rows(tmp_path / "a" / "results.csv")[0]
+    together = next(r for r in read_rows(tmp_path / "b" / "results.csv") if r["fraction"] == "0.2")
+    alone.pop("latency_ms"), together.pop("latency_ms")
+    assert alone == together
+
+
+def test_foreign_or_corrupt_results_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "results.csv").write_text("agent,config,seed\nedf,x,1\n")
+    with pytest.raises(SystemExit):
+        bench.main(quick_args(tmp_path, "--no-figure"))
+    assert "not this benchmark's" in capsys.readouterr().err
+    header = ",".join(bench.COLUMNS)
+    (tmp_path / "results.csv").write_text(f"{header}\nwls,rl,0.2,0,64\n")
+    with pytest.raises(SystemExit):
+        bench.main(quick_args(tmp_path, "--no-figure"))
+    assert "line 2: malformed row" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--fractions", "1.5"], "must lie in (0, 1)"),
+        (["--predictors", "nope"], "Unknown predictor 'nope'"),
+        (["--samples", "0"], "whole number >= 1"),
+    ],
+)
+def test_bad_arguments_fail_early(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    args = quick_args(tmp_path, "--no-figure")
+    if extra[0] == "--predictors":
+        args = args[2:]
+    with pytest.raises(SystemExit):
+        bench.main([*args, *extra])
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_a_predictor_with_wrong_output_is_named(rl_tasks: Sequence[PredictionTask]) -> None:
+    @dataclass(frozen=True)
+    class Short:
+        name: str = "short"
+
+        def predict(
+            self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+        ) -> RemainingWork:
+            return RemainingWork(np.ones((len(histories), n_samples - 1)))
+
+    histories = [task.history(0.2) for task in rl_tasks[:4]]
+    with pytest.raises(bench.PredictionOutputError, match=r"short\.predict"):
+        bench.predict_samples(Short(), histories, 8, np.random.default_rng(0))
+
+
+def test_latency_uses_one_epoch_of_tasks_spread_over_the_cases(
+    mixed_tasks: Sequence[PredictionTask],
+) -> None:
+    cases = make_cases(mixed_tasks, 0.2)
+    chosen = bench.latency_cases(cases)
+    assert len(chosen) == bench.LATENCY_TASKS
+    assert {task.family for task in chosen.tasks} == {"tabular", "vision", "rl"}
+    assert 0 < bench.measure_latency_ms(WLS(), chosen, repeats=2) < 10_000
