@@ -618,17 +618,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     todo = [key for key in keys if key not in done]
     total = sum(len(cases[key.workload, key.fraction]) for key in todo)
     start = time.perf_counter()
-    with tqdm(total=total, unit="case", disable=args.no_progress) as bar:
-        for key in todo:
-            bar.set_description(f"{key.predictor} {_column_label(key.workload, key.fraction)}")
-            row = evaluate_row(
-                predictors[key.predictor],
-                key,
-                cases[key.workload, key.fraction],
-                latency_repeats=repeats,
-                on_chunk=bar.update,
-            )
-            table.add(row)
+    try:
+        with tqdm(total=total, unit="case", disable=args.no_progress) as bar:
+            for key in todo:
+                bar.set_description(f"{key.predictor} {_column_label(key.workload, key.fraction)}")
+                row = evaluate_row(
+                    predictors[key.predictor],
+                    key,
+                    cases[key.workload, key.fraction],
+                    latency_repeats=repeats,
+                    on_chunk=bar.update,
+                )
+                table.add(row)
+    except KeyboardInterrupt:
+        print(f"\nInterrupted: finished rows are in {table.path}; run again to resume.")
+        return 130
     elapsed = time.perf_counter() - start
 
     wanted = set(keys)
