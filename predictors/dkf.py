@@ -121,12 +121,15 @@ class Feasibility:
             covariance plus observation noise.
         best_log_loss: The lowest predicted log-loss over the look-ahead.
         best_work: Extra work at which it is reached.
+        work_to_target: Extra work at which the predicted loss first reaches the target
+            (interpolated between grid points; ``inf`` when it does not within the look-ahead).
     """
 
     feasible: bool
     probability: float
     best_log_loss: float
     best_work: float
+    work_to_target: float
 
 
 def _transition(dt: float) -> np.ndarray:
@@ -431,7 +434,18 @@ class DKF:
         z = (log_target - best_log_loss) / math.sqrt(variance)
         probability = 0.5 * math.erfc(-z / math.sqrt(2.0))
         best_work = math.exp(feature) - self.offset - work
-        return Feasibility(best_log_loss <= log_target, probability, best_log_loss, best_work)
+        feasible = best_log_loss <= log_target
+        work_to_target = math.inf
+        if feasible:
+            first = int(np.argmax(log_loss <= log_target))
+            crossing = float(features[0])
+            if first > 0:
+                high, low = float(log_loss[first - 1]), float(log_loss[first])
+                fraction = (high - log_target) / (high - low)
+                step = float(features[first] - features[first - 1])
+                crossing = float(features[first - 1]) + fraction * step
+            work_to_target = min(max(math.exp(crossing) - self.offset - work, 0.0), extra_work)
+        return Feasibility(feasible, probability, best_log_loss, best_work, work_to_target)
 
     def _path(
         self, start: float, features: np.ndarray, horizon: float

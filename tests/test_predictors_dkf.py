@@ -180,9 +180,12 @@ def test_lookahead_separates_clearly_feasible_from_clearly_infeasible() -> None:
     assert reachable.feasible
     assert reachable.probability > 0.9
     assert 0.0 < reachable.best_work <= 1000.0
+    truth = (2.0 / (0.7 * last)) ** 2 - 1.0 - 39.0
+    assert reachable.work_to_target == pytest.approx(truth, rel=0.05)
     far_below = dkf.lookahead(state, target=1e-4 * last, extra_work=50.0)
     assert not far_below.feasible
     assert far_below.probability < 0.1
+    assert far_below.work_to_target == math.inf
     no_time = dkf.lookahead(state, target=0.7 * last, extra_work=0.0)
     assert not no_time.feasible
     assert no_time.best_work == 0.0
