@@ -39,6 +39,7 @@ import numpy as np
 
 from agents.tracking import SlotTracker
 from mara_env import ClusterConfig, decode_observation
+from mara_env.env_base import ClusterEnvBase
 from mara_env.observation import SlotView
 
 #: What ``act`` receives: the AEC observation dict of one node.
@@ -61,6 +62,20 @@ class Scheduler(Protocol):
 
     def act(self, observation: Observation, node: int) -> int:
         """Return node ``node``'s action (a slot index, or ``config.idle_action``)."""
+        ...
+
+
+@runtime_checkable
+class PrivilegedScheduler(Scheduler, Protocol):
+    """A scheduler that reads hidden environment state on purpose (clairvoyant references).
+
+    It breaks the information boundary by design, so it must be handed the environment:
+    :func:`agents.evaluation.evaluate` calls :meth:`bind` after resetting the environment and
+    the scheduler, every episode. Other harnesses must do the same.
+    """
+
+    def bind(self, env: ClusterEnvBase) -> None:
+        """Give the scheduler the environment whose episode it is about to act in."""
         ...
 
 

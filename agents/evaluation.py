@@ -4,7 +4,8 @@
 for speed): for every seed it resets the environment with that seed, resets the scheduler with
 a seed derived from it (:func:`scheduler_seed`, so the scheduler's random stream is not the
 workload's), and asks the scheduler for each node's action until the episode ends. The scheduler
-only ever receives ``env.observe(agent)``.
+only ever receives ``env.observe(agent)``, except that a :class:`agents.base.PrivilegedScheduler`
+(a clairvoyant reference) is handed the environment with ``bind(env)`` after the resets.
 
 A scheduler that returns a masked action does not stop the run: the environment turns it into
 idle and counts it in ``illegal_actions``. An action outside the action space (wrong type or
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents.base import Scheduler
+from agents.base import PrivilegedScheduler, Scheduler
 from mara_env import ClusterConfig, TraceSource, get_config, raw_env
 
 #: Keys :func:`evaluate` adds to the environment's ``episode_metrics()``.
@@ -97,6 +98,8 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
     env.reset(seed=seed)
     config = env.config
     scheduler.reset(config, seed=scheduler_seed(seed))
+    if isinstance(scheduler, PrivilegedScheduler):
+        scheduler.bind(env)
     index = {agent: i for i, agent in enumerate(env.possible_agents)}
     thinking = 0.0
     invalid = 0
