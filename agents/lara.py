@@ -1,0 +1,415 @@
+"""LARA (Wang, Yu, Zhao, Zhou; ICML 2024) adapted to discrete nodes and arriving tasks.
+
+LARA has three parts (``PAPERS.md`` §2 of the project notes summarises them):
+
+1. **Online progress estimation.** Each task's loss is fitted by a power law in log space,
+   ``ln l = -b ln(s + s0) + ln a``, with a discounted ridge weighted least-squares fit (recent
+   points weigh more): :class:`predictors.wls.DiscountedLeastSquares`, updated recursively with
+   each newly reported point, so its cost is constant per new point. Extrapolating gives the
+   work still needed, ``s* = (a / target) ** (1 / b) - s0`` (never when ``b <= 0``), and the
+   **processing time** ``p = s* - s`` in node-epochs at one node.
+2. **Adaptive allocation search.** Among the tasks with a prediction, keep the largest set that
+   can all meet their deadlines: Moore–Hodgson on earliest-deadline order (:func:`moore_hodgson`)
+   over each task's cost in node-epochs, with the cluster's free nodes as capacity per epoch.
+   The chosen set gets compute in proportion to need over time left; the rest get nothing.
+3. **Balancing.** A task first goes through an exploration phase under uniform allocation
+   until it has reported ``exploration_points`` losses after arrival; from then on it is
+   re-estimated and re-allocated every epoch.
+
+Faithful: the estimator (features, discounting, ridge, extrapolation), the largest-feasible-set
+search on earliest-deadline order, allocation proportional to need over time left, uniform
+exploration, re-estimation and re-allocation every epoch. Hyperparameters are in
+:class:`LaraSettings`. The paper's values were not available to us, so the defaults are ours:
+``gamma`` and ``ridge`` are those of :class:`predictors.wls.WLS`; ``offset``,
+``exploration_points`` and ``stickiness`` were chosen on training-load episodes with seeds
+100-109, which no reported figure uses.
+
+Deviations, and why:
+
+* **Discrete nodes.** LARA divides one unit of compute continuously. Here the shares become
+  whole nodes by the largest-remainder method (:func:`largest_remainder`), applied to each
+  task's share plus the share it was owed but not given in earlier epochs (a carried credit),
+  so that over epochs each task receives its share on average; without the credit a task
+  whose share is below one node would be rounded away every epoch.
+* **Arrivals.** LARA's bundle arrives at once and explores once. Tasks here arrive over time,
+  so exploration is per task (a task explores while it has too few points), and explorers and
+  exploiters share the cluster: the explorers split the nodes equally, at most one node each
+  (a whole node reports every epoch and pays no switch cost; when a bundle of at least as many
+  tasks as nodes explores at once, as in LARA, this is LARA's uniform allocation), and the
+  chosen set divides the rest.
+* **Switch cost.** LARA re-allocates freely (LaiRA criticises the many switches this causes).
+  A node that changes task here loses ``switch_cost`` of an epoch, so nodes stay on their
+  task whenever the rounded allocation allows it, and in the rounding a node stays with the
+  task that holds it unless another task is owed more than ``stickiness`` node-epochs beyond
+  it (the credits settle the difference later). The switch cost is not added to the
+  predicted need.
+* **Parallel scaling (alpha).** Compute is not linear in nodes: ``k`` nodes advance a task
+  ``speed * k**alpha`` curve steps per epoch (alpha from the config and the task's family).
+  A task that needs ``p`` node-epochs at one node within ``T`` epochs needs a share of
+  ``p / T`` nodes when that is at most one (time-sharing is linear), otherwise
+  ``(p / T) ** (1 / alpha)`` nodes: :func:`nodes_needed`. Its cost in the Moore–Hodgson search
+  is that share times ``T``, and a task that would need more than every node (or more than
+  ``max_nodes_per_task``) is dropped.
+* **Work and loss units.** Work is counted in node-epochs at one node (curve steps divided by
+  the task's speed), so ``s0`` means the same for fast and slow tasks; the paper counts
+  samples, whose first report already comes after a batch. Losses are relative to the loss at
+  arrival, as schedulers observe them (:mod:`agents.observed_history`), which shifts ``ln a``
+  by a constant and changes nothing else.
+* **A fit that says "done".** A task whose fit predicts it should already have reached its
+  target (it has not, or it would have left) is given one node-epoch of need.
+* **No idle nodes.** When neither explorers nor a chosen set exist, the nodes are shared
+  equally among the visible tasks instead of idling: an idle node completes nothing, and a task
+  the fit deems hopeless may still surprise it.
+
+Example:
+    >>> from agents import evaluate
+    >>> from agents.lara import Lara
+    >>> rows = evaluate(Lara(), "tiny", seeds=[0])
+    >>> rows[0]["agent"], rows[0]["illegal_actions"]
+    ('lara', 0.0)
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.assignment import keep_nodes_in_place
+from agents.observed_history import HistoryScheduler
+from mara_env.families import FAMILY_NAMES
+from mara_env.observation import SlotView
+from predictors.wls import DiscountedLeastSquares
+
+#: Largest exponent taken when extrapolating (keeps ``exp`` finite).
+_MAX_LOG_STEPS = 700.0
+
+
+@dataclass(frozen=True)
+class LaraSettings:
+    """LARA's hyperparameters.
+
+    Attributes:
+        gamma: Forgetting factor of the discounted least-squares fit, in (0, 1].
+        ridge: Ridge penalty of the fit (> 0 keeps it solvable with one point).
+        offset: ``s0`` in node-epochs at one node, added to the work before taking logarithms
+            (> 0). Larger values let the power law start flat, as many recorded curves do.
+        exploration_points: Losses a task must report after arrival before its fit is used;
+            until then it explores (>= 2: the fit has two parameters).
+        stickiness: Node-epochs by which another task must be owed more than a task holding a
+            node before the node moves (>= 0; 0 is plain largest-remainder rounding).
+    """
+
+    gamma: float = 0.95
+    ridge: float = 1e-6
+    offset: float = 5.0
+    exploration_points: int = 4
+    stickiness: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("gamma", "ridge", "offset", "stickiness", "exploration_points"):
+            value = getattr(self, name)
+            integral = name == "exploration_points"
+            kinds = (int,) if integral else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise ValueError(
+                    f"LaraSettings.{name} must be {'an int' if integral else 'a number'}, got "
+                    f"{value!r}."
+                )
+        checks = (
+            ("gamma", 0.0 < self.gamma <= 1.0, "in (0, 1]"),
+            ("ridge", 0.0 < self.ridge < math.inf, "a finite number > 0"),
+            ("offset", 0.0 < self.offset < math.inf, "a finite number > 0"),
+            ("exploration_points", self.exploration_points >= 2, "an int >= 2"),
+            ("stickiness", 0.0 <= self.stickiness < math.inf, "a finite number >= 0"),
+        )
+        for name, ok, rule in checks:
+            if not ok:
+                raise ValueError(
+                    f"LaraSettings.{name} must be {rule}, got {getattr(self, name)!r}."
+                )
+
+
+def nodes_needed(processing: np.ndarray, time_left: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Nodes a task must hold on average to do ``processing`` node-epochs in ``time_left``.
+
+    Up to one node, a share ``p / T`` is enough (time-sharing one node is linear); beyond one,
+    ``k`` nodes do ``k**alpha`` node-epochs of single-node work per epoch, so ``(p / T) **
+    (1 / alpha)`` nodes are needed.
+
+    Example:
+        >>> nodes_needed(np.array([2.0, 8.0]), np.array([4.0, 4.0]), np.array([0.5, 0.5])).tolist()
+        [0.5, 4.0]
+    """
+    ratio = np.asarray(processing, dtype=np.float64) / np.asarray(time_left, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        parallel = ratio ** (1.0 / np.asarray(alpha, dtype=np.float64))
+    return np.where(ratio <= 1.0, ratio, parallel)
+
+
+def moore_hodgson(
+    time_left: np.ndarray,
+    cost: np.ndarray,
+    capacity: float,
+    tiebreak: np.ndarray | None = None,
+) -> np.ndarray:
+    """The largest set of jobs that all meet their deadlines (Moore–Hodgson).
+
+    Jobs are taken in earliest-deadline order; whenever the work accepted so far exceeds what
+    the machine can do by the current job's deadline (``capacity * time_left``), the accepted
+    job with the largest cost is dropped. For one machine of divisible capacity this maximises
+    the number of on-time jobs.
+
+    Args:
+        time_left: Epochs until each job's deadline (> 0).
+        cost: Work of each job, in the units of ``capacity`` per epoch (finite, >= 0).
+        capacity: Work the machine does per epoch (>= 0).
+        tiebreak: Order among equal deadlines (default: index order).
+
+    Returns:
+        A bool array: which jobs are kept.
+
+    Raises:
+        ValueError: For arrays of different shapes, or non-finite or negative costs.
+
+    Example:
+        >>> moore_hodgson(np.array([2.0, 3.0, 4.0]), np.array([2.0, 2.0, 1.0]), 1.0).tolist()
+        [True, False, True]
+    """
+    time_left = np.asarray(time_left, dtype=np.float64)
+    cost = np.asarray(cost, dtype=np.float64)
+    if time_left.shape != cost.shape or time_left.ndim != 1:
+        raise ValueError(
+            f"moore_hodgson: time_left and cost must be 1-d arrays of one length, got shapes "
+            f"{time_left.shape} and {cost.shape}."
+        )
+    if not (np.all(np.isfinite(cost)) and np.all(cost >= 0)):
+        raise ValueError("moore_hodgson: costs must be finite and >= 0; drop 'never' jobs first.")
+    keys = np.arange(len(cost)) if tiebreak is None else np.asarray(tiebreak)
+    order = np.lexsort((keys, time_left))
+    kept = np.zeros(len(cost), dtype=bool)
+    heap: list[tuple[float, int, int]] = []
+    total = 0.0
+    tolerance = 1e-9 * max(1.0, float(capacity))
+    for job in order.tolist():
+        heapq.heappush(heap, (-float(cost[job]), -int(keys[job]), job))
+        kept[job] = True
+        total += float(cost[job])
+        if total > capacity * float(time_left[job]) + tolerance:
+            _, _, dropped = heapq.heappop(heap)
+            kept[dropped] = False
+            total -= float(cost[dropped])
+    return kept
+
+
+def largest_remainder(
+    quotas: np.ndarray,
+    total: int,
+    *,
+    cap: int | None = None,
+    held: np.ndarray | None = None,
+    stickiness: float = 0.0,
+    tiebreak: np.ndarray | None = None,
+) -> np.ndarray:
+    """Whole numbers summing to ``total`` that follow real-valued ``quotas``.
+
+    Units are handed out one at a time, each to the entry whose quota exceeds what it has
+    been given by the most (ties to the lower ``tiebreak``). For quotas that sum to ``total``
+    this is the largest-remainder (Hamilton) method: every entry gets the integer part of its
+    quota, and the units left go to the largest fractional parts. ``held`` adds hysteresis:
+    an entry's first ``held`` units rank ``stickiness`` higher, so a unit stays where it was
+    unless another entry is owed more than ``stickiness`` beyond. No entry exceeds ``cap``; the
+    sum is ``total`` unless every entry is at ``cap``.
+
+    Args:
+        quotas: Real-valued shares of ``total`` (negative: owed less than nothing).
+        total: Units to hand out (>= 0).
+        cap: Most units one entry may get (``None``: no limit).
+        held: Units each entry held before (default none).
+        stickiness: Priority bonus of held units (>= 0).
+        tiebreak: Lower values win ties (default: index order).
+
+    Example:
+        >>> largest_remainder(np.array([0.5, 1.2, 2.3]), 4).tolist()
+        [1, 1, 2]
+        >>> largest_remainder(np.array([0.2, 0.8]), 1, held=np.array([1, 0]), stickiness=1.0).tolist()
+        [1, 0]
+    """
+    quota = np.asarray(quotas, dtype=np.float64)
+    size = len(quota)
+    counts = np.zeros(size, dtype=np.int64)
+    if total <= 0 or size == 0:
+        return counts
+    limit = total if cap is None else min(cap, total)
+    kept = np.zeros(size, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)
+    keys = np.arange(size) if tiebreak is None else np.asarray(tiebreak)
+    order = np.argsort(keys, kind="stable")  # scan in tiebreak order: argmax keeps the first
+    quota, kept = quota[order], kept[order]
+    given = np.zeros(size, dtype=np.int64)
+    for _ in range(total):
+        priority = quota - given + stickiness * (given < kept)
+        priority[given >= limit] = -np.inf
+        best = int(np.argmax(priority))
+        if priority[best] == -np.inf:
+            break
+        given[best] += 1
+    counts[order] = given
+    return counts
+
+
+class Lara(HistoryScheduler):
+    """LARA on discrete nodes: WLS progress estimates, largest feasible set, proportional shares.
+
+    See the module docstring for the algorithm and every deviation from the paper.
+
+    Args:
+        settings: Hyperparameters (default :class:`LaraSettings`).
+        **overrides: Individual :class:`LaraSettings` fields, e.g. ``Lara(gamma=0.9)``.
+
+    Attributes:
+        settings: The hyperparameters in use.
+        last_allocation: Per slot, the real-valued node share of the latest plan (before
+            rounding and credits).
+        last_chosen: Per slot, whether the latest plan's feasible set included its task.
+
+    Example:
+        >>> Lara(exploration_points=4).settings.exploration_points
+        4
+    """
+
+    name = "lara"
+
+    def __init__(self, settings: LaraSettings | None = None, **overrides: Any) -> None:
+        super().__init__()
+        base = settings if settings is not None else LaraSettings()
+        if overrides:
+            known = set(LaraSettings.__dataclass_fields__)
+            unknown = sorted(set(overrides) - known)
+            if unknown:
+                raise TypeError(
+                    f"Lara: unknown setting(s) {unknown}; known settings: {sorted(known)}."
+                )
+            base = LaraSettings(**{**base.__dict__, **overrides})
+        self.settings = base
+
+    def on_reset(self) -> None:
+        """Forget every task's fit, report count and credit."""
+        self._fits: dict[int, DiscountedLeastSquares] = {}
+        self._reports: dict[int, int] = {}
+        self._credit: dict[int, float] = {}
+        n_slots = self.config.n_slots
+        self.last_allocation = np.zeros(n_slots)
+        self.last_chosen = np.zeros(n_slots, dtype=bool)
+
+    def _absorb_new_points(self, slots: np.ndarray) -> None:
+        """Feed each task's newly reported points to its recursive fit (O(1) per point)."""
+        histories = self.histories
+        settings = self.settings
+        for task in histories.departed_ids:
+            self._fits.pop(task, None)
+            self._reports.pop(task, None)
+            self._credit.pop(task, None)
+        for slot in slots.tolist():
+            task = int(histories.task_ids[slot])
+            fit = self._fits.get(task)
+            if fit is None:
+                fit = DiscountedLeastSquares(gamma=settings.gamma, ridge=settings.ridge)
+                self._fits[task] = fit
+                self._reports[task] = -1  # the arrival point is not a report
+            work, loss = histories.new_points(slot)
+            node_epochs = work / histories.speed[slot]
+            for done, value in zip(node_epochs.tolist(), loss.tolist(), strict=True):
+                fit.update(np.array([math.log(done + settings.offset), 1.0]), math.log(value))
+            self._reports[task] += len(work)
+
+    def predicted_processing(self, slots: np.ndarray) -> np.ndarray:
+        """Predicted node-epochs at one node each slot's task still needs (``inf``: never).
+
+        Args:
+            slots: Occupied slots whose fits are up to date (as in :meth:`plan_epoch`).
+        """
+        histories = self.histories
+        view = histories.view
+        if view is None:
+            return np.full(len(slots), np.inf)
+        offset = self.settings.offset
+        processing = np.full(len(slots), np.inf)
+        for index, slot in enumerate(slots.tolist()):
+            slope, intercept = self._fits[int(histories.task_ids[slot])].theta.tolist()
+            if not slope < 0.0:
+                continue
+            log_needed = (float(view.log_target_ratio[slot]) - intercept) / slope
+            needed = math.exp(min(log_needed, _MAX_LOG_STEPS)) - offset
+            done = float(histories.curve_steps[slot] / histories.speed[slot])
+            processing[index] = max(needed - done, 1.0)
+        return processing
+
+    def plan_epoch(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
+        """Estimate, search the feasible set, share the nodes, round them, place them."""
+        config = self.config
+        n_nodes = config.n_nodes
+        slots = np.flatnonzero(view.occupied & (mask[:-1] > 0))
+        self._absorb_new_points(np.flatnonzero(view.occupied))
+        allocation = np.zeros(config.n_slots)
+        chosen = np.zeros(config.n_slots, dtype=bool)
+        if len(slots) == 0:
+            self.last_allocation, self.last_chosen = allocation, chosen
+            return np.full(n_nodes, config.idle_action, dtype=np.int64)
+        ids = self.histories.task_ids[slots]
+        exploring = np.array(
+            [self._reports[int(task)] < self.settings.exploration_points for task in ids]
+        )
+        explorers = int(exploring.sum())
+        if explorers:
+            allocation[slots[exploring]] = min(1.0, n_nodes / explorers)
+        capacity = max(n_nodes - allocation.sum(), 0.0)
+        exploiting = slots[~exploring]
+        if len(exploiting):
+            time_left = np.maximum(view.time_left[exploiting], 1.0)
+            processing = self.predicted_processing(exploiting)
+            alpha = np.array(
+                [config.alpha_for(FAMILY_NAMES[int(family)]) for family in view.family[exploiting]]
+            )
+            share = nodes_needed(processing, time_left, alpha)
+            node_limit = n_nodes if config.max_nodes_per_task is None else config.max_nodes_per_task
+            candidate = np.isfinite(share) & (share <= node_limit)
+            keep = np.zeros(len(exploiting), dtype=bool)
+            if candidate.any():
+                keep[candidate] = moore_hodgson(
+                    time_left[candidate],
+                    share[candidate] * time_left[candidate],
+                    capacity,
+                    tiebreak=self.histories.task_ids[exploiting[candidate]],
+                )
+            if keep.any() and capacity > 0:
+                allocation[exploiting[keep]] = capacity * share[keep] / share[keep].sum()
+                chosen[exploiting[keep]] = True
+        if allocation.sum() <= 0.0:
+            allocation[slots] = n_nodes / len(slots)
+        self.last_allocation, self.last_chosen = allocation, chosen
+        return self._place(view, slots, allocation)
+
+    def _place(self, view: SlotView, slots: np.ndarray, allocation: np.ndarray) -> np.ndarray:
+        """Round the shares (with carried credits) to whole nodes and assign the nodes."""
+        config = self.config
+        served = allocation[slots] > 0
+        slots, ids = slots[served], self.histories.task_ids[slots[served]]
+        credit = np.array([self._credit.get(int(task), 0.0) for task in ids])
+        owed = allocation[slots] + credit
+        held = np.bincount(self.previous_slots, minlength=config.n_actions)[slots]
+        counts = largest_remainder(
+            owed,
+            config.n_nodes,
+            cap=config.max_nodes_per_task,
+            held=held,
+            stickiness=self.settings.stickiness,
+            tiebreak=ids,
+        )
+        self._credit = dict(zip(ids.tolist(), (owed - counts).tolist(), strict=True))
+        per_slot = np.zeros(config.n_slots, dtype=np.int64)
+        per_slot[slots] = counts
+        order = slots[np.lexsort((ids, view.time_left[slots]))]
+        return keep_nodes_in_place(per_slot, self.previous_slots, order, config.idle_action)
