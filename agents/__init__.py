@@ -15,9 +15,18 @@ Example:
 
 from __future__ import annotations
 
-from agents.base import EpochScheduler, NotResetError, Observation, Scheduler
+from agents.base import (
+    EpochScheduler,
+    NotResetError,
+    Observation,
+    PrivilegedScheduler,
+    Scheduler,
+)
+from agents.clairvoyant import Clairvoyant
 from agents.evaluation import SchedulerError, evaluate, scheduler_seed
+from agents.lara import Lara, LaraSettings
 from agents.least_slack import LeastSlack, estimated_remaining_work
+from agents.observed_history import HistoryScheduler, ObservedHistories
 from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed, PriorityScheduler
 from agents.random_agent import RandomScheduler
 from agents.registry import (
@@ -35,13 +44,19 @@ from agents.uniform import UniformShare
 __all__ = [
     "AGENTS",
     "AgentImportError",
+    "Clairvoyant",
     "EarliestDeadlineFirst",
     "EpochScheduler",
     "FirstComeFirstServed",
+    "HistoryScheduler",
+    "Lara",
+    "LaraSettings",
     "LeastSlack",
     "NotResetError",
     "Observation",
+    "ObservedHistories",
     "PriorityScheduler",
+    "PrivilegedScheduler",
     "RandomScheduler",
     "RoundRobin",
     "Scheduler",

@@ -25,6 +25,8 @@ from types import MappingProxyType
 from typing import Any
 
 from agents.base import Scheduler
+from agents.clairvoyant import Clairvoyant
+from agents.lara import Lara
 from agents.least_slack import LeastSlack
 from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
 from agents.random_agent import RandomScheduler
@@ -42,6 +44,8 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "edf": EarliestDeadlineFirst,
         "least_slack": LeastSlack,
         "successive_halving": SuccessiveHalving,
+        "lara": Lara,
+        "clairvoyant": Clairvoyant,
     }
 )
 
