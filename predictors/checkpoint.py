@@ -1,0 +1,129 @@
+"""Shipped model checkpoints: torch weights plus a JSON card with their config and hash.
+
+A checkpoint ``name.pt`` holds a torch ``state_dict``; beside it, ``name.json`` holds the
+format version, the model config, the SHA-256 of the ``.pt`` file and free-form training facts.
+Loading checks all of it, so a corrupt, truncated or mismatched checkpoint gives a clear
+:class:`CheckpointError` instead of a shape error deep inside torch.
+
+Example:
+    >>> import tempfile, torch
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "tiny.pt"
+    >>> save_checkpoint(path, {"w": torch.ones(2)}, config={"width": 2}, facts={"seed": 0})
+    >>> state, card = load_checkpoint(path, expected_config={"width": 2})
+    >>> state["w"].tolist(), card["facts"]["seed"]
+    ([1.0, 1.0], 0)
+    >>> load_checkpoint(path, expected_config={"width": 3})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was saved with width=2 but this code expects width=3...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+CHECKPOINT_FORMAT = 1
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, corrupt, or made for a different model."""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def card_path(path: Path) -> Path:
+    """The JSON card beside checkpoint ``path``."""
+    return path.with_suffix(".json")
+
+
+def _write_atomically(path: Path, write: Any) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def save_checkpoint(
+    path: str | Path,
+    state_dict: Mapping[str, torch.Tensor],
+    config: Mapping[str, Any],
+    facts: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``state_dict`` to ``path`` and its card (config, hash, ``facts``) beside it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomically(path, lambda target: torch.save(dict(state_dict), target))
+    card = {
+        "format": CHECKPOINT_FORMAT,
+        "config": dict(config),
+        "sha256": _sha256(path),
+        "facts": dict(facts or {}),
+    }
+    text = json.dumps(card, indent=2, sort_keys=True) + "\n"
+    _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
+
+
+def load_checkpoint(
+    path: str | Path, expected_config: Mapping[str, Any] | None = None
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The weights and card of checkpoint ``path``, after checking hash and config.
+
+    Args:
+        path: The ``.pt`` file.
+        expected_config: Entries the card's config must have (e.g. the sizes this code's
+            feature layout produces).
+
+    Raises:
+        CheckpointError: If a file is missing or corrupt, the hash differs, or the config
+            disagrees with ``expected_config``.
+    """
+    path = Path(path)
+    card_file = card_path(path)
+    for needed in (path, card_file):
+        if not needed.is_file():
+            raise CheckpointError(
+                f"Checkpoint file {needed} does not exist. A checkpoint is a .pt file with a "
+                f".json card beside it, as written by save_checkpoint."
+            )
+    try:
+        card = json.loads(card_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"Checkpoint card {card_file} is not valid JSON: {error}.") from None
+    if not isinstance(card, dict) or card.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            f"Checkpoint card {card_file} has format {card.get('format') if isinstance(card, dict) else None!r}; "
+            f"this code reads format {CHECKPOINT_FORMAT}."
+        )
+    digest = _sha256(path)
+    if digest != card.get("sha256"):
+        raise CheckpointError(
+            f"Checkpoint {path} is corrupt or was replaced: its SHA-256 is {digest[:12]}..., its "
+            f"card says {str(card.get('sha256'))[:12]}.... Restore the shipped file or retrain."
+        )
+    config = card.get("config", {})
+    for key, value in (expected_config or {}).items():
+        if config.get(key) != value:
+            raise CheckpointError(
+                f"Checkpoint {path} was saved with {key}={config.get(key)!r} but this code "
+                f"expects {key}={value!r}. Retrain the model with this version of the package."
+            )
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises several unrelated types for unreadable files
+        raise CheckpointError(f"Checkpoint {path} cannot be read by torch: {error}.") from None
+    return state, card

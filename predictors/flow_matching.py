@@ -1,0 +1,248 @@
+"""MARA's predictor: conditional flow matching over future log-loss windows.
+
+A velocity field ``v(x_t, t | context)`` is trained on pairs of Gaussian noise ``x_0`` and true
+future windows ``x_1`` (independent pairing) by regressing ``x_1 - x_0`` at
+``x_t = (1 - t) x_0 + t x_1``, ``t ~ U(0, 1)``. Sampling integrates ``dx/dt = v`` from noise at
+``t = 0`` to ``t = 1`` with a fixed-step midpoint or RK4 solver, for all tasks and samples of an
+epoch in one batch. The context and the window are described in :mod:`predictors.curve_windows`;
+the remaining work of each sample is the first step at which it reaches the target (``inf`` if
+it does not within :data:`predictors.curve_windows.MAX_OFFSET` steps; see
+:class:`predictors.window_predictor.WindowPredictor`).
+
+The network: the context goes through a two-layer MLP once per task; the noisy window and
+sinusoidal features of ``t`` go through a linear layer, are added to the context embedding, and
+pass through residual SiLU blocks to the velocity. The shipped checkpoint (trained on the
+**train split** by ``python -m benchmarks.train_flow_matching``) loads with
+:meth:`FlowMatching.load`.
+
+Example:
+    >>> import numpy as np
+    >>> from predictors.base import TaskHistory
+    >>> model = FlowMatching.load()
+    >>> steps = np.arange(0.0, 40.0, 4.0)
+    >>> history = TaskHistory(steps, (steps + 1.0) ** -0.3, target=0.25, family="vision")
+    >>> remaining = model.predict([history], 32, np.random.default_rng(0))
+    >>> remaining.samples.shape
+    (1, 32)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from mara_env.families import FAMILY_NAMES
+from predictors.base import TaskHistory
+from predictors.checkpoint import load_checkpoint
+from predictors.curve_windows import (
+    CONTEXT_SIZE,
+    FUTURE_OFFSETS,
+    LOOKBACK_OFFSETS,
+    WINDOW_SIZE,
+    encode_contexts,
+)
+from predictors.window_predictor import WindowPredictor
+
+SOLVERS = ("euler", "midpoint", "rk4")
+TIME_FEATURES = 8
+
+
+def shipped_checkpoint() -> Path:
+    """Path of the checkpoint shipped in the package."""
+    return Path(str(resources.files("predictors") / "checkpoints" / "flow_matching.pt"))
+
+
+@dataclass(frozen=True)
+class FlowMatchingConfig:
+    """Architecture and sampling settings (stored in the checkpoint card).
+
+    Attributes:
+        hidden: Width of every hidden layer.
+        blocks: Residual blocks of the velocity network.
+        log_scale: Divisor of log-loss differences in contexts and windows.
+        solver: ``"midpoint"``, ``"rk4"`` or ``"euler"`` (over-confident; for comparison only).
+        solver_steps: Fixed ODE steps from noise to window.
+    """
+
+    hidden: int = 128
+    blocks: int = 2
+    log_scale: float = 1.0
+    solver: str = "midpoint"
+    solver_steps: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "blocks", "solver_steps"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"FlowMatchingConfig.{name} must be an int >= 1, got {value!r}.")
+        if not (math.isfinite(self.log_scale) and self.log_scale > 0):
+            raise ValueError(f"FlowMatchingConfig.log_scale must be > 0, got {self.log_scale!r}.")
+        if self.solver not in SOLVERS:
+            raise ValueError(
+                f"FlowMatchingConfig.solver must be one of {SOLVERS}, got {self.solver!r}."
+            )
+
+    def layout(self) -> dict[str, Any]:
+        """Facts of the feature layout a checkpoint must agree with."""
+        return {
+            "context_size": CONTEXT_SIZE,
+            "window_size": WINDOW_SIZE,
+            "future_offsets": FUTURE_OFFSETS.tolist(),
+            "lookback_offsets": LOOKBACK_OFFSETS.tolist(),
+            "families": list(FAMILY_NAMES),
+        }
+
+
+class VelocityField(nn.Module):
+    """``v(x_t, t | context)``: the context embedding is computed once per task."""
+
+    def __init__(self, config: FlowMatchingConfig) -> None:
+        super().__init__()
+        hidden = config.hidden
+        self.context_net = nn.Sequential(
+            nn.Linear(CONTEXT_SIZE, hidden), nn.SiLU(), nn.Linear(hidden, hidden)
+        )
+        self.input = nn.Linear(WINDOW_SIZE + TIME_FEATURES, hidden)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.SiLU(), nn.Linear(hidden, hidden)) for _ in range(config.blocks)
+        )
+        self.output = nn.Sequential(nn.SiLU(), nn.Linear(hidden, WINDOW_SIZE))
+        self.frequencies: torch.Tensor
+        self.register_buffer(
+            "frequencies", torch.pi * 2.0 ** torch.arange(TIME_FEATURES // 2, dtype=torch.float32)
+        )
+
+    def embed_context(self, context: torch.Tensor) -> torch.Tensor:
+        """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
+        embedding: torch.Tensor = self.context_net(context)
+        return embedding
+
+    def forward(
+        self, window: torch.Tensor, time: torch.Tensor, embedding: torch.Tensor
+    ) -> torch.Tensor:
+        """Velocity at noisy windows ``(n, WINDOW_SIZE)``, times ``(n, 1)``, embeddings."""
+        angles = time * self.frequencies
+        hidden = self.input(torch.cat([window, torch.sin(angles), torch.cos(angles)], dim=1))
+        hidden = hidden + embedding
+        for block in self.blocks:
+            hidden = hidden + block(hidden)
+        velocity: torch.Tensor = self.output(hidden)
+        return velocity
+
+
+def flow_matching_loss(
+    model: VelocityField, context: torch.Tensor, window: torch.Tensor, generator: torch.Generator
+) -> torch.Tensor:
+    """The conditional flow-matching regression loss of a batch (independent pairing)."""
+    noise = torch.randn(window.shape, generator=generator)
+    time = torch.rand((len(window), 1), generator=generator)
+    noisy = (1.0 - time) * noise + time * window
+    velocity = model(noisy, time, model.embed_context(context))
+    return torch.mean((velocity - (window - noise)) ** 2)
+
+
+@torch.no_grad()
+def sample_windows(
+    model: VelocityField,
+    context: torch.Tensor,
+    n_samples: int,
+    generator: torch.Generator,
+    solver: str = "midpoint",
+    steps: int = 8,
+) -> torch.Tensor:
+    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch."""
+    embedding = model.embed_context(context).repeat_interleave(n_samples, dim=0)
+    state = torch.randn((len(embedding), WINDOW_SIZE), generator=generator)
+    times = torch.empty((len(embedding), 1))
+    step = 1.0 / steps
+
+    def velocity(x: torch.Tensor, time: float) -> torch.Tensor:
+        result: torch.Tensor = model(x, times.fill_(time), embedding)
+        return result
+
+    for index in range(steps):
+        time = index * step
+        if solver == "euler":
+            state = state + step * velocity(state, time)
+        elif solver == "midpoint":
+            half = state + 0.5 * step * velocity(state, time)
+            state = state + step * velocity(half, time + 0.5 * step)
+        else:
+            k1 = velocity(state, time)
+            k2 = velocity(state + 0.5 * step * k1, time + 0.5 * step)
+            k3 = velocity(state + 0.5 * step * k2, time + 0.5 * step)
+            k4 = velocity(state + step * k3, time + step)
+            state = state + step / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return state.reshape(len(context), n_samples, WINDOW_SIZE)
+
+
+class FlowMatching(WindowPredictor):
+    """The conditional flow-matching predictor (a :class:`predictors.base.Predictor`).
+
+    Args:
+        model: A trained :class:`VelocityField`.
+        config: Its :class:`FlowMatchingConfig`.
+        solver: Override of the config's ODE solver.
+        solver_steps: Override of the config's number of solver steps.
+    """
+
+    name = "flow_matching"
+
+    def __init__(
+        self,
+        model: VelocityField,
+        config: FlowMatchingConfig,
+        solver: str | None = None,
+        solver_steps: int | None = None,
+    ) -> None:
+        self.config = FlowMatchingConfig(
+            **{
+                **asdict(config),
+                "solver": solver or config.solver,
+                "solver_steps": solver_steps or config.solver_steps,
+            }
+        )
+        self.model = model.eval()
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides: Any) -> FlowMatching:
+        """The predictor stored at ``path`` (default: the shipped checkpoint).
+
+        Raises:
+            predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt or
+                made for a different feature layout.
+        """
+        path = shipped_checkpoint() if path is None else Path(path)
+        state, card = load_checkpoint(path, expected_config=FlowMatchingConfig().layout())
+        settings = {key: card["config"][key] for key in asdict(FlowMatchingConfig())}
+        config = FlowMatchingConfig(**settings)
+        model = VelocityField(config)
+        model.load_state_dict(state)
+        return cls(model, config, **overrides)
+
+    def sample_log_windows(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from seeded noise."""
+        generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
+        windows = sample_windows(
+            self.model,
+            torch.as_tensor(encode_contexts(histories, self.config.log_scale)),
+            n_samples,
+            generator,
+            self.config.solver,
+            self.config.solver_steps,
+        )
+        return windows.numpy().astype(np.float64) * self.config.log_scale
+
+    def describe(self) -> Mapping[str, Any]:
+        """The config as a plain dict."""
+        return asdict(self.config)

@@ -1,0 +1,187 @@
+"""Training learned predictors: examples from curves, and the optimisation loop.
+
+An **example** is what the predictor would see at some moment of a task's life, with the truth
+that followed. For a curve, a per-epoch advance of ``speed`` curve steps is drawn as the
+simulator's tasks have (``length / U(10, 40)`` curve steps per node-epoch, times up to 4 for
+several nodes), each epoch's advance jitters by a log-normal factor (switch costs, changing node
+counts), and the history is cut at a uniform point of the curve. The context encodes the
+reports up to there; the window is the curve's true future (:mod:`predictors.curve_windows`).
+
+Only curves passed in are used: :func:`train_curves` takes the **train split** of a trace source,
+so the test split stays unseen for the prediction benchmark.
+
+Example:
+    >>> import numpy as np
+    >>> curve = np.log(np.linspace(1.0, 0.1, 100))
+    >>> contexts, windows = make_examples([(curve, "vision")], 8, np.random.default_rng(0), 1.0)
+    >>> contexts.shape, windows.shape
+    ((8, 57), (8, 32))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from mara_env.traces import TraceSource
+from predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_context, future_window
+from predictors.flow_matching import FlowMatchingConfig, VelocityField, flow_matching_loss
+
+#: A curve as ln(loss) at steps 0, 1, ... and its family name.
+LogCurve = tuple[np.ndarray, str]
+
+EPOCHS_PER_CURVE = (10.0, 40.0)
+MAX_SPEEDUP = 4.0
+ADVANCE_JITTER = 0.25
+
+
+def train_curves(
+    source: TraceSource, families: Sequence[str], split: str = "train"
+) -> list[LogCurve]:
+    """Every curve of ``families`` in ``split`` of ``source``, as log-losses."""
+    curves: list[LogCurve] = []
+    for family in families:
+        pool = source.pool(family, split)
+        for row, length in zip(pool.losses, pool.lengths.tolist(), strict=True):
+            curves.append((np.log(row[:length]), family))
+    return curves
+
+
+def sample_history(length: int, rng: np.random.Generator) -> np.ndarray:
+    """Curve steps of the reports of one simulated task, from 0 up to a random cut."""
+    speed = (
+        length / rng.uniform(*EPOCHS_PER_CURVE) * math.exp(rng.uniform(0, math.log(MAX_SPEEDUP)))
+    )
+    cut = rng.uniform(1.0, length - 1.0)
+    advances = speed * np.exp(ADVANCE_JITTER * rng.standard_normal(int(cut / speed * 2) + 8))
+    steps = np.concatenate([[0.0], np.cumsum(advances)])
+    kept = steps[steps <= cut]
+    if len(kept) == 1:  # the first report may overshoot a cut near the start
+        kept = steps[:2]
+    return kept
+
+
+def make_examples(
+    curves: Sequence[LogCurve], n_examples: int, rng: np.random.Generator, log_scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n_examples`` (context, window) pairs; each example picks a family, then a curve."""
+    families = sorted({family for _, family in curves})
+    by_family = {f: [c for c, family in curves if family == f] for f in families}
+    contexts = np.empty((n_examples, CONTEXT_SIZE), dtype=np.float32)
+    windows = np.empty((n_examples, WINDOW_SIZE), dtype=np.float32)
+    for index in range(n_examples):
+        family = families[rng.integers(len(families))]
+        options = by_family[family]
+        curve = options[rng.integers(len(options))]
+        steps = sample_history(len(curve), rng)
+        observed = curve[np.minimum(steps.astype(np.int64), len(curve) - 1)]
+        contexts[index] = encode_context(steps, observed, family, log_scale)
+        windows[index] = future_window(curve, float(steps[-1])) / log_scale
+    return contexts, windows
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Optimisation settings.
+
+    Attributes:
+        updates: Gradient steps.
+        batch_size: Examples per step.
+        learning_rate: Peak AdamW learning rate (cosine decay to 5% of it).
+        weight_decay: AdamW weight decay.
+        seed: Seed of example sampling, initialisation and noise.
+    """
+
+    updates: int = 30_000
+    batch_size: int = 512
+    learning_rate: float = 2e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+
+
+#: A training objective: (model, contexts, windows, generator) -> scalar loss.
+Objective = Callable[[Any, torch.Tensor, torch.Tensor, torch.Generator], torch.Tensor]
+
+
+def train_velocity_field(
+    config: FlowMatchingConfig,
+    settings: TrainingSettings,
+    train: tuple[np.ndarray, np.ndarray],
+    validation: tuple[np.ndarray, np.ndarray],
+    on_update: Callable[[int, float, float | None], None] | None = None,
+    validate_every: int = 1000,
+) -> tuple[VelocityField, list[tuple[int, float, float]]]:
+    """Train a flow-matching velocity field with :func:`fit`."""
+    torch.manual_seed(settings.seed)
+    model = VelocityField(config)
+    log = fit(model, flow_matching_loss, settings, train, validation, on_update, validate_every)
+    return model, log
+
+
+def fit(
+    model: torch.nn.Module,
+    objective: Objective,
+    settings: TrainingSettings,
+    train: tuple[np.ndarray, np.ndarray],
+    validation: tuple[np.ndarray, np.ndarray],
+    on_update: Callable[[int, float, float | None], None] | None = None,
+    validate_every: int = 1000,
+) -> list[tuple[int, float, float]]:
+    """Minimise ``objective`` with AdamW; keep the weights with the lowest validation loss.
+
+    The model is left in eval mode with the best weights.
+
+    Args:
+        model: The model to train in place.
+        objective: Its loss on a batch.
+        settings: The optimisation settings.
+        train, validation: ``(contexts, windows)`` arrays from :func:`make_examples`.
+        on_update: Called after every update with (update, training loss, validation loss or
+            None).
+        validate_every: Updates between validation passes.
+
+    Returns:
+        ``(update, training loss, validation loss)`` rows.
+    """
+    generator = torch.Generator().manual_seed(settings.seed)
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser,
+        lambda step: 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(step / settings.updates, 1))),
+    )
+    contexts, windows = (torch.as_tensor(a) for a in train)
+    valid_contexts, valid_windows = (torch.as_tensor(a) for a in validation)
+    valid_generator = torch.Generator()
+    best_loss, best_state = math.inf, None
+    log: list[tuple[int, float, float]] = []
+    running = 0.0
+    for update in range(1, settings.updates + 1):
+        index = torch.randint(len(contexts), (settings.batch_size,), generator=generator)
+        loss = objective(model, contexts[index], windows[index], generator)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        running = loss.item() if update == 1 else 0.98 * running + 0.02 * loss.item()
+        valid_loss = None
+        if update % validate_every == 0 or update == settings.updates:
+            with torch.no_grad():
+                valid_generator.manual_seed(settings.seed + 1)
+                valid_loss = float(objective(model, valid_contexts, valid_windows, valid_generator))
+            log.append((update, running, valid_loss))
+            if valid_loss < best_loss:
+                best_loss = valid_loss
+                best_state = {k: v.clone() for k, v in model.state_dict().items()}
+        if on_update is not None:
+            on_update(update, running, valid_loss)
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    return log
