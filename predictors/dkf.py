@@ -84,6 +84,7 @@ from predictors.base import PredictorInputError, RemainingWork, TaskHistory
 STATE_SIZE = 6
 #: Points of the log-work grid on which a drifting curve is searched for the target.
 _GRID_POINTS = 48
+_UNIT_GRID = np.linspace(0.0, 1.0, _GRID_POINTS)
 _DIAGONAL = np.diag_indices(STATE_SIZE)
 #: Largest log-work the closed-form extrapolation returns before calling it "never".
 _LOG_WORK_LIMIT = 700.0
@@ -418,7 +419,7 @@ class DKF:
         span = math.log1p(extra_work / (work + self.offset))
         horizon = self.drift_horizon(work, extra_work)
         start = self._log_work(work)
-        features = start + np.linspace(0.0, span, _GRID_POINTS)
+        features = start + span * _UNIT_GRID
         rows, elapsed = self._path(start, features, horizon)
         log_loss = rows @ state.mean
         best = int(np.argmin(log_loss))
@@ -488,7 +489,7 @@ class DKF:
         work = state.work
         start = self._log_work(work)
         log_target = math.log(target)
-        times = np.linspace(0.0, horizon, _GRID_POINTS)
+        times = horizon * _UNIT_GRID
         rows, _ = self._path(start, np.append(start + times, start + horizon + 1.0), horizon)
         values = draws @ rows.T
         log_loss = values[:, :_GRID_POINTS]
