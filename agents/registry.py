@@ -26,6 +26,7 @@ from typing import Any
 
 from agents.base import Scheduler
 from agents.clairvoyant import Clairvoyant
+from agents.laira import Laira
 from agents.lara import Lara
 from agents.least_slack import LeastSlack
 from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
@@ -46,6 +47,7 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "successive_halving": SuccessiveHalving,
         "lara": Lara,
         "clairvoyant": Clairvoyant,
+        "laira": Laira,
     }
 )
 
