@@ -23,12 +23,15 @@ Example:
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
-from predictors.base import RemainingWork, TaskHistory
+from predictors.base import PredictorInputError, RemainingWork, TaskHistory
 
 
 @dataclass
@@ -72,9 +75,55 @@ class DiscountedLeastSquares:
         return max(float(residual), 0.0) / max(self.weight - 2.0, 1.0)
 
 
+def _discounts(gamma: float, longest: int) -> np.ndarray:
+    """Weights ``gamma**(size-1), ..., gamma, 1`` of the last ``size >= longest`` points, oldest
+    first (a task of ``n`` points uses the last ``n``)."""
+    size = max(64, 1 << (longest - 1).bit_length())  # few distinct sizes, so the cache stays small
+    return _discount_table(float(gamma), size)
+
+
+@lru_cache(maxsize=16)
+def _discount_table(gamma: float, size: int) -> np.ndarray:
+    table = gamma ** np.arange(size - 1, -1, -1, dtype=np.float64)
+    table.flags.writeable = False
+    return table
+
+
+@dataclass(frozen=True)
+class BatchFit:
+    """The discounted ridge fits of a batch of tasks, one row per task.
+
+    Equal (up to rounding) to running :class:`DiscountedLeastSquares` over each task's history,
+    but computed for all tasks at once: after ``n`` points the recursion weighs point ``i`` by
+    ``gamma**(n-1-i)``, so the weighted sums of all tasks are taken directly, in one segmented
+    sum over the concatenated histories.
+
+    Attributes:
+        theta: ``(n_tasks, 2)`` fitted ``[slope, intercept]``.
+        inverse_precision: ``(n_tasks, 3)`` entries ``(p11, p12, p22)`` of the symmetric ``V^-1``.
+        residual_variance: ``(n_tasks,)`` weighted residual variance ``sigma^2``.
+    """
+
+    theta: np.ndarray
+    inverse_precision: np.ndarray
+    residual_variance: np.ndarray
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """``(n_tasks, 2, 2)`` parameter covariances ``sigma^2 V^-1``."""
+        p11, p12, p22 = self.inverse_precision.T
+        matrices = np.stack((p11, p12, p12, p22), axis=-1).reshape(-1, 2, 2)
+        return self.residual_variance[:, None, None] * matrices
+
+
 @dataclass(frozen=True)
 class WLS:
     """The LARA estimator as a :class:`predictors.base.Predictor`.
+
+    :meth:`predict` takes the weighted sums of every task of the batch at once (as
+    :meth:`fit_batch` does), solves each task's 2x2 system in plain floats and draws all
+    parameter samples with one call of the generator: a few NumPy calls per batch, whatever its
+    size. :meth:`fit` and :meth:`remaining_work` are the per-task reference it is tested against.
 
     Attributes:
         gamma: Forgetting factor of the discounted fit.
@@ -100,23 +149,136 @@ class WLS:
             return np.zeros(len(theta))
         slope, intercept = theta[:, 0], theta[:, 1]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            log_needed = (np.log(history.target) - intercept) / slope
-            needed = np.exp(np.minimum(log_needed, 700.0)) - self.offset
+            needed = np.exp((np.log(history.target) - intercept) / slope) - self.offset
         remaining = np.maximum(needed - history.work[-1], 0.0)
         return np.where(slope < 0, remaining, np.inf)
+
+    def _weighted_sums(self, histories: Sequence[TaskHistory]) -> list[tuple[float, ...]]:
+        """Per task, with ``x = ln(s + s0)``, ``y = ln l`` and ``w = gamma**age`` (age 0: the
+        newest point): ``(sum w x^2, sum w x, sum w, sum w x y, sum w y, sum w y^2)``."""
+        lengths = [h.loss.size for h in histories]
+        n_points = sum(lengths)
+        discounts = _discounts(self.gamma, max(lengths))
+        weights = np.concatenate([discounts[discounts.size - n :] for n in lengths])
+        logs = np.concatenate([h.work for h in histories] + [h.loss for h in histories])
+        logs[:n_points] += self.offset
+        np.log(logs, out=logs)
+        features = logs.reshape(2, n_points)  # rows x and y
+        weighted = weights * features  # rows w x and w y
+        products = weighted[:, None, :] * features  # w x x, w x y, w y x, w y y
+        # Rows: w, w x, w y, w x x, w x y, w y x, w y y; summed over each task's points at once.
+        terms = np.concatenate((weights[None, :], weighted, products.reshape(4, n_points)))
+        starts = list(itertools.accumulate(lengths[:-1], initial=0))
+        sums = np.add.reduceat(terms, starts, axis=1).tolist()
+        return list(zip(sums[3], sums[1], sums[0], sums[4], sums[2], sums[6], strict=True))
+
+    def _solve(
+        self,
+        gram_11: float,
+        gram_12: float,
+        gram_22: float,
+        moment_1: float,
+        moment_2: float,
+        squares: float,
+    ) -> tuple[float, float, float, float, float, float]:
+        """``slope, intercept, v11, v22, det V, sigma^2`` of one task from its weighted sums."""
+        ridge = self.ridge
+        v_11, v_22 = gram_11 + ridge, gram_22 + ridge
+        determinant = v_11 * v_22 - gram_12 * gram_12
+        slope = (v_22 * moment_1 - gram_12 * moment_2) / determinant
+        intercept = (v_11 * moment_2 - gram_12 * moment_1) / determinant
+        # With theta = V^-1 r: theta^T G theta = theta^T r - ridge |theta|^2.
+        residual = (
+            squares - slope * moment_1 - intercept * moment_2 - ridge * (slope**2 + intercept**2)
+        )
+        variance = max(residual, 0.0) / max(gram_22 - 2.0, 1.0)
+        return slope, intercept, v_11, v_22, determinant, variance
+
+    def fit_batch(self, histories: Sequence[TaskHistory]) -> BatchFit:
+        """The fits of every history at once (see :class:`BatchFit`).
+
+        Example:
+            >>> work = np.arange(0.0, 30.0)
+            >>> history = TaskHistory(work, 3.0 * (work + 1.0) ** -0.7, target=0.1)
+            >>> slope, intercept = WLS(ridge=1e-12).fit_batch([history]).theta[0]
+            >>> round(float(slope), 6), round(float(np.exp(intercept)), 6)
+            (-0.7, 3.0)
+        """
+        if not histories:
+            return BatchFit(np.zeros((0, 2)), np.zeros((0, 3)), np.zeros(0))
+        rows = []
+        for sums in self._weighted_sums(histories):
+            slope, intercept, v_11, v_22, determinant, variance = self._solve(*sums)
+            gram_12 = sums[1]
+            inverse = (v_22 / determinant, -gram_12 / determinant, v_11 / determinant)
+            rows.append((slope, intercept, *inverse, variance))
+        table = np.array(rows)
+        return BatchFit(table[:, :2], table[:, 2:5], table[:, 5])
 
     def predict(
         self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
     ) -> RemainingWork:
-        """Samples of remaining work; ``n_samples == 1`` gives the point estimate."""
-        rows = []
-        for history in histories:
-            fit = self.fit(history)
-            theta = fit.theta
-            if n_samples == 1 or len(history.loss) < 3:
-                draws = np.repeat(theta[None, :], n_samples, axis=0)
-            else:
-                covariance = fit.residual_variance * np.linalg.inv(fit.precision)
-                draws = rng.multivariate_normal(theta, covariance, size=n_samples)
-            rows.append(self.remaining_work(history, draws))
-        return RemainingWork(np.array(rows).reshape(len(histories), n_samples))
+        """Samples of remaining work; ``n_samples == 1`` gives the point estimate.
+
+        Parameters are drawn from ``N(theta, sigma^2 V^-1)`` (through the Cholesky factor of
+        the 2x2 ``V^-1``, one ``standard_normal`` call for the whole batch); histories of fewer
+        than three points use the point estimate.
+
+        Raises:
+            PredictorInputError: If ``n_samples`` is not an int >= 1.
+        """
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise PredictorInputError(f"WLS.predict: n_samples must be an int, got {n_samples!r}.")
+        if n_samples < 1:
+            raise PredictorInputError(f"WLS.predict: n_samples must be >= 1, got {n_samples}.")
+        if not histories:
+            return RemainingWork(np.zeros((0, n_samples)))
+        rows, reached = [], []
+        sample, offset = n_samples > 1, self.offset
+        for row, (history, sums) in enumerate(
+            zip(histories, self._weighted_sums(histories), strict=True)
+        ):
+            slope, intercept, _, v_22, determinant, variance = self._solve(*sums)
+            loss, target = history.loss, history.target
+            # Cholesky factor [[c11, 0], [c21, c22]] of sigma^2 V^-1, V^-1 = [[v22, -g12],
+            # [-g12, v11]] / det: c11 = sigma sqrt(v22 / det), c21 = -c11 g12 / v22,
+            # c22 = sigma / sqrt(v22).
+            c_11 = c_21 = c_22 = 0.0
+            if sample and loss.size >= 3:
+                c_22 = math.sqrt(variance / v_22)
+                c_11 = c_22 * v_22 / math.sqrt(determinant)
+                c_21 = -c_11 * sums[1] / v_22
+            rows.append(
+                (
+                    slope,
+                    intercept,
+                    c_11,
+                    0.0,
+                    c_21,
+                    c_22,
+                    math.log(target),
+                    history.work.item(-1) + offset,
+                )
+            )
+            if loss.item(-1) <= target:
+                reached.append(row)
+        table = np.array(rows)
+        if n_samples > 1:
+            noise = rng.standard_normal((len(histories), 2, n_samples))
+            parameters = table[:, 2:6].reshape(-1, 2, 2) @ noise
+            parameters += table[:, 0:2, None]
+            slopes, intercepts = parameters[:, 0], parameters[:, 1]
+        else:
+            slopes, intercepts = table[:, 0:1], table[:, 1:2]
+        # ln(s* + s0) = (ln target - intercept) / slope where the slope is negative, and
+        # infinite (never) elsewhere; s* beyond exp(709) overflows to inf, "never" too.
+        log_needed = np.divide(
+            table[:, 6:7] - intercepts, slopes, out=np.full(slopes.shape, np.inf), where=slopes < 0
+        )
+        with np.errstate(over="ignore"):
+            remaining = np.exp(log_needed)
+        remaining -= table[:, 7:8]
+        np.maximum(remaining, 0.0, out=remaining)
+        if reached:
+            remaining[reached] = 0.0
+        return RemainingWork(remaining)

@@ -85,3 +85,90 @@ def test_noisy_samples_are_spread_and_reproducible() -> None:
 def test_bad_histories_raise_clear_errors(work: list[float], loss: list[float], message: str):
     with pytest.raises(PredictorInputError, match=message):
         TaskHistory(np.array(work), np.array(loss), target=0.1)
+
+
+# ---------------------------------------------------------------------------- batched predict
+def noisy_histories(seed: int, n_tasks: int) -> list[TaskHistory]:
+    """Histories of mixed lengths (1 to 60 points) on noisy power laws, with fractional work."""
+    rng = np.random.default_rng(seed)
+    histories = []
+    for _ in range(n_tasks):
+        length = int(rng.integers(1, 61))
+        work = np.cumsum(rng.uniform(0.3, 3.0, length)) - 0.3
+        work[0] = 0.0
+        loss = rng.uniform(0.5, 5.0) * (work + 1.0) ** -rng.uniform(-0.2, 1.5)
+        loss *= np.exp(rng.normal(0.0, rng.uniform(0.0, 0.2), length))
+        histories.append(TaskHistory(work, loss, target=float(loss.min() * rng.uniform(0.2, 1.1))))
+    return histories
+
+
+@given(seed=st.integers(0, 10_000), n_tasks=st.integers(1, 12))
+@settings(max_examples=40, deadline=None)
+def test_batch_fit_equals_the_recursive_fit_of_each_task(seed: int, n_tasks: int) -> None:
+    """fit_batch's parameters, V^-1 and residual variance equal DiscountedLeastSquares's."""
+    predictor = WLS(gamma=0.9, ridge=1e-4)
+    histories = noisy_histories(seed, n_tasks)
+    batch = predictor.fit_batch(histories)
+    for row, history in enumerate(histories):
+        fit = predictor.fit(history)
+        np.testing.assert_allclose(batch.theta[row], fit.theta, rtol=1e-9, atol=1e-9)
+        inverse = np.linalg.inv(fit.precision)
+        np.testing.assert_allclose(
+            batch.inverse_precision[row], inverse.ravel()[[0, 1, 3]], rtol=1e-9, atol=1e-9
+        )
+        assert batch.residual_variance[row] == pytest.approx(
+            fit.residual_variance, rel=1e-7, abs=1e-12
+        )
+        np.testing.assert_allclose(
+            batch.covariance[row], fit.residual_variance * inverse, rtol=1e-7, atol=1e-12
+        )
+
+
+@given(seed=st.integers(0, 10_000), n_tasks=st.integers(1, 12))
+@settings(max_examples=40, deadline=None)
+def test_point_estimates_equal_the_per_task_reference(seed: int, n_tasks: int) -> None:
+    """With one sample, predict equals remaining_work at each task's own recursive fit."""
+    predictor = WLS()
+    histories = noisy_histories(seed, n_tasks)
+    samples = predictor.predict(histories, 1, np.random.default_rng(0)).samples
+    for row, history in enumerate(histories):
+        expected = predictor.remaining_work(history, predictor.fit(history).theta[None, :])
+        np.testing.assert_allclose(samples[row], expected, rtol=1e-7)
+
+
+def test_sampled_remaining_work_matches_the_per_task_gaussian_reference() -> None:
+    """The batched Cholesky sampler draws from N(theta, sigma^2 V^-1): its quantiles of remaining
+    work match those of the same tasks sampled one by one with multivariate_normal."""
+    predictor = WLS()
+    histories = [h for h in noisy_histories(7, 8) if h.loss.size >= 10][:4]
+    n_samples = 40_000
+    batched = predictor.predict(histories, n_samples, np.random.default_rng(1))
+    levels = [0.1, 0.3, 0.5, 0.7, 0.9]
+    reference_rng = np.random.default_rng(2)
+    for row, history in enumerate(histories):
+        fit = predictor.fit(history)
+        covariance = fit.residual_variance * np.linalg.inv(fit.precision)
+        draws = reference_rng.multivariate_normal(fit.theta, covariance, size=n_samples)
+        reference = predictor.remaining_work(history, draws)
+        got = np.quantile(batched.samples[row], levels)
+        want = np.quantile(reference, levels)
+        finite = np.isfinite(want)
+        assert np.array_equal(np.isfinite(got), finite)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=0.05, atol=0.05)
+
+
+def test_batch_handles_empty_and_single_point_histories() -> None:
+    """No histories give an empty batch; a lone point (no slope yet) predicts "never"."""
+    predictor = WLS()
+    empty = predictor.predict([], 5, np.random.default_rng(0))
+    assert empty.samples.shape == (0, 5)
+    lone = TaskHistory(np.array([0.0]), np.array([1.0]), target=0.5)
+    samples = predictor.predict([lone, lone], 3, np.random.default_rng(0)).samples
+    assert samples.shape == (2, 3) and np.isinf(samples).all()
+
+
+@pytest.mark.parametrize("n_samples", [0, -2, 1.5, True, "8"])
+def test_bad_sample_counts_raise(n_samples: object) -> None:
+    history = TaskHistory(np.arange(4.0), np.linspace(1.0, 0.5, 4), target=0.1)
+    with pytest.raises(PredictorInputError, match="n_samples"):
+        WLS().predict([history], n_samples, np.random.default_rng(0))  # type: ignore[arg-type]
