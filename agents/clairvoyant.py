@@ -131,7 +131,8 @@ class Clairvoyant(EpochScheduler):
         epochs = self._epochs_needed(slots, time_left)
         width = epochs.shape[1]
         nodes = np.arange(1, width + 1)
-        cost = np.where(epochs <= time_left[:, None], epochs * nodes[None, :], np.inf)
+        in_time = epochs <= time_left[:, None]
+        cost = np.where(in_time, np.where(in_time, epochs, 0) * nodes[None, :], np.inf)
         best = cost.argmin(axis=1)
         hopeful = np.isfinite(cost[np.arange(len(slots)), best])
         need_nodes = best + 1

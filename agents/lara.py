@@ -71,6 +71,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from dataclasses import dataclass
@@ -86,6 +87,17 @@ from predictors.wls import DiscountedLeastSquares
 
 #: Largest exponent taken when extrapolating (keeps ``exp`` finite).
 _MAX_LOG_STEPS = 700.0
+
+
+def _solve(fit: DiscountedLeastSquares) -> tuple[float, float]:
+    """``fit.theta`` as two floats, by the closed-form inverse of the 2x2 system (the same
+    solution, without the overhead of a general solver; this runs for every task every
+    epoch)."""
+    (g00, g01), (g10, g11) = fit.gram.tolist()
+    r0, r1 = fit.moment.tolist()
+    v00, v11 = g00 + fit.ridge, g11 + fit.ridge
+    det = v00 * v11 - g01 * g10
+    return (v11 * r0 - g01 * r1) / det, (v00 * r1 - g10 * r0) / det
 
 
 @dataclass(frozen=True)
@@ -292,7 +304,7 @@ class Lara(HistoryScheduler):
                 raise TypeError(
                     f"Lara: unknown setting(s) {unknown}; known settings: {sorted(known)}."
                 )
-            base = LaraSettings(**{**base.__dict__, **overrides})
+            base = dataclasses.replace(base, **overrides)
         self.settings = base
 
     def on_reset(self) -> None:
@@ -338,7 +350,7 @@ class Lara(HistoryScheduler):
         offset = self.settings.offset
         processing = np.full(len(slots), np.inf)
         for index, slot in enumerate(slots.tolist()):
-            slope, intercept = self._fits[int(histories.task_ids[slot])].theta.tolist()
+            slope, intercept = _solve(self._fits[int(histories.task_ids[slot])])
             if not slope < 0.0:
                 continue
             log_needed = (float(view.log_target_ratio[slot]) - intercept) / slope

@@ -402,3 +402,15 @@ def test_unknown_settings_and_bad_moore_hodgson_input_raise_clear_errors() -> No
         moore_hodgson(np.ones(2), np.ones(3), 1.0)
     with pytest.raises(ValueError, match="finite"):
         moore_hodgson(np.ones(2), np.array([1.0, np.inf]), 1.0)
+
+
+def test_the_closed_form_solution_equals_the_fit_theta() -> None:
+    from agents.lara import _solve
+    from predictors.wls import DiscountedLeastSquares
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        fit = DiscountedLeastSquares(gamma=0.9, ridge=1e-6)
+        for work in np.sort(rng.uniform(0, 50, size=int(rng.integers(1, 12)))):
+            fit.update(np.array([np.log(work + 5.0), 1.0]), float(rng.normal()))
+        np.testing.assert_allclose(_solve(fit), fit.theta, rtol=1e-7, atol=1e-9)
