@@ -377,14 +377,17 @@ def _format_value(value: float, spec: str) -> str:
 
 
 # --------------------------------------------------------------------------------- figure
-def figure_tasks(tasks: Sequence[PredictionTask], seed: int) -> list[PredictionTask]:
+def figure_tasks(
+    tasks: Sequence[PredictionTask], fraction: float, seed: int
+) -> list[PredictionTask]:
     """Two tasks of a workload for the figure: the first feasible and the first infeasible one
-    in a seeded shuffle."""
+    in a seeded shuffle that still have work left at ``fraction``."""
     order = np.random.default_rng([seed, 0xF16]).permutation(len(tasks))
     chosen: list[PredictionTask] = []
     for wanted in (False, True):
         for index in order.tolist():
-            if tasks[index].infeasible == wanted:
+            task = tasks[index]
+            if task.infeasible == wanted and task.true_remaining(fraction) > 0:
                 chosen.append(tasks[index])
                 break
     return chosen
@@ -671,7 +674,7 @@ def _write_figure(
         return
     fraction = fractions[len(fractions) // 2]
     chosen = {
-        workload: figure_tasks(workload_tasks, args.seed)
+        workload: figure_tasks(workload_tasks, fraction, args.seed)
         for workload, workload_tasks in tasks.items()
     }
     path = args.out / "trajectories.png"

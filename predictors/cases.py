@@ -24,9 +24,12 @@ A task with ``speed >= T`` is dropped: it completes at its first report, so ther
 to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
 tasks on every machine, and workloads get independent draws.
 
-**Cases** (:func:`make_cases`). At observed fraction ``f`` a task has had ``k`` epochs on one
-node: the largest ``k >= 1`` whose progress ``k * speed`` (accumulated epoch by epoch, exactly as
-the simulator adds it) is ``<= f * T`` (``f * length`` for an infeasible task). Its history is
+**Cases** (:func:`make_cases`). At observed fraction ``f`` of its curve a task has had ``k``
+epochs on one node: the largest ``k >= 1`` whose progress ``k * speed`` (accumulated epoch by
+epoch, exactly as the simulator adds it) is ``<= f * length``. Tasks that have reached their
+target by then (progress ``>= T``) are left out: there is nothing left to predict. Cutting at a
+fraction of the curve, not of ``T``, keeps the cut independent of the hidden future, so a
+calibrated predictor is calibrated on these cases. Its history is
 what a single node reports: the arrival point ``(0, curve[0])`` and, after each epoch, the
 progress and ``curve[min(floor(progress), length - 1)]``. Losses and the target are divided by
 ``curve[0]``: schedulers only observe ratios to the loss at arrival. The true remaining work is
@@ -41,7 +44,7 @@ Trajectories. A predictor that can also sample future loss curves implements the
 Example:
     >>> tasks = draw_tasks("rl", seed=0, draws_per_curve=1)
     >>> cases = make_cases(tasks, 0.2)
-    >>> len(cases) == len(tasks), cases.truth.shape == cases.cap.shape
+    >>> len(cases) <= len(tasks), bool((cases.truth > 0).all())
     (True, True)
     >>> history = cases.histories[0]
     >>> float(history.loss[0]), bool(history.work[-1] <= max(0.2 * tasks[0].horizon, tasks[0].speed))
@@ -116,8 +119,8 @@ class PredictionTask:
 
     @property
     def horizon(self) -> float:
-        """What observed fractions are fractions of: ``T``, or the curve length if infeasible."""
-        return float(self.length) if self.infeasible else self.steps_to_target
+        """What observed fractions are fractions of: the curve length."""
+        return float(self.length)
 
     @property
     def cap(self) -> float:
@@ -203,14 +206,19 @@ class PredictionCases:
 
 
 def make_cases(tasks: Sequence[PredictionTask], fraction: float) -> PredictionCases:
-    """Observe each task at ``fraction`` (see the module docstring).
+    """Observe each task at ``fraction``; tasks already at their target are left out (see the
+    module docstring).
 
     Raises:
-        CaseError: If ``fraction`` is not in (0, 1) or there are no tasks.
+        CaseError: If ``fraction`` is not in (0, 1) or no task is left to predict.
     """
     _check_fraction(fraction)
+    tasks = [t for t in tasks if t.report_progress(fraction)[-1] < t.steps_to_target]
     if len(tasks) == 0:
-        raise CaseError("make_cases: no tasks given; draw some with draw_tasks().")
+        raise CaseError(
+            f"make_cases: no task is left to predict at fraction {fraction}; draw more with "
+            "draw_tasks() or observe a smaller fraction."
+        )
     histories = tuple(task.history(fraction) for task in tasks)
     truth = np.array(
         [task.steps_to_target - h.work[-1] for task, h in zip(tasks, histories, strict=True)]

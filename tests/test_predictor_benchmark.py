@@ -86,6 +86,8 @@ def test_cases_equal_what_a_single_node_simulator_episode_reports(
     assert len(chosen) >= 8 and any(task.infeasible for task in chosen)
     for task in chosen:
         for fraction in FRACTIONS:
+            if task.true_remaining(fraction) <= 0:
+                continue  # reached its target by then: not a case
             history = task.history(fraction)
             reports = len(history.work) - 1
             simulator = run_on_one_node(task, reports)
@@ -101,7 +103,7 @@ def test_cases_equal_what_a_single_node_simulator_episode_reports(
                 privileged = simulator.privileged_remaining_work()[0] * task.speed
                 assert privileged == pytest.approx(task.true_remaining(fraction), rel=1e-9)
             else:
-                assert task.infeasible and state.status[0] == EXPIRED
+                assert state.status[0] == EXPIRED
 
 
 def test_histories_respect_the_fraction(mixed_tasks: Sequence[PredictionTask]) -> None:
@@ -172,7 +174,7 @@ def test_cases_are_deterministic_and_seeded() -> None:
         (lambda: draw_tasks("nlp"), "Unknown workload"),
         (lambda: make_cases(draw_tasks("rl", draws_per_curve=1), 1.0), r"in \(0, 1\)"),
         (lambda: make_cases(draw_tasks("rl", draws_per_curve=1), 0.0), r"in \(0, 1\)"),
-        (lambda: make_cases([], 0.5), "no tasks"),
+        (lambda: make_cases([], 0.5), "no task is left"),
     ],
 )
 def test_bad_case_requests_raise(call: object, message: str) -> None:
@@ -228,8 +230,9 @@ def test_figure_draws_trajectories_and_distributions(
     tmp_path: Path, rl_tasks: Sequence[PredictionTask]
 ) -> None:
     path = tmp_path / "trajectories.png"
-    chosen = {"rl": bench.figure_tasks(rl_tasks, seed=0)}
+    chosen = {"rl": bench.figure_tasks(rl_tasks, 0.4, seed=0)}
     assert [task.infeasible for task in chosen["rl"]] == [False, True]
+    assert all(task.true_remaining(0.4) > 0 for task in chosen["rl"])
     bench.plot_figure(
         path, {"wls": WLS(), "persistence": Persistence()}, chosen, 0.4, n_samples=16, seed=0
     )
@@ -266,7 +269,7 @@ def test_quick_run_writes_every_output_and_resumes(
         ("wls", "rl", 0.2),
         ("wls", "rl", 0.4),
     ]
-    assert all(float(r["latency_ms"]) > 0 and float(r["cases"]) > 40 for r in rows)
+    assert all(float(r["latency_ms"]) > 0 and float(r["cases"]) > 20 for r in rows)
 
     # A re-run reuses both rows; a new fraction adds one row and leaves the others alone.
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4", "--no-figure")) == 0
