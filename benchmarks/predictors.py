@@ -2,7 +2,7 @@
 
 For every predictor x workload x observed fraction, the predictor sees the cases of
 :mod:`predictors.cases` (test-split tasks drawn as the simulator draws them, observed by one node
-up to the fraction of the steps to their target) and samples their remaining work. Scores
+up to the fraction of their curve, unless already done) and samples their remaining work. Scores
 (:mod:`predictors.metrics`):
 
 * ``median_log_error``: median ``|ln(c(median) / c(truth))|`` over feasible cases, ``c`` clipping
