@@ -1,0 +1,162 @@
+"""Prediction wrapper throughput: agent-steps per second of the AEC env with and without
+per-slot predictions.
+
+Drives ``mara_env.raw_env`` and :class:`predictors.wrappers.PredictionAECWrapper` around it (WLS,
+and any other registered predictor given with ``--predictor``) with the random masked policy
+loop of :mod:`benchmarks.env_throughput` (:func:`benchmarks.env_throughput.run_random_masked`):
+the same episodes, seeds and policy in every form. Each form is built and warmed up first, then
+measured round-robin ``--repeats`` times; the table reports the median, the ratio to the raw env
+and the time the wrapper adds per epoch (``n_nodes`` agent-steps): the prediction budget.
+
+Run::
+
+    python -m benchmarks.wrapper_throughput                     # training config, 20,000 steps x 5
+    python -m benchmarks.wrapper_throughput --quick             # a few seconds, for CI
+    python -m benchmarks.wrapper_throughput --predictor dkf --n-samples 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from benchmarks.env_throughput import (
+    DEFAULT_REPEATS,
+    DEFAULT_STEPS,
+    QUICK_REPEATS,
+    QUICK_STEPS,
+    Form,
+    machine_description,
+    run_random_masked,
+)
+
+#: Share of the raw env's throughput the WLS-wrapped env should keep.
+TARGET_SHARE = 0.5
+
+
+def make_forms(config: str, predictors: list[str], n_samples: int) -> list[Form]:
+    """The raw AEC env, then one wrapped env per predictor (construction deferred)."""
+    import mara_env
+    from predictors.wrappers import PredictionAECWrapper
+
+    def wrapped(name: str) -> Any:
+        return PredictionAECWrapper(mara_env.raw_env(config), name, n_samples=n_samples)
+
+    forms = [Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked)]
+    for name in predictors:
+        forms.append(
+            Form(f"+ predictions ({name})", functools.partial(wrapped, name), run_random_masked)
+        )
+    return forms
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.wrapper_throughput",
+        description="Agent-steps per second of the AEC env, raw and with prediction features.",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help=f"agent-steps per measurement (default {DEFAULT_STEPS}, {QUICK_STEPS} with --quick)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help=f"measurements per form; the median is reported (default {DEFAULT_REPEATS}, "
+        f"{QUICK_REPEATS} with --quick)",
+    )
+    parser.add_argument("--quick", action="store_true", help="a tiny budget, for CI smoke runs")
+    parser.add_argument(
+        "--config", default="training", help="config preset (default: training, 8 x 16)"
+    )
+    parser.add_argument(
+        "--predictor",
+        action="append",
+        default=[],
+        help="another registered predictor to measure besides wls (repeatable)",
+    )
+    parser.add_argument("--n-samples", type=int, default=32, help="samples per task (default 32)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the policy and of the first episode"
+    )
+    args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = QUICK_STEPS if args.quick else DEFAULT_STEPS
+    if args.repeats is None:
+        args.repeats = QUICK_REPEATS if args.quick else DEFAULT_REPEATS
+    if args.steps < 1 or args.repeats < 1 or args.n_samples < 1:
+        parser.error("--steps, --repeats and --n-samples must be >= 1")
+    from predictors.registry import known_predictors
+
+    unknown = [name for name in args.predictor if name not in known_predictors()]
+    if unknown:
+        parser.error(
+            f"unknown predictor(s) {', '.join(unknown)}; known: {', '.join(known_predictors())}"
+        )
+    args.predictors = ["wls", *[name for name in args.predictor if name != "wls"]]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns the exit status."""
+    args = parse_args(argv)
+    import mara_env
+
+    config = mara_env.get_config(args.config)
+    forms = make_forms(args.config, args.predictors, args.n_samples)
+    print("mara-env prediction wrapper throughput (random masked policy, AEC)")
+    print(f"machine: {machine_description()}")
+    print(
+        f"config: {args.config} ({config.n_nodes} nodes, {config.n_slots} slots, "
+        f"load {config.load:g}); n_samples {args.n_samples}; {args.steps} agent-steps x "
+        f"{args.repeats} repeats, median"
+    )
+    warmup = max(1, min(args.steps // 10, 2_000))
+    for form in forms:
+        form.env = form.make()
+        form.run(form.env, warmup, np.random.default_rng(args.seed), args.seed)
+
+    rates: dict[str, list[float]] = {form.name: [] for form in forms}
+    for _ in range(args.repeats):  # round-robin, so drifts of the machine hit every form alike
+        for form in forms:
+            start = time.perf_counter()
+            form.run(form.env, args.steps, np.random.default_rng(args.seed), args.seed)
+            rates[form.name].append(args.steps / (time.perf_counter() - start))
+    for form in forms:
+        form.env.close()
+
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    raw = medians[forms[0].name]
+    width = max(len(form.name) for form in forms)
+    print()
+    print(
+        f"{'form':<{width}}  {'steps/s':>10}  {'min':>10}  {'max':>10}  {'vs raw':>7}  "
+        f"{'added us/epoch':>14}"
+    )
+    for form in forms:
+        median = medians[form.name]
+        added = (1.0 / median - 1.0 / raw) * config.n_nodes * 1e6
+        print(
+            f"{form.name:<{width}}  {median:>10,.0f}  {min(rates[form.name]):>10,.0f}  "
+            f"{max(rates[form.name]):>10,.0f}  {median / raw:>6.2f}x  {added:>14,.0f}"
+        )
+    share = medians[forms[1].name] / raw
+    verdict = "met" if share >= TARGET_SHARE else "NOT met"
+    print()
+    print(
+        f"WLS-wrapped / raw AEC: {share:.2f} (target >= {TARGET_SHARE:g}: {verdict}); "
+        f"raw = {raw / config.n_nodes:,.0f} epochs/s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

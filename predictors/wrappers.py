@@ -1,0 +1,689 @@
+"""Observation wrappers that append each slot's predicted remaining work and odds of success.
+
+| | |
+|---|---|
+| AEC | ``PredictionAECWrapper(mara_env.env(...), predictor="wls")`` (``raw_env`` works too) |
+| Parallel | ``PredictionParallelWrapper(mara_env.parallel_env(...), predictor="wls")`` |
+| Gymnasium | ``PredictionGymWrapper(gym.make("mara_env/Cluster-v0", ...), predictor="wls")`` |
+| Any form | ``add_predictions(env, predictor="wls", n_samples=32)`` picks the wrapper |
+| Added features | ``n_slots * (len(quantile_levels) + 2)`` float32 values at the end of the vector |
+
+Any :class:`predictors.base.Predictor` works, given as an object or by its registered name
+(:func:`predictors.registry.make_predictor`). The wrappers append the same block of prediction
+features to every node's observation, to ``state()`` and, in the Gymnasium form, to the central
+observation (which is the state vector); everything else (action masks, rewards, infos,
+rendering, spaces of actions) is the wrapped env's. The original vector comes first, unchanged, so
+:func:`mara_env.observation.decode_observation` still reads its part.
+
+Prediction features (appended; ``n_slots`` blocks of ``len(quantile_levels) + 2`` values,
+slot-major; index within a block: meaning; all 0 for an empty slot). With the default levels
+(0.1, 0.5, 0.9) the indices are the constants :data:`NEED_Q10` .. :data:`SUCCESS_ALL_NODES`.
+    0 .. L-1 ``need_q``: the ``quantile_levels[j]`` quantile of the predicted remaining work in
+      node-epochs at one node (curve steps / speed), divided by the time left
+      (deadline - epoch): needed / available on one node. Capped at ``need_cap`` (default 10);
+      "never" (an infinite prediction) reads as the cap.
+    L ``success_one_node``: predicted probability of reaching the target by the deadline on one
+      node: P(remaining curve steps <= time_left * speed).
+    L+1 ``success_all_nodes``: the same on all the nodes the task may get,
+      ``m = min(n_nodes, max_nodes_per_task)``: P(remaining <= time_left * speed * m**alpha)
+      with the task's alpha. Both ignore switch costs.
+
+:func:`decode_predictions` turns the block back into named arrays.
+
+Inputs and timing:
+    Predictions use only what a scheduler observes (:mod:`predictors.env_histories`: losses
+    relative to the loss at arrival, curve steps, target, time left, speed, family). They are
+    computed once per epoch, in one batched ``predict`` call, and shared by every node's
+    observation and ``state()``. A task whose history did not change since its last prediction
+    (it was not trained) keeps its samples (``reuse_samples=True``, the default), so the call
+    covers only the tasks trained in the last epoch and new arrivals; its time left still
+    changes, so its features are recomputed from the kept samples every epoch.
+
+Seeding:
+    The predictor's generator is a child of the seed given to ``reset(seed=...)``; resets without
+    a seed continue it. The same seed and actions give the same observations, and pickled
+    wrappers continue identically.
+
+Example:
+    >>> import mara_env
+    >>> env = PredictionAECWrapper(mara_env.env(config="tiny"), predictor="wls", n_samples=16)
+    >>> env.reset(seed=0)
+    >>> observation = env.observe("node_0")["observation"]
+    >>> observation.shape  # 8 + 18 * 3 base values, then 3 slots x 5 prediction features
+    (77,)
+    >>> view = decode_predictions(observation, env.unwrapped.config.n_slots)
+    >>> view.need.shape, view.success_one_node.shape
+    ((3, 3), (3,))
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
+
+from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
+from predictors.base import Predictor
+from predictors.env_histories import HistoryBuffers
+from predictors.registry import make_predictor
+
+#: Default quantile levels of the ``need`` features.
+QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.5, 0.9)
+#: Indices within a slot's block of prediction features, for the default quantile levels.
+NEED_Q10, NEED_Q50, NEED_Q90, SUCCESS_ONE_NODE, SUCCESS_ALL_NODES = range(5)
+#: Prediction features per slot with the default quantile levels.
+PREDICTION_FEATURES = 5
+#: Spawn key of the predictor's generator under the ``reset`` seed (the bytes of "pred").
+_SPAWN_KEY = (0x70726564,)
+
+
+class PredictorOutputError(ValueError):
+    """A predictor returned samples of the wrong shape, or NaN or negative remaining work."""
+
+
+@dataclass(frozen=True)
+class PredictionOptions:
+    """How the prediction features are computed.
+
+    Attributes:
+        n_samples: Samples of remaining work drawn per task.
+        quantile_levels: Levels of the ``need`` features, strictly increasing in [0, 1].
+        need_cap: Cap of the ``need`` features (needed / available); "never" reads as the cap.
+        reuse_samples: Keep a task's samples while its history does not change.
+
+    Example:
+        >>> PredictionOptions(n_samples=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: PredictionOptions.n_samples must be an int >= 1, got 0. Use e.g. 32 samples per task.
+    """
+
+    n_samples: int = 32
+    quantile_levels: tuple[float, ...] = QUANTILE_LEVELS
+    need_cap: float = 10.0
+    reuse_samples: bool = True
+
+    def __post_init__(self) -> None:
+        n = self.n_samples
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(
+                f"PredictionOptions.n_samples must be an int >= 1, got {n!r}. "
+                "Use e.g. 32 samples per task."
+            )
+        levels = self.quantile_levels
+        if not (
+            isinstance(levels, tuple)
+            and levels
+            and all(isinstance(q, (int, float)) and 0.0 <= q <= 1.0 for q in levels)
+            and all(low < high for low, high in itertools.pairwise(levels))
+        ):
+            raise ValueError(
+                f"PredictionOptions.quantile_levels must be a non-empty tuple of strictly "
+                f"increasing numbers in [0, 1], got {levels!r}. E.g. (0.1, 0.5, 0.9)."
+            )
+        cap = self.need_cap
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap):
+            raise ValueError(f"PredictionOptions.need_cap must be a finite number, got {cap!r}.")
+        if cap <= 0:
+            raise ValueError(f"PredictionOptions.need_cap must be > 0, got {cap!r}. E.g. 10.0.")
+        if not isinstance(self.reuse_samples, bool):
+            raise ValueError(
+                f"PredictionOptions.reuse_samples must be True or False, got {self.reuse_samples!r}."
+            )
+
+    @property
+    def features_per_slot(self) -> int:
+        """Prediction features per slot: the quantiles, then the two success probabilities."""
+        return len(self.quantile_levels) + 2
+
+    @property
+    def success_one_node(self) -> int:
+        """Index of ``success_one_node`` within a slot's block."""
+        return len(self.quantile_levels)
+
+    @property
+    def success_all_nodes(self) -> int:
+        """Index of ``success_all_nodes`` within a slot's block."""
+        return len(self.quantile_levels) + 1
+
+    def bounds(self, n_slots: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of the ``n_slots`` blocks (for the observation spaces)."""
+        high = np.ones(self.features_per_slot, dtype=np.float32)
+        high[: len(self.quantile_levels)] = self.need_cap
+        return np.zeros(n_slots * self.features_per_slot, np.float32), np.tile(high, n_slots)
+
+
+@dataclass(frozen=True)
+class PredictionView:
+    """The prediction block of a vector, decoded into named per-slot arrays.
+
+    Attributes:
+        need: ``(n_slots, n_levels)`` needed / available on one node at each quantile level.
+        success_one_node: Probability of reaching the target by the deadline on one node.
+        success_all_nodes: The same on all the nodes the task may get.
+    """
+
+    need: np.ndarray
+    success_one_node: np.ndarray
+    success_all_nodes: np.ndarray
+
+
+def decode_predictions(
+    vector: np.ndarray, n_slots: int, options: PredictionOptions | None = None
+) -> PredictionView:
+    """Decode the prediction block at the end of a wrapped observation, state or Gymnasium
+    observation (``options``: the wrapper's, default :class:`PredictionOptions`).
+
+    Raises:
+        ValueError: If the vector is not 1-d or too short to hold the block.
+    """
+    options = PredictionOptions() if options is None else options
+    vector = np.asarray(vector, dtype=np.float64)
+    size = n_slots * options.features_per_slot
+    if vector.ndim != 1 or vector.size < size:
+        raise ValueError(
+            f"decode_predictions: expected a 1-d vector ending with {n_slots} x "
+            f"{options.features_per_slot} prediction features, got shape {vector.shape}. Pass a "
+            "wrapped observation['observation'], state() or Gymnasium observation."
+        )
+    block = vector[vector.size - size :].reshape(n_slots, options.features_per_slot)
+    return PredictionView(
+        need=block[:, : len(options.quantile_levels)],
+        success_one_node=block[:, options.success_one_node],
+        success_all_nodes=block[:, options.success_all_nodes],
+    )
+
+
+def resolve_predictor(predictor: str | Predictor) -> Predictor:
+    """A predictor object from a registered name or a predictor.
+
+    Raises:
+        predictors.registry.UnknownPredictorError: For an unknown name.
+        TypeError: For a class instead of an instance, or an object without ``predict``.
+    """
+    if isinstance(predictor, str):
+        return make_predictor(predictor)
+    if isinstance(predictor, type):
+        raise TypeError(
+            f"predictor must be a predictor object, got the class {predictor.__name__}; pass an "
+            f"instance such as {predictor.__name__}() or a registered name."
+        )
+    if not callable(getattr(predictor, "predict", None)):
+        raise TypeError(
+            f"predictor must be a registered name (e.g. 'wls') or an object with a "
+            f"predict(histories, n_samples, rng) method, got {type(predictor).__name__} "
+            f"{predictor!r}."
+        )
+    return predictor
+
+
+class SlotPredictions:
+    """The prediction features of one simulator's slots, computed at most once per epoch.
+
+    Per slot it keeps the sorted samples of the task in it and the history length they were
+    predicted from; an epoch's features then take a few array operations over all slots, plus one
+    ``predict`` call for the slots whose task is new or was trained.
+
+    Args:
+        simulator: The simulator whose slotted tasks are predicted.
+        predictor: The predictor (an object or a registered name).
+        options: How features are computed.
+
+    Attributes:
+        rng: The generator passed to the predictor (see :meth:`reset`).
+        predict_calls: ``predict`` calls made so far.
+        current: The features as of the last :meth:`features` call (a view, overwritten in
+            place when an epoch is computed).
+    """
+
+    def __init__(
+        self,
+        simulator: ClusterSimulator,
+        predictor: str | Predictor,
+        options: PredictionOptions | None = None,
+    ) -> None:
+        self.simulator = simulator
+        self.predictor = resolve_predictor(predictor)
+        self.options = PredictionOptions() if options is None else options
+        config = simulator.config
+        self.n_slots = config.n_slots
+        self.size = config.n_slots * self.options.features_per_slot
+        cap = config.max_nodes_per_task
+        self._nodes = float(config.n_nodes if cap is None else min(cap, config.n_nodes))
+        n_samples = self.options.n_samples
+        levels = np.asarray(self.options.quantile_levels, dtype=np.float64)
+        # Positions of the quantiles among sorted samples (numpy's "inverted_cdf" method).
+        self._quantile_index = np.maximum(np.ceil(n_samples * levels - 1), 0).astype(np.intp)
+        # The features of the current epoch, written in place; current is a flat view of it.
+        self._block = np.zeros((config.n_slots, self.options.features_per_slot), np.float32)
+        self.current = self._block.reshape(-1)
+        self._histories = HistoryBuffers(simulator)
+        self.rng = np.random.default_rng()
+        self.predict_calls = 0
+        self._state: ClusterState | None = None
+        self._epoch = -1
+        self._clear_slots()
+
+    def reset(self, seed: int | None) -> None:
+        """Start over after the env's reset: a seed gives a new generator (a child of the seed),
+        ``None`` continues the current one."""
+        if seed is not None:
+            self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=_SPAWN_KEY))
+        self._state = None
+
+    def features(self) -> np.ndarray:
+        """The current epoch's prediction features (computed on the first call of an epoch).
+
+        The array is overwritten in the next epoch: copy it (e.g. by concatenating) before
+        handing it out.
+        """
+        state = self.simulator.state
+        if state is not self._state or state.epoch != self._epoch:
+            self._refresh(state)
+        return self.current
+
+    def _clear_slots(self) -> None:
+        """Empty every slot's row (see :meth:`_empty_slot`)."""
+        n_slots = self.n_slots
+        self._slot_task = [NO_TASK] * n_slots
+        self._slot_length = [0] * n_slots
+        self._sorted = np.zeros((n_slots, self.options.n_samples))
+        self._deadline = np.zeros(n_slots)
+        self._speed = np.ones(n_slots)
+        self._thresholds = np.full((n_slots, 2, 1), -1.0)
+
+    def _refresh(self, state: ClusterState) -> None:
+        if state is not self._state:
+            self._clear_slots()
+        self._state, self._epoch = state, state.epoch
+        history, reuse = state.history_loss, self.options.reuse_samples
+        stale_slots, stale_lengths = [], []
+        for slot, task in enumerate(state.slots.tolist()):
+            known = self._slot_task[slot]
+            if task == NO_TASK:
+                if known != NO_TASK:
+                    self._empty_slot(slot)
+                continue
+            if task != known:
+                self._fill_slot(slot, task, state)
+            length = len(history[task])
+            if length != self._slot_length[slot] or not reuse:
+                stale_slots.append(slot)
+                stale_lengths.append(length)
+        if stale_slots:
+            self._predict(stale_slots, stale_lengths)
+        n_levels, block = len(self.options.quantile_levels), self._block
+        # Samples as a share of the curve steps one node can still do by the deadline (a
+        # slotted task has at least one epoch left): quantiles of it are the need features, and
+        # a sample succeeds on one node / on all nodes when it is <= 1 / <= m**alpha.
+        available = np.maximum(self._deadline - state.epoch, 1.0) * self._speed
+        needed = self._sorted / available[:, None]
+        np.minimum(needed[:, self._quantile_index], self.options.need_cap, out=block[:, :n_levels])
+        successes = (needed[:, None, :] <= self._thresholds).sum(axis=2)
+        np.multiply(successes, 1.0 / self.options.n_samples, out=block[:, n_levels:])
+        self.current = block.reshape(-1)  # re-taken: a pickled copy no longer shares memory
+
+    def _fill_slot(self, slot: int, task: int, state: ClusterState) -> None:
+        tasks = state.tasks
+        self._slot_task[slot] = task
+        self._slot_length[slot] = 0
+        self._deadline[slot] = tasks.deadline[task]
+        self._speed[slot] = tasks.speed[task]
+        self._thresholds[slot, :, 0] = (1.0, self._nodes ** float(tasks.alpha[task]))
+
+    def _empty_slot(self, slot: int) -> None:
+        """An empty row gives all-zero features without masking: samples 0 (so every need is
+        0), one epoch and one step per epoch left, and thresholds -1 that no sample meets."""
+        self._slot_task[slot] = NO_TASK
+        self._slot_length[slot] = 0
+        self._sorted[slot] = 0.0
+        self._deadline[slot] = 0.0
+        self._speed[slot] = 1.0
+        self._thresholds[slot] = -1.0
+
+    def _predict(self, slots: list[int], lengths: list[int]) -> None:
+        """One batched ``predict`` call for the tasks in ``slots``; keeps their sorted samples."""
+        tasks = [self._slot_task[slot] for slot in slots]
+        histories = self._histories.histories(tasks)
+        n_samples = self.options.n_samples
+        remaining = self.predictor.predict(histories, n_samples, self.rng)
+        self.predict_calls += 1
+        returned = getattr(remaining, "samples", None)
+        samples = np.zeros(0) if returned is None else np.asarray(returned, dtype=np.float64)
+        if samples.shape != (len(tasks), n_samples):
+            raise PredictorOutputError(
+                f"{_name(self.predictor)}.predict returned samples of shape {samples.shape} for "
+                f"{len(tasks)} tasks and n_samples={n_samples}; expected a RemainingWork with "
+                f"samples of shape {(len(tasks), n_samples)}."
+            )
+        if not (samples >= 0.0).all():  # NaN fails the comparison too
+            raise PredictorOutputError(
+                f"{_name(self.predictor)}.predict returned NaN or negative remaining work; "
+                "samples must be >= 0, with inf for 'never'."
+            )
+        samples = np.sort(samples, axis=1)
+        self._sorted[slots] = samples
+        for slot, length in zip(slots, lengths, strict=True):
+            self._slot_length[slot] = length
+
+
+def _name(predictor: Predictor) -> str:
+    return str(getattr(predictor, "name", type(predictor).__name__))
+
+
+def _simulator_of(env: Any, wrapper: str) -> ClusterSimulator:
+    simulator = getattr(env.unwrapped, "simulator", None)
+    if not isinstance(simulator, ClusterSimulator):
+        raise TypeError(
+            f"{wrapper} wraps a mara_env environment (mara_env.env, raw_env, parallel_env or "
+            f"gym.make('mara_env/Cluster-v0')), got {type(env.unwrapped).__name__}."
+        )
+    return simulator
+
+
+def _extend_box(box: spaces.Space[Any], options: PredictionOptions, n_slots: int) -> spaces.Box:
+    """``box`` with the prediction features appended."""
+    if not isinstance(box, spaces.Box):
+        raise TypeError(f"expected a Box space to extend, got {box!r}.")
+    low, high = options.bounds(n_slots)
+    return spaces.Box(
+        np.concatenate((box.low, low)), np.concatenate((box.high, high)), dtype=np.float32
+    )
+
+
+def _options(
+    n_samples: int, quantile_levels: tuple[float, ...], need_cap: float, reuse_samples: bool
+) -> PredictionOptions:
+    return PredictionOptions(n_samples, tuple(quantile_levels), need_cap, reuse_samples)
+
+
+class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
+    """Appends per-slot predictions to a mara_env AEC env's observations and state.
+
+    Args:
+        env: ``mara_env.env(...)``, ``mara_env.raw_env(...)`` or a PettingZoo wrapper of them.
+        predictor: A :class:`predictors.base.Predictor` or a registered name.
+        n_samples, quantile_levels, need_cap, reuse_samples: See :class:`PredictionOptions`.
+
+    Raises:
+        TypeError: If ``env`` is not a mara_env AEC env or ``predictor`` is not a predictor.
+        predictors.registry.UnknownPredictorError: For an unknown predictor name.
+        ValueError: For bad options.
+
+    Example:
+        >>> import mara_env
+        >>> env = PredictionAECWrapper(mara_env.raw_env(config="tiny"), "wls")
+        >>> env.reset(seed=1)
+        >>> env.state().shape == env.state_space.shape
+        True
+    """
+
+    def __init__(
+        self,
+        env: AECEnv[str, Any, Any],
+        predictor: str | Predictor = "wls",
+        *,
+        n_samples: int = 32,
+        quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
+        need_cap: float = 10.0,
+        reuse_samples: bool = True,
+    ) -> None:
+        if not isinstance(env, AECEnv):
+            raise TypeError(
+                f"PredictionAECWrapper wraps a PettingZoo AEC env, got {type(env).__name__}; "
+                "use PredictionParallelWrapper or PredictionGymWrapper for the other forms."
+            )
+        super().__init__(env)
+        simulator = _simulator_of(env, "PredictionAECWrapper")
+        options = _options(n_samples, quantile_levels, need_cap, reuse_samples)
+        self.predictions = SlotPredictions(simulator, predictor, options)
+        n_slots = simulator.config.n_slots
+        base = env.observation_space(env.possible_agents[0])
+        if not isinstance(base, spaces.Dict):
+            raise TypeError(f"PredictionAECWrapper expects Dict observations, got {base!r}.")
+        self._observation_space = spaces.Dict(
+            {
+                "observation": _extend_box(base["observation"], options, n_slots),
+                "action_mask": base["action_mask"],
+            }
+        )
+        self.observation_spaces = dict.fromkeys(env.possible_agents, self._observation_space)
+        self.state_space = _extend_box(env.state_space, options, n_slots)
+
+    # The attributes the agent_iter loop reads at every step, forwarded directly: PettingZoo's
+    # BaseWrapper forwards them through __getattr__, which costs more than the rest of a step.
+    @property
+    def agents(self) -> list[str]:
+        return self.env.agents
+
+    @property
+    def agent_selection(self) -> str:
+        return self.env.agent_selection
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self.env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self.env.truncations
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        return self.env.rewards
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        return self.env.infos
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_space
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self.env.reset(seed=seed, options=options)
+        self.predictions.reset(seed)
+        self.predictions.features()
+
+    def step(self, action: Any) -> None:
+        self.env.step(action)
+        self.predictions.features()  # computes the new epoch's features once it has begun
+
+    def _extend(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        # reset() and step() bring the features up to date, so the hot path skips the check.
+        return {
+            "observation": np.concatenate((observation["observation"], self.predictions.current)),
+            "action_mask": observation["action_mask"],
+        }
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        observation = self.env.observe(agent)
+        return None if observation is None else self._extend(observation)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, termination, truncation, info = self.env.last(observe)
+        if observation is not None:
+            observation = self._extend(observation)
+        return observation, reward, termination, truncation, info
+
+    def state(self) -> np.ndarray:
+        return np.concatenate((self.env.state(), self.predictions.features()))
+
+
+class PredictionParallelWrapper(BaseParallelWrapper[str, dict[str, np.ndarray], int]):
+    """Appends per-slot predictions to a mara_env Parallel env's observations and state.
+
+    Takes the arguments of :class:`PredictionAECWrapper`, with ``env`` a
+    ``mara_env.parallel_env(...)``.
+
+    Example:
+        >>> import mara_env
+        >>> env = PredictionParallelWrapper(mara_env.parallel_env(config="tiny"), "wls")
+        >>> observations, infos = env.reset(seed=1)
+        >>> env.observation_space("node_0").contains(observations["node_0"])
+        True
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv[str, Any, Any],
+        predictor: str | Predictor = "wls",
+        *,
+        n_samples: int = 32,
+        quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
+        need_cap: float = 10.0,
+        reuse_samples: bool = True,
+    ) -> None:
+        if not isinstance(env, ParallelEnv):
+            raise TypeError(
+                f"PredictionParallelWrapper wraps a PettingZoo Parallel env, got "
+                f"{type(env).__name__}; use PredictionAECWrapper or PredictionGymWrapper."
+            )
+        super().__init__(env)
+        simulator = _simulator_of(env, "PredictionParallelWrapper")
+        options = _options(n_samples, quantile_levels, need_cap, reuse_samples)
+        self.predictions = SlotPredictions(simulator, predictor, options)
+        n_slots = simulator.config.n_slots
+        base = env.observation_space(env.possible_agents[0])
+        if not isinstance(base, spaces.Dict):
+            raise TypeError(f"PredictionParallelWrapper expects Dict observations, got {base!r}.")
+        self._observation_space = spaces.Dict(
+            {
+                "observation": _extend_box(base["observation"], options, n_slots),
+                "action_mask": base["action_mask"],
+            }
+        )
+        self.observation_spaces = dict.fromkeys(env.possible_agents, self._observation_space)
+        self.state_space = _extend_box(env.state_space, options, n_slots)
+
+    @property
+    def agents(self) -> list[str]:
+        return self.env.agents
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_space
+
+    def _extend(self, observations: dict[str, Any]) -> dict[str, Any]:
+        features = self.predictions.features()
+        return {
+            agent: {
+                "observation": np.concatenate((observation["observation"], features)),
+                "action_mask": observation["action_mask"],
+            }
+            for agent, observation in observations.items()
+        }
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self.predictions.reset(seed)
+        return self._extend(observations), infos
+
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self._extend(observations), rewards, terminations, truncations, infos
+
+    def state(self) -> np.ndarray:
+        return np.concatenate((self.env.state(), self.predictions.features()))
+
+
+class PredictionGymWrapper(
+    gym.Wrapper[np.ndarray, np.ndarray, np.ndarray, np.ndarray], gym.utils.RecordConstructorArgs
+):
+    """Appends per-slot predictions to the Gymnasium form's observation (its state vector).
+
+    Takes the arguments of :class:`PredictionAECWrapper`, with ``env`` a
+    ``gym.make("mara_env/Cluster-v0", ...)`` env or a ``ClusterGymEnv``.
+    ``action_masks()`` is forwarded for sb3-contrib's MaskablePPO.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import mara_env
+        >>> env = PredictionGymWrapper(gym.make("mara_env/Cluster-v0", config="tiny"), "wls")
+        >>> observation, info = env.reset(seed=1)
+        >>> env.observation_space.contains(observation)
+        True
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[np.ndarray, np.ndarray],
+        predictor: str | Predictor = "wls",
+        *,
+        n_samples: int = 32,
+        quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
+        need_cap: float = 10.0,
+        reuse_samples: bool = True,
+    ) -> None:
+        if not isinstance(env, gym.Env):
+            raise TypeError(
+                f"PredictionGymWrapper wraps a Gymnasium env, got {type(env).__name__}; use "
+                "PredictionAECWrapper or PredictionParallelWrapper for PettingZoo envs."
+            )
+        # Recorded so that env.spec can rebuild the wrapped env (gym.make(env.spec)).
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            predictor=predictor,
+            n_samples=n_samples,
+            quantile_levels=quantile_levels,
+            need_cap=need_cap,
+            reuse_samples=reuse_samples,
+        )
+        gym.Wrapper.__init__(self, env)
+        simulator = _simulator_of(env, "PredictionGymWrapper")
+        options = _options(n_samples, quantile_levels, need_cap, reuse_samples)
+        self.predictions = SlotPredictions(simulator, predictor, options)
+        self.observation_space = _extend_box(
+            env.observation_space, options, simulator.config.n_slots
+        )
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        self.predictions.reset(seed)
+        return np.concatenate((observation, self.predictions.features())), info
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        observation = np.concatenate((observation, self.predictions.features()))
+        return observation, float(reward), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The wrapped env's per-node action masks (see ``ClusterGymEnv.action_masks``)."""
+        masks: np.ndarray = self.env.get_wrapper_attr("action_masks")()
+        return masks
+
+
+def add_predictions(env: Any, predictor: str | Predictor = "wls", **options: Any) -> Any:
+    """Wrap any form of the mara_env environment with the matching prediction wrapper.
+
+    ``options`` are those of :class:`PredictionAECWrapper`.
+
+    Raises:
+        TypeError: If ``env`` is not a PettingZoo AEC or Parallel env or a Gymnasium env.
+
+    Example:
+        >>> import mara_env
+        >>> type(add_predictions(mara_env.parallel_env(config="tiny"))).__name__
+        'PredictionParallelWrapper'
+    """
+    if isinstance(env, AECEnv):
+        return PredictionAECWrapper(env, predictor, **options)
+    if isinstance(env, ParallelEnv):
+        return PredictionParallelWrapper(env, predictor, **options)
+    if isinstance(env, gym.Env):
+        return PredictionGymWrapper(env, predictor, **options)
+    raise TypeError(
+        f"add_predictions: expected a mara_env AEC, Parallel or Gymnasium env, got "
+        f"{type(env).__name__}."
+    )
