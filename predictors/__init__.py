@@ -17,13 +17,23 @@ from __future__ import annotations
 from predictors.base import Predictor, PredictorInputError, RemainingWork, TaskHistory
 from predictors.dkf import DKF
 from predictors.wls import WLS, DiscountedLeastSquares
+from predictors.wrappers import (
+    PredictionAECWrapper,
+    PredictionGymWrapper,
+    PredictionParallelWrapper,
+    add_predictions,
+)
 
 __all__ = [
     "DKF",
     "WLS",
     "DiscountedLeastSquares",
+    "PredictionAECWrapper",
+    "PredictionGymWrapper",
+    "PredictionParallelWrapper",
     "Predictor",
     "PredictorInputError",
     "RemainingWork",
     "TaskHistory",
+    "add_predictions",
 ]

@@ -106,12 +106,20 @@ class HistoryBuffers:
         state = self.simulator.state
         if state is not self._state:
             self._state, self._buffers = state, {}
-        histories, epoch = [], state.epoch
+        histories, epoch, buffers = [], state.epoch, self._buffers
+        progress_of, loss_of = state.history_progress, state.history_loss
         for task in _task_list(tasks):
-            buffer = self._buffers.get(task)
+            buffer = buffers.get(task)
             if buffer is None:
-                buffer = self._buffers[task] = _TaskBuffer(state, task)
-            n_points = buffer.extend(state.history_progress[task], state.history_loss[task])
+                buffer = buffers[task] = _TaskBuffer(state, task)
+            progress = progress_of[task]
+            n_points, count = len(progress), buffer.count
+            if n_points == count + 1 and count < buffer.work.size:  # the usual: one new point
+                buffer.work[count] = progress[count]
+                buffer.loss[count] = loss_of[task][count] * buffer.scale
+                buffer.count = n_points
+            elif n_points != count:
+                buffer.extend(progress, loss_of[task])
             history = object.__new__(TaskHistory)
             history.__dict__.update(
                 work=buffer.work[:n_points],
@@ -141,8 +149,8 @@ class _TaskBuffer:
         self.work = np.empty(16)
         self.loss = np.empty(16)
 
-    def extend(self, progress: list[float], losses: list[float]) -> int:
-        """Copy in the points not copied yet; returns the number of points."""
+    def extend(self, progress: list[float], losses: list[float]) -> None:
+        """Copy in the points not copied yet."""
         n_points, count = len(progress), self.count
         if n_points > self.work.size:
             size = max(2 * self.work.size, n_points)
@@ -153,11 +161,10 @@ class _TaskBuffer:
             work[index] = progress[index]
             loss[index] = losses[index] * scale
         self.count = n_points
-        return n_points
 
 
-def _task_list(tasks: Sequence[int] | np.ndarray) -> list[int]:
-    return tasks.tolist() if isinstance(tasks, np.ndarray) else [int(task) for task in tasks]
+def _task_list(tasks: Sequence[int] | np.ndarray) -> Sequence[int]:
+    return tasks.tolist() if isinstance(tasks, np.ndarray) else tasks
 
 
 def _reported_losses(state: ClusterState, task: int) -> list[float]:

@@ -159,7 +159,8 @@ class WLS:
         lengths = [h.loss.size for h in histories]
         n_points = sum(lengths)
         discounts = _discounts(self.gamma, max(lengths))
-        weights = np.concatenate([discounts[discounts.size - n :] for n in lengths])
+        size = discounts.size
+        weights = np.concatenate([discounts[size - n :] for n in lengths])
         logs = np.concatenate([h.work for h in histories] + [h.loss for h in histories])
         logs[:n_points] += self.offset
         np.log(logs, out=logs)
@@ -248,15 +249,16 @@ class WLS:
                 c_22 = math.sqrt(variance / v_22)
                 c_11 = c_22 * v_22 / math.sqrt(determinant)
                 c_21 = -c_11 * sums[1] / v_22
+            # Per task: the slope and ln(target) - intercept, the factor that draws them (signs
+            # flipped in the second row), and s + s0.
             rows.append(
                 (
                     slope,
-                    intercept,
+                    math.log(target) - intercept,
                     c_11,
                     0.0,
-                    c_21,
-                    c_22,
-                    math.log(target),
+                    -c_21,
+                    -c_22,
                     history.work.item(-1) + offset,
                 )
             )
@@ -267,17 +269,15 @@ class WLS:
             noise = rng.standard_normal((len(histories), 2, n_samples))
             parameters = table[:, 2:6].reshape(-1, 2, 2) @ noise
             parameters += table[:, 0:2, None]
-            slopes, intercepts = parameters[:, 0], parameters[:, 1]
+            slopes, gaps = parameters[:, 0], parameters[:, 1]
         else:
-            slopes, intercepts = table[:, 0:1], table[:, 1:2]
+            slopes, gaps = table[:, 0:1], table[:, 1:2]
         # ln(s* + s0) = (ln target - intercept) / slope where the slope is negative, and
         # infinite (never) elsewhere; s* beyond exp(709) overflows to inf, "never" too.
-        log_needed = np.divide(
-            table[:, 6:7] - intercepts, slopes, out=np.full(slopes.shape, np.inf), where=slopes < 0
-        )
+        log_needed = np.divide(gaps, slopes, out=np.full(slopes.shape, np.inf), where=slopes < 0)
         with np.errstate(over="ignore"):
             remaining = np.exp(log_needed)
-        remaining -= table[:, 7:8]
+        remaining -= table[:, 6:7]
         np.maximum(remaining, 0.0, out=remaining)
         if reached:
             remaining[reached] = 0.0

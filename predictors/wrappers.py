@@ -67,6 +67,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
@@ -295,7 +296,7 @@ class SlotPredictions:
         self._slot_task = [NO_TASK] * n_slots
         self._slot_length = [0] * n_slots
         self._sorted = np.zeros((n_slots, self.options.n_samples))
-        self._deadline = np.zeros(n_slots)
+        self._deadline = np.full(n_slots, np.inf)
         self._speed = np.ones(n_slots)
         self._thresholds = np.full((n_slots, 2, 1), -1.0)
 
@@ -303,30 +304,36 @@ class SlotPredictions:
         if state is not self._state:
             self._clear_slots()
         self._state, self._epoch = state, state.epoch
-        history, reuse = state.history_loss, self.options.reuse_samples
-        stale_slots, stale_lengths = [], []
+        history, reuse, known_length = (
+            state.history_loss,
+            self.options.reuse_samples,
+            self._slot_length,
+        )
+        stale_slots, stale_tasks, stale_lengths = [], [], []
         for slot, task in enumerate(state.slots.tolist()):
-            known = self._slot_task[slot]
-            if task == NO_TASK:
-                if known != NO_TASK:
+            if task != self._slot_task[slot]:
+                if task == NO_TASK:
                     self._empty_slot(slot)
-                continue
-            if task != known:
+                    continue
                 self._fill_slot(slot, task, state)
+            elif task == NO_TASK:
+                continue
             length = len(history[task])
-            if length != self._slot_length[slot] or not reuse:
+            if length != known_length[slot] or not reuse:
                 stale_slots.append(slot)
+                stale_tasks.append(task)
                 stale_lengths.append(length)
         if stale_slots:
-            self._predict(stale_slots, stale_lengths)
+            self._predict(stale_slots, stale_tasks, stale_lengths)
         n_levels, block = len(self.options.quantile_levels), self._block
         # Samples as a share of the curve steps one node can still do by the deadline (a
-        # slotted task has at least one epoch left): quantiles of it are the need features, and
-        # a sample succeeds on one node / on all nodes when it is <= 1 / <= m**alpha.
-        available = np.maximum(self._deadline - state.epoch, 1.0) * self._speed
+        # slotted task has at least one epoch left: it expires when its deadline comes):
+        # quantiles of it are the need features, and a sample succeeds on one node / on all
+        # nodes when it is <= 1 / <= m**alpha.
+        available = (self._deadline - state.epoch) * self._speed
         needed = self._sorted / available[:, None]
         np.minimum(needed[:, self._quantile_index], self.options.need_cap, out=block[:, :n_levels])
-        successes = (needed[:, None, :] <= self._thresholds).sum(axis=2)
+        successes = np.add.reduce(needed[:, None, :] <= self._thresholds, axis=2)
         np.multiply(successes, 1.0 / self.options.n_samples, out=block[:, n_levels:])
         self.current = block.reshape(-1)  # re-taken: a pickled copy no longer shares memory
 
@@ -334,23 +341,24 @@ class SlotPredictions:
         tasks = state.tasks
         self._slot_task[slot] = task
         self._slot_length[slot] = 0
-        self._deadline[slot] = tasks.deadline[task]
-        self._speed[slot] = tasks.speed[task]
-        self._thresholds[slot, :, 0] = (1.0, self._nodes ** float(tasks.alpha[task]))
+        self._deadline[slot] = tasks.deadline.item(task)
+        self._speed[slot] = tasks.speed.item(task)
+        self._thresholds[slot, 0, 0] = 1.0
+        self._thresholds[slot, 1, 0] = self._nodes ** tasks.alpha.item(task)
 
     def _empty_slot(self, slot: int) -> None:
-        """An empty row gives all-zero features without masking: samples 0 (so every need is
-        0), one epoch and one step per epoch left, and thresholds -1 that no sample meets."""
+        """An empty row gives all-zero features without masking: samples 0 and an infinite
+        deadline (so every need is 0 / inf = 0), and thresholds -1 that no sample meets."""
         self._slot_task[slot] = NO_TASK
         self._slot_length[slot] = 0
         self._sorted[slot] = 0.0
-        self._deadline[slot] = 0.0
+        self._deadline[slot] = np.inf
         self._speed[slot] = 1.0
         self._thresholds[slot] = -1.0
 
-    def _predict(self, slots: list[int], lengths: list[int]) -> None:
-        """One batched ``predict`` call for the tasks in ``slots``; keeps their sorted samples."""
-        tasks = [self._slot_task[slot] for slot in slots]
+    def _predict(self, slots: list[int], tasks: list[int], lengths: list[int]) -> None:
+        """One batched ``predict`` call for the ``tasks`` in ``slots`` (whose histories have
+        ``lengths`` points); keeps their sorted samples."""
         histories = self._histories.histories(tasks)
         n_samples = self.options.n_samples
         remaining = self.predictor.predict(histories, n_samples, self.rng)
@@ -363,7 +371,7 @@ class SlotPredictions:
                 f"{len(tasks)} tasks and n_samples={n_samples}; expected a RemainingWork with "
                 f"samples of shape {(len(tasks), n_samples)}."
             )
-        if not (samples >= 0.0).all():  # NaN fails the comparison too
+        if not np.minimum.reduce(samples, axis=None) >= 0.0:  # NaN fails the comparison too
             raise PredictorOutputError(
                 f"{_name(self.predictor)}.predict returned NaN or negative remaining work; "
                 "samples must be >= 0, with inf for 'never'."
@@ -456,6 +464,7 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
         )
         self.observation_spaces = dict.fromkeys(env.possible_agents, self._observation_space)
         self.state_space = _extend_box(env.state_space, options, n_slots)
+        self._raw, self._first_agent = env.unwrapped, env.possible_agents[0]
 
     # The attributes the agent_iter loop reads at every step, forwarded directly: PettingZoo's
     # BaseWrapper forwards them through __getattr__, which costs more than the rest of a step.
@@ -493,23 +502,34 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
 
     def step(self, action: Any) -> None:
         self.env.step(action)
-        self.predictions.features()  # computes the new epoch's features once it has begun
+        # An epoch ends with the last node's step, after which node 0 chooses first again: only
+        # then (or at the episode's end) can there be a new epoch to predict.
+        if self._raw.agent_selection == self._first_agent:
+            self.predictions.features()
 
-    def _extend(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable[str, Any, Any]:
+        # The wrapped env's iterator: it reads the same agents without going through this layer.
+        return self.env.agent_iter(max_iter)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        observation = self.env.observe(agent)
+        if observation is None:
+            return None
         # reset() and step() bring the features up to date, so the hot path skips the check.
         return {
             "observation": np.concatenate((observation["observation"], self.predictions.current)),
             "action_mask": observation["action_mask"],
         }
 
-    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
-        observation = self.env.observe(agent)
-        return None if observation is None else self._extend(observation)
-
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, termination, truncation, info = self.env.last(observe)
         if observation is not None:
-            observation = self._extend(observation)
+            observation = {
+                "observation": np.concatenate(
+                    (observation["observation"], self.predictions.current)
+                ),
+                "action_mask": observation["action_mask"],
+            }
         return observation, reward, termination, truncation, info
 
     def state(self) -> np.ndarray:

@@ -116,11 +116,13 @@ def test_batch_fit_equals_the_recursive_fit_of_each_task(seed: int, n_tasks: int
         np.testing.assert_allclose(
             batch.inverse_precision[row], inverse.ravel()[[0, 1, 3]], rtol=1e-9, atol=1e-9
         )
+        # sigma^2 is a small difference of large sums (ln l)^2 - theta . r, so it keeps fewer
+        # digits than theta when the fit is close.
         assert batch.residual_variance[row] == pytest.approx(
-            fit.residual_variance, rel=1e-7, abs=1e-12
+            fit.residual_variance, rel=1e-5, abs=1e-12
         )
         np.testing.assert_allclose(
-            batch.covariance[row], fit.residual_variance * inverse, rtol=1e-7, atol=1e-12
+            batch.covariance[row], fit.residual_variance * inverse, rtol=1e-5, atol=1e-12
         )
 
 
