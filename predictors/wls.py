@@ -235,26 +235,35 @@ class WLS:
         if not histories:
             return RemainingWork(np.zeros((0, n_samples)))
         rows, reached = [], []
-        sample, offset = n_samples > 1, self.offset
-        for row, (history, sums) in enumerate(
+        sample, offset, ridge = n_samples > 1, self.offset, self.ridge
+        log, sqrt = math.log, math.sqrt
+        for row, (history, (g_11, g_12, g_22, m_1, m_2, squares)) in enumerate(
             zip(histories, self._weighted_sums(histories), strict=True)
         ):
-            slope, intercept, _, v_22, determinant, variance = self._solve(*sums)
+            # The normal equations of _solve, inlined: this loop runs for every task.
+            v_11, v_22 = g_11 + ridge, g_22 + ridge
+            determinant = v_11 * v_22 - g_12 * g_12
+            slope = (v_22 * m_1 - g_12 * m_2) / determinant
+            intercept = (v_11 * m_2 - g_12 * m_1) / determinant
             loss, target = history.loss, history.target
             # Cholesky factor [[c11, 0], [c21, c22]] of sigma^2 V^-1, V^-1 = [[v22, -g12],
             # [-g12, v11]] / det: c11 = sigma sqrt(v22 / det), c21 = -c11 g12 / v22,
             # c22 = sigma / sqrt(v22).
             c_11 = c_21 = c_22 = 0.0
             if sample and loss.size >= 3:
-                c_22 = math.sqrt(variance / v_22)
-                c_11 = c_22 * v_22 / math.sqrt(determinant)
-                c_21 = -c_11 * sums[1] / v_22
+                residual = (
+                    squares - slope * m_1 - intercept * m_2 - ridge * (slope**2 + intercept**2)
+                )
+                variance = max(residual, 0.0) / max(g_22 - 2.0, 1.0)
+                c_22 = sqrt(variance / v_22)
+                c_11 = c_22 * v_22 / sqrt(determinant)
+                c_21 = -c_11 * g_12 / v_22
             # Per task: the slope and ln(target) - intercept, the factor that draws them (signs
             # flipped in the second row), and s + s0.
             rows.append(
                 (
                     slope,
-                    math.log(target) - intercept,
+                    log(target) - intercept,
                     c_11,
                     0.0,
                     -c_21,
