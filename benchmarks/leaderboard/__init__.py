@@ -1,0 +1,93 @@
+"""The leaderboard: rank schedulers by completion rate over agents x workloads x loads x seeds.
+
+The suite's main job. By default every registered agent runs on the ``in_distribution``, ``rl``
+and ``vision`` workloads at 1.0x, 1.5x and 2.0x the training load (``mara_env.TRAINING_LOAD``)
+of the ``evaluation`` preset (held-out test curves), for the evaluation seeds 1000-1009, which
+no training or tuning code uses. One cell = one episode; cells run in local worker processes
+over the available cores, or as Ray tasks (``--backend ray``), with the same numbers either way.
+
+Usage::
+
+    mara-leaderboard                                    # the default grid (a few minutes)
+    mara-leaderboard --quick                            # about a minute
+    mara-leaderboard --agent my_pkg.my_module:MyScheduler   # yours beside the shipped agents
+    mara-leaderboard --agents edf lara --workloads rl --loads 1 2 --seeds 20
+    mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
+
+Statistics (:mod:`benchmarks.statistics`): mean completion rate with a 95% stratified-bootstrap
+interval (seeds resampled within each workload and load), the interquartile mean, ranks per
+workload and overall, and the probability of improvement over LARA.
+
+Output (``--output``, default ``./leaderboard_results``): ``episodes.jsonl``, the resumable
+journal every finished episode is appended to atomically as it ends (a re-run skips finished
+cells; a killed run loses at most the episodes in flight; a foreign or corrupt file is reported,
+never overwritten), and, derived from it, ``episodes.csv`` and ``episodes.json`` (every
+episode), ``leaderboard.md`` (the tables, plots, provenance and the regenerating command),
+``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and ``gantt.png``.
+
+Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs),
+``journal`` (the results file), ``summary`` and ``report`` (statistics and tables), ``plots``,
+``provenance`` and ``cli`` (the command).
+
+Example:
+    >>> import tempfile
+    >>> from benchmarks.leaderboard import main
+    >>> main(["--agents", "edf", "random", "--config", "tiny", "--workloads", "rl",
+    ...       "--loads", "1", "--seeds", "2", "--workers", "1", "--no-progress", "--no-plots",
+    ...       "--output", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+    rank  agent ...
+    0
+"""
+
+from __future__ import annotations
+
+from benchmarks.leaderboard.backends import (
+    Backend,
+    BackendError,
+    LocalBackend,
+    RayBackend,
+    available_cores,
+    execute_cells,
+    run_cells,
+)
+from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
+from benchmarks.leaderboard.cli import build_parser, check_agents, main
+from benchmarks.leaderboard.grid import (
+    DEFAULT_LOAD_FACTORS,
+    DEFAULT_SEEDS,
+    DEFAULT_WORKLOADS,
+    EVALUATION_SEED_BASE,
+    Cell,
+    Grid,
+    config_hash,
+)
+from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
+
+__all__ = [
+    "DEFAULT_LOAD_FACTORS",
+    "DEFAULT_SEEDS",
+    "DEFAULT_WORKLOADS",
+    "EVALUATION_SEED_BASE",
+    "Backend",
+    "BackendError",
+    "Cell",
+    "CellError",
+    "CellOutcome",
+    "EpisodeJournal",
+    "Grid",
+    "Leaderboard",
+    "LocalBackend",
+    "RayBackend",
+    "ResultsFileError",
+    "available_cores",
+    "build_leaderboard",
+    "build_parser",
+    "check_agents",
+    "config_hash",
+    "execute_cell",
+    "execute_cells",
+    "main",
+    "run_cell",
+    "run_cells",
+]

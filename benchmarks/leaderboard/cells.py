@@ -1,0 +1,128 @@
+"""Running one cell: build the agent, play its episode, return its row (or why it failed).
+
+:func:`execute_cell` never raises for a scheduler's own failure: an agent that cannot be built
+or that raises while acting gives a :class:`CellOutcome` with ``error`` set, so one broken agent
+does not stop a leaderboard of hundreds of episodes. Illegal actions are not failures: the
+environment turns masked actions into idle and counts them (``illegal_actions``), and
+:func:`agents.evaluate` does the same for actions outside the action space
+(``invalid_actions``); the leaderboard reports both.
+
+Torch, once an agent has imported it (at the latest while being built), runs on one thread
+inside a cell whatever the backend: two worker processes on two cores should not oversubscribe
+them, and a fixed thread count keeps float reductions, and so the numbers, independent of the
+backend.
+
+Example:
+    >>> from mara_env import get_config
+    >>> outcome = execute_cell(Cell("edf", 1000, get_config("tiny"), "tiny"))
+    >>> outcome.error is None, outcome.row["agent"], outcome.row["seed"]
+    (True, 'edf', 1000)
+    >>> execute_cell(Cell("agents.statistics:Summary", 1000, get_config("tiny"), "tiny")).error
+    "AgentImportError: Building agent 'agents.statistics:Summary' failed: ..."
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from agents import evaluate, make_agent
+from benchmarks.leaderboard.grid import Cell, config_hash
+
+#: Row columns that identify the cell, in the order the CSV export lists them.
+KEY_COLUMNS = (
+    "agent",
+    "workload",
+    "load_factor",
+    "load",
+    "seed",
+    "config",
+    "config_hash",
+    "cell",
+)
+#: Row columns that measure wall time: they differ from run to run, everything else does not.
+TIMING_COLUMNS = ("decision_ms_per_epoch", "episode_seconds")
+
+
+class CellError(RuntimeError):
+    """A cell failed (its agent could not be built or raised while acting)."""
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """What running a cell produced: its row, or the error that stopped it.
+
+    Attributes:
+        cell: The cell.
+        row: The episode's metrics keyed by :data:`KEY_COLUMNS` (empty on failure).
+        error: ``None``, or a one-line description of the failure.
+        details: The failure's traceback (empty on success).
+    """
+
+    cell: Cell
+    row: dict[str, Any]
+    error: str | None = None
+    details: str = ""
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The cell's rows (one); raises :class:`CellError` if it failed."""
+        if self.error is not None:
+            cell = self.cell
+            raise CellError(
+                f"Cell agent={cell.agent!r} seed={cell.seed} config={cell.config_name!r} "
+                f"failed: {self.error}\n{self.details}"
+            )
+        return [self.row]
+
+
+def execute_cell(cell: Cell) -> CellOutcome:
+    """Run ``cell``'s episode and return its outcome; scheduler failures become ``error``."""
+    threads = _TorchThreads()
+    try:
+        threads.limit()
+        scheduler = make_agent(cell.agent)
+        threads.limit()  # the agent may have imported torch
+        (metrics,) = evaluate(scheduler, cell.config, [cell.seed])
+    except Exception as error:
+        message = f"{type(error).__name__}: {error}"
+        return CellOutcome(cell, {}, message.splitlines()[0], traceback.format_exc())
+    finally:
+        threads.restore()
+    metrics = {key: value for key, value in metrics.items() if key not in ("agent", "seed")}
+    row = {
+        "agent": cell.agent,
+        "workload": cell.workload,
+        "load_factor": cell.load_factor,
+        "load": float(cell.config.load),
+        "seed": cell.seed,
+        "config": cell.config_name,
+        "config_hash": config_hash(cell.config),
+        "cell": cell.key,
+        **metrics,
+    }
+    return CellOutcome(cell, row)
+
+
+def run_cell(cell: Cell) -> list[dict[str, Any]]:
+    """Run ``cell`` and return its rows (one); raises :class:`CellError` if it fails."""
+    return execute_cell(cell).rows()
+
+
+class _TorchThreads:
+    """Puts torch, once some agent has imported it, on one thread; restores the count after."""
+
+    def __init__(self) -> None:
+        self._before: int | None = None
+
+    def limit(self) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None and self._before is None:
+            self._before = torch.get_num_threads()
+            torch.set_num_threads(1)
+
+    def restore(self) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None and self._before is not None:
+            torch.set_num_threads(self._before)

@@ -1,0 +1,176 @@
+"""The leaderboard's grid: agents x workloads x loads x evaluation seeds, and its cells.
+
+A :class:`Cell` is one episode: one agent on one seed of one fully specified
+:class:`mara_env.ClusterConfig`. Its result depends on nothing else, so cells can run in any
+order, on any backend, and a finished cell never needs to run again. :attr:`Cell.key`
+fingerprints everything the result depends on (agent, seed, every config field, the trace data
+and the package version), which is how a resumed run recognises finished cells.
+
+Example:
+    >>> grid = Grid(agents=("edf", "random"), workloads=("rl",), load_factors=(1.0, 2.0),
+    ...             n_seeds=2, base="tiny")
+    >>> len(grid.cells())
+    8
+    >>> [cell.config.load for cell in grid.cells()[:4]]
+    [1.4, 1.4, 2.8, 2.8]
+    >>> grid.label("rl", 2.0)
+    'tiny/rl@2x'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
+
+#: Evaluation episodes use environment seeds from here on; training and tuning code in this
+#: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on.
+EVALUATION_SEED_BASE = 1000
+#: Default grid: every registered agent on these workloads, at these multiples of
+#: :data:`mara_env.TRAINING_LOAD`, for this many seeds.
+DEFAULT_WORKLOADS = ("in_distribution", "rl", "vision")
+DEFAULT_LOAD_FACTORS = (1.0, 1.5, 2.0)
+DEFAULT_SEEDS = 10
+#: ``--quick``: fewer seeds, and tasks arrive during at most this many epochs.
+QUICK_SEEDS = 3
+QUICK_ARRIVAL_HORIZON = 30
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One episode to run: an agent (name or import path) on one seed of one config.
+
+    Attributes:
+        agent: A registered agent name or an import path ``package.module:ClassName``.
+        seed: The environment seed.
+        config: The full configuration of the episode.
+        config_name: A readable label of ``config`` (stored with the results).
+        workload: The workload name, if the cell belongs to a leaderboard grid.
+        load_factor: The load as a multiple of :data:`mara_env.TRAINING_LOAD`, likewise.
+        fingerprint: Anything else the result depends on (trace data, package version);
+            part of :attr:`key`.
+    """
+
+    agent: str
+    seed: int
+    config: ClusterConfig
+    config_name: str
+    workload: str | None = None
+    load_factor: float | None = None
+    fingerprint: str = ""
+
+    @property
+    def key(self) -> str:
+        """A fingerprint of everything the episode's result depends on."""
+        text = json.dumps(
+            [self.agent, self.seed, repr(self.config), self.fingerprint], separators=(",", ":")
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def config_hash(config: ClusterConfig) -> str:
+    """A short fingerprint of every field of ``config`` (rows of different configs never mix).
+
+    Example:
+        >>> from mara_env import get_config
+        >>> config_hash(get_config("tiny")) == config_hash(get_config("tiny"))
+        True
+    """
+    return hashlib.sha256(repr(config).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Which episodes a leaderboard runs.
+
+    Attributes:
+        agents: Agent names or import paths, in table order.
+        workloads: Workload names (see :data:`mara_env.WORKLOADS`).
+        load_factors: Loads as multiples of :data:`mara_env.TRAINING_LOAD`.
+        n_seeds: Evaluation seeds per (agent, workload, load): ``EVALUATION_SEED_BASE ..``.
+        base: The config preset the grid varies (default ``evaluation``: held-out test curves).
+        quick: Shorten arrivals to :data:`QUICK_ARRIVAL_HORIZON` epochs.
+        fingerprint: Trace-data and package fingerprint that every cell key includes.
+
+    Raises:
+        ConfigError: For an empty or repeated list, an unknown workload or preset, a load
+            factor <= 0 or fewer than one seed.
+    """
+
+    agents: tuple[str, ...]
+    workloads: tuple[str, ...] = DEFAULT_WORKLOADS
+    load_factors: tuple[float, ...] = DEFAULT_LOAD_FACTORS
+    n_seeds: int = DEFAULT_SEEDS
+    base: str = "evaluation"
+    quick: bool = False
+    fingerprint: str = ""
+    _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("agents", "workloads", "load_factors"):
+            values = getattr(self, name)
+            if not isinstance(values, tuple) or not values:
+                raise ConfigError(f"Grid.{name} must be a non-empty tuple, got {values!r}.")
+            if len(set(values)) != len(values):
+                raise ConfigError(f"Grid.{name} names an entry twice: {list(values)}.")
+        unknown = [name for name in self.workloads if name not in WORKLOADS]
+        if unknown:
+            raise ConfigError(
+                f"Unknown workload(s) {unknown}. Known workloads: {sorted(WORKLOADS)}."
+            )
+        if not all(isinstance(f, (int, float)) and 0 < f < float("inf") for f in self.load_factors):
+            raise ConfigError(
+                f"Grid.load_factors must be positive numbers (multiples of the training load "
+                f"{TRAINING_LOAD}), got {list(self.load_factors)}."
+            )
+        if not isinstance(self.n_seeds, int) or self.n_seeds < 1:
+            raise ConfigError(f"Grid.n_seeds must be an int >= 1, got {self.n_seeds!r}.")
+        configs = {
+            (workload, factor): self._build_config(workload, factor)
+            for workload in self.workloads
+            for factor in self.load_factors
+        }
+        object.__setattr__(self, "_configs", configs)
+
+    def _build_config(self, workload: str, factor: float) -> ClusterConfig:
+        config = get_config(self.base, workload=workload, load=float(factor) * TRAINING_LOAD)
+        if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
+            config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
+        return config
+
+    @property
+    def seeds(self) -> range:
+        """The evaluation seeds."""
+        return range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + self.n_seeds)
+
+    @property
+    def strata(self) -> tuple[tuple[str, float], ...]:
+        """The (workload, load factor) pairs, workload-major."""
+        return tuple(self._configs)
+
+    def config(self, workload: str, load_factor: float) -> ClusterConfig:
+        """The configuration of one stratum."""
+        return self._configs[(workload, load_factor)]
+
+    def label(self, workload: str, load_factor: float) -> str:
+        """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x``."""
+        return f"{self.base}/{workload}@{load_factor:g}x{' quick' if self.quick else ''}"
+
+    def cells(self) -> list[Cell]:
+        """Every cell, seed-major with agents interleaved (so the progress bar's ETA is fair)."""
+        return [
+            Cell(
+                agent,
+                seed,
+                self.config(workload, factor),
+                self.label(workload, factor),
+                workload=workload,
+                load_factor=float(factor),
+                fingerprint=self.fingerprint,
+            )
+            for seed in self.seeds
+            for workload, factor in self.strata
+            for agent in self.agents
+        ]

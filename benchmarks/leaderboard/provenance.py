@@ -1,0 +1,123 @@
+"""What produced a leaderboard: package version, git revision, data and checkpoint hashes.
+
+Everything a reader needs to trust or reproduce a table: the package version, the git revision
+of the source tree (when it is a git checkout), the trace data's fingerprint and the SHA-256 of
+the shipped trace file, the SHA-256 of every shipped checkpoint (read from the JSON cards beside
+them in ``predictors/checkpoints/`` and ``agents/checkpoints/``), the library versions and the
+machine. :func:`results_fingerprint` condenses what a cell's result depends on beyond its
+config (the data and the package version); it is part of every cell key.
+
+Example:
+    >>> facts = provenance()
+    >>> sorted(facts)[:3]
+    ['checkpoints', 'data', 'git_revision']
+    >>> len(facts["data"]["traces_sha256"])
+    64
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import mara_env
+from benchmarks.leaderboard.backends import available_cores
+from mara_env import SHIPPED_TRACES, default_trace_source
+
+#: The source tree's root (a git checkout in development; site-packages when installed).
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+#: Where shipped checkpoints and their JSON cards live, relative to :data:`SOURCE_ROOT`.
+CHECKPOINT_DIRECTORIES = ("predictors/checkpoints", "agents/checkpoints")
+
+
+def package_version() -> str:
+    """The installed mara-env version (the source's ``__version__`` if not installed)."""
+    try:
+        return metadata.version("mara-env")
+    except metadata.PackageNotFoundError:
+        return mara_env.__version__
+
+
+def git_revision() -> str:
+    """``<commit>`` (``+dirty`` with uncommitted changes) of the source tree, or ``unknown``."""
+    if not (SOURCE_ROOT / ".git").exists():
+        return "unknown (not a git checkout)"
+    try:
+        commit = _git("rev-parse", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (git unavailable)"
+    return commit + ("+dirty" if dirty else "")
+
+
+def _git(*arguments: str) -> str:
+    result = subprocess.run(
+        ["git", "-C", str(SOURCE_ROOT), *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=10,
+    )
+    return result.stdout.strip()
+
+
+@lru_cache(maxsize=1)
+def data_hashes() -> dict[str, str]:
+    """The default trace source's fingerprint and the shipped trace file's SHA-256."""
+    return {
+        "trace_fingerprint": default_trace_source().fingerprint,
+        "traces_file": SHIPPED_TRACES.name,
+        "traces_sha256": hashlib.sha256(SHIPPED_TRACES.read_bytes()).hexdigest(),
+    }
+
+
+def checkpoint_hashes() -> dict[str, str]:
+    """``{card path: SHA-256 of its checkpoint}`` for every shipped checkpoint card."""
+    hashes: dict[str, str] = {}
+    for directory in CHECKPOINT_DIRECTORIES:
+        for card in sorted((SOURCE_ROOT / directory).glob("*.json")):
+            try:
+                digest = json.loads(card.read_text()).get("sha256")
+            except (OSError, ValueError, AttributeError):
+                digest = None
+            name = f"{directory}/{card.name}"
+            hashes[name] = digest if isinstance(digest, str) else "unreadable card"
+    return hashes
+
+
+def results_fingerprint() -> str:
+    """A short hash of what results depend on besides the config: data and package version."""
+    facts = [data_hashes()["trace_fingerprint"], package_version(), checkpoint_hashes()]
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def provenance() -> dict[str, Any]:
+    """Every provenance fact as a JSON-ready dict."""
+    return {
+        "package": "mara-env",
+        "version": package_version(),
+        "git_revision": git_revision(),
+        "data": data_hashes(),
+        "checkpoints": checkpoint_hashes(),
+        "python": platform.python_version(),
+        "libraries": {"numpy": np.__version__, **_versions("gymnasium", "pettingzoo", "torch")},
+        "machine": f"{available_cores()} CPU cores ({platform.machine()}, {platform.system()})",
+    }
+
+
+def _versions(*names: str) -> dict[str, str]:
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
