@@ -218,6 +218,7 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
         (["--loads", "-1"], "expected a number > 0"),
         (["--backend", "spark"], "invalid choice: 'spark'"),
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
+        (["--reference", "fcfs"], "--reference 'fcfs' is not among the agents"),
     ],
 )
 def test_bad_arguments_fail_early_and_clearly(

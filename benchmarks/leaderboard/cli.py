@@ -153,8 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--reference",
-        default=REFERENCE_AGENT,
-        help=f"Agent for the probability of improvement (default {REFERENCE_AGENT}).",
+        default=None,
+        metavar="AGENT",
+        help="Agent that the probability of improvement compares with (default "
+        f"{REFERENCE_AGENT}, when it runs).",
     )
     parser.add_argument(
         "--resamples",
@@ -255,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     agents = tuple(dict.fromkeys([*args.agents, *args.agent]))
     check_agents(parser, agents)
+    if args.reference is not None and args.reference not in agents:
+        parser.error(f"--reference {args.reference!r} is not among the agents {list(agents)}.")
     try:
         grid = Grid(
             agents=agents,
@@ -320,7 +324,7 @@ def _run(
     elapsed = time.perf_counter() - start
 
     board = build_leaderboard(
-        grid, journal.rows, reference=args.reference, n_resamples=args.resamples
+        grid, journal.rows, reference=args.reference or REFERENCE_AGENT, n_resamples=args.resamples
     )
     print(format_terminal(board))
     _report_failures(failures, args.output)

@@ -101,11 +101,13 @@ def format_markdown(
     ]
     headings, rows = main_table(board)
     lines += [_markdown(headings, rows) if rows else "No agent has finished every cell.", ""]
-    lines += [f"{note}  " for note in _notes(board)]
+    notes = _notes(board)
+    if notes:
+        lines += [*(f"{note}  " for note in notes), ""]
     for title, name in plots:
-        lines += ["", f"![{title}]({name})"]
+        lines += [f"![{title}]({name})", ""]
     if board.summary is not None:
-        lines += ["", "## By workload and load", ""]
+        lines += ["## By workload and load", ""]
         lines += _per_workload(board)
         lines += ["## Episode means", ""]
         headings = ["agent", *(heading for heading, _, _ in EPISODE_METRICS)]
