@@ -117,6 +117,14 @@ def format_markdown(
         ]
         lines += [_markdown(headings, table), ""]
     lines += ["## Provenance", "", f"Regenerate: `{command}`", ""]
+    first = grid.config(*grid.strata[0])
+    lines += [
+        f"Config of the first column ({grid.label(*grid.strata[0])}); the others differ only "
+        "in `family_weights` (the workload) and `load`:",
+        "",
+        f"    {first!r}",
+        "",
+    ]
     lines += _provenance_lines(provenance)
     return "\n".join(lines) + "\n"
 
