@@ -1,0 +1,213 @@
+"""The MARA scheduler: the trained autoregressive policy behind the scheduler protocol.
+
+At the first node of each epoch :class:`Mara` builds the epoch's features from the observation
+(:class:`agents.mara.features.FeatureBuilder`: observed histories and predictions), encodes the
+slots once and decodes the nodes one after another (:class:`agents.mara.policy.MaraPolicy`),
+each node conditioned on the earlier nodes' choices; later nodes of the epoch get their decoded
+action (idle if their mask forbids it). The training script drives the same
+:meth:`Mara.begin_epoch` / :meth:`Mara.end_epoch` calls for a vector of clusters and decodes
+them in one batch, so training and acting see the same features.
+
+``make_agent("mara")`` loads the shipped checkpoint ``agents/checkpoints/mara.pt`` (its card
+``mara.json`` holds the network config, the predictor's name, the feature layout and the
+SHA-256 of the weights; a mismatch raises :class:`predictors.checkpoint.CheckpointError`).
+
+Example:
+    >>> from agents import evaluate
+    >>> from agents.mara.agent import Mara
+    >>> rows = evaluate(Mara.load(), "tiny", seeds=[0])
+    >>> rows[0]["agent"], rows[0]["illegal_actions"]
+    ('mara', 0.0)
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import NotResetError, Observation
+from agents.mara.features import (
+    GLOBAL_INPUTS,
+    PREDICTION_FEATURES,
+    SLOT_INPUTS,
+    EpochFeatures,
+    FeatureBuilder,
+    NoPredictions,
+)
+from agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env import ClusterConfig, decode_observation
+from predictors.base import Predictor
+from predictors.checkpoint import load_checkpoint, save_checkpoint
+from predictors.registry import make_predictor
+
+#: Version of the feature layout; checkpoints made for another layout are refused.
+FEATURE_LAYOUT = 1
+_LAYOUT = {
+    "feature_layout": FEATURE_LAYOUT,
+    "slot_inputs": SLOT_INPUTS,
+    "global_inputs": GLOBAL_INPUTS,
+    "prediction_features": PREDICTION_FEATURES,
+}
+
+
+def default_checkpoint() -> Path:
+    """Path of the shipped checkpoint."""
+    return Path(str(resources.files("agents") / "checkpoints" / "mara.pt"))
+
+
+def batch_tensors(features: list[EpochFeatures]) -> tuple[torch.Tensor, ...]:
+    """Stack epoch features of several clusters: slots, globals, mask, previous slots."""
+    return (
+        torch.from_numpy(np.stack([f.slots for f in features])),
+        torch.from_numpy(np.stack([f.globals for f in features])),
+        torch.from_numpy(np.stack([f.mask for f in features])),
+        torch.from_numpy(np.stack([f.previous_slots for f in features])),
+    )
+
+
+class Mara:
+    """The MARA scheduler (autoregressive policy over nodes, predictions as features).
+
+    Args:
+        policy: The network.
+        predictor: The predictor behind the prediction features (the one it was trained with).
+        n_samples: Prediction samples per task.
+        greedy: Take each node's most likely action instead of sampling from the policy (the
+            default samples, with the generator seeded by ``reset``, so the same seed gives the
+            same actions). Greedy decoding one node after another tends to send every node to
+            the single most likely task, so it is off by default.
+        predictor_name: Name recorded in checkpoints.
+
+    Example:
+        >>> agent = Mara(MaraPolicy(PolicyConfig(width=16, layers=1, heads=2)), make_predictor("wls"))
+        >>> agent.name
+        'mara'
+    """
+
+    name = "mara"
+
+    def __init__(
+        self,
+        policy: MaraPolicy,
+        predictor: Predictor,
+        n_samples: int = 16,
+        *,
+        greedy: bool = False,
+        predictor_name: str | None = None,
+    ) -> None:
+        self.policy = policy.eval()
+        self.features = FeatureBuilder(predictor, n_samples)
+        self.greedy = greedy
+        self.predictor_name = predictor.name if predictor_name is None else predictor_name
+        self._config: ClusterConfig | None = None
+        self._generator = torch.Generator()
+        self._planned = np.zeros(0, dtype=np.int64)
+        self._last_node = 0
+
+    # ------------------------------------------------------------------ checkpoints
+    @classmethod
+    def load(cls, path: str | Path | None = None, **options: Any) -> Mara:
+        """The scheduler from a checkpoint (default: the shipped one).
+
+        Raises:
+            predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt, or was
+                made for another feature layout.
+        """
+        path = default_checkpoint() if path is None else Path(path)
+        state, card = load_checkpoint(path, expected_config=_LAYOUT)
+        config = card["config"]
+        policy = MaraPolicy(
+            PolicyConfig(
+                width=config["width"],
+                layers=config["layers"],
+                heads=config["heads"],
+                autoregressive=config["autoregressive"],
+            )
+        )
+        policy.load_state_dict(state)
+        name = config["predictor"]
+        predictor = NoPredictions() if name == NoPredictions.name else make_predictor(name)
+        return cls(
+            policy,
+            predictor,
+            config["n_samples"],
+            predictor_name=config["predictor"],
+            **options,
+        )
+
+    def save(self, path: str | Path, facts: dict[str, Any] | None = None) -> None:
+        """Write the network and its card (config, predictor, feature layout, ``facts``)."""
+        config = {
+            **self.policy.config.as_dict(),
+            **_LAYOUT,
+            "predictor": self.predictor_name,
+            "n_samples": self.features.n_samples,
+        }
+        save_checkpoint(path, self.policy.state_dict(), config=config, facts=facts)
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
+        """Start an episode of ``config``; predictions and sampling are seeded by ``seed``."""
+        self._config = config
+        sequence = np.random.SeedSequence(seed)
+        predictor_seed, torch_seed = sequence.generate_state(2)
+        self.features.reset(config, int(predictor_seed))
+        self._generator = torch.Generator().manual_seed(int(torch_seed))
+        self._planned = np.full(config.n_nodes, config.idle_action, dtype=np.int64)
+        self._last_node = config.n_nodes
+
+    @property
+    def config(self) -> ClusterConfig:
+        """The configuration of the current episode."""
+        if self._config is None:
+            raise NotResetError("Mara has no configuration yet: call reset(config, seed) first.")
+        return self._config
+
+    def begin_epoch(self, observation: np.ndarray, mask: np.ndarray) -> EpochFeatures:
+        """Features of the epoch that starts with node 0's ``observation`` and ``mask``."""
+        return self.features.build(observation, mask)
+
+    def end_epoch(self, actions: np.ndarray) -> None:
+        """Record the nodes' actions of this epoch (and replay them to later nodes)."""
+        self.features.record(actions)
+        self._planned = np.asarray(actions, dtype=np.int64).copy()
+
+    def draws(self) -> torch.Tensor:
+        """This epoch's ``(n_nodes,)`` uniform numbers for sampling (from the seeded generator)."""
+        return torch.rand(self.config.n_nodes, generator=self._generator)
+
+    @torch.no_grad()
+    def decide(self, features: EpochFeatures) -> np.ndarray:
+        """Every node's action for one epoch (batch of one)."""
+        slots, globals_, mask, previous = batch_tensors([features])
+        encoded = self.policy.encode(slots, globals_)
+        decoded = self.policy.decode(
+            encoded,
+            mask,
+            previous,
+            greedy=self.greedy,
+            uniforms=None if self.greedy else self.draws()[None, :],
+            max_nodes_per_task=self.config.max_nodes_per_task,
+        )
+        return decoded.actions[0].numpy()
+
+    def act(self, observation: Observation, node: int) -> int:
+        """Node ``node``'s action: the epoch is decoded at its first node, replayed after."""
+        config = self.config
+        if not 0 <= node < config.n_nodes:
+            raise ValueError(
+                f"Mara.act: node {node} is outside 0..{config.n_nodes - 1} for this config; "
+                "pass the index of the acting node (node_i -> i)."
+            )
+        vector = np.asarray(observation["observation"])
+        mask = np.asarray(observation["action_mask"])
+        view = decode_observation(vector, config)
+        if view.nodes_decided == 0 and node <= self._last_node:
+            self.end_epoch(self.decide(self.begin_epoch(vector, mask)))
+        self._last_node = node
+        action = int(self._planned[node])
+        return action if mask[action] else config.idle_action

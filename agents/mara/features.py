@@ -1,0 +1,285 @@
+"""What the MARA policy reads: per-slot and global features built from observations alone.
+
+Each epoch the policy gets, for every visible slot, the slot's observed features (the
+observation's slot block without the two node-specific entries, ``nodes_this_epoch`` and
+``mine_last_epoch``, which the decoder receives per node) followed by :data:`PREDICTION_FEATURES`
+prediction features, and a few global values.
+
+Prediction features (per slot, all 0 for an empty slot), the layout of the environment's
+prediction wrappers with their default quantile levels (0.1, 0.5, 0.9):
+    0-2 ``need_q10``, ``need_q50``, ``need_q90``: quantiles of the predicted remaining work in
+      node-epochs at one node (curve steps / speed) divided by the time left, capped at
+      :data:`NEED_CAP` ("never" reads as the cap);
+    3 ``success_one_node``: predicted probability of reaching the target by the deadline on one
+      node;
+    4 ``success_all_nodes``: the same on ``min(n_nodes, max_nodes_per_task)`` nodes with the
+      family's ``alpha`` (switch costs ignored).
+
+Predictions come from a :class:`predictors.base.Predictor` fed with
+:class:`agents.observed_history.ObservedHistories`; a task's samples are kept until it reports
+new losses, so each epoch re-predicts only the tasks trained in the last epoch and new arrivals
+(one batched call), while the features of every task follow its shrinking time left.
+
+Example:
+    >>> import mara_env
+    >>> from predictors.registry import make_predictor
+    >>> env = mara_env.raw_env(config="tiny")
+    >>> env.reset(seed=0)
+    >>> builder = FeatureBuilder(make_predictor("wls"), n_samples=8)
+    >>> builder.reset(env.config, seed=0)
+    >>> observation = env.observe("node_0")
+    >>> features = builder.build(observation["observation"], observation["action_mask"])
+    >>> features.slots.shape, features.globals.shape, features.previous_slots.tolist()
+    ((3, 21), (5,), [3, 3])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.base import NotResetError
+from agents.observed_history import ObservedHistories
+from agents.tracking import NO_TASK
+from mara_env import ClusterConfig
+from mara_env.families import FAMILY_NAMES
+from mara_env.observation import (
+    GLOBAL_FEATURES,
+    S_MINE,
+    S_NODES_NOW,
+    S_OCCUPIED,
+    SLOT_FEATURES,
+)
+from predictors.base import Predictor, RemainingWork, TaskHistory
+
+#: Prediction features appended to each slot's observed features.
+PREDICTION_FEATURES = 5
+#: Observed slot features the policy reads (the slot block minus the two node-specific ones).
+OBSERVED_SLOT_COLUMNS = np.array(
+    [c for c in range(SLOT_FEATURES) if c not in (S_NODES_NOW, S_MINE)]
+)
+#: Per-slot input width of the policy.
+SLOT_INPUTS = len(OBSERVED_SLOT_COLUMNS) + PREDICTION_FEATURES
+#: Global inputs: epoch fraction, arrivals open, queue length, queue's least time left, active.
+GLOBAL_INPUTS = 5
+#: Cap of the ``need`` features (needed / available node-epochs on one node).
+NEED_CAP = 10.0
+#: Network inputs are clipped to +-INPUT_BOUND.
+INPUT_BOUND = 10.0
+QUANTILE_LEVELS = (0.1, 0.5, 0.9)
+
+
+@dataclass(frozen=True)
+class EpochFeatures:
+    """The policy's inputs for one epoch of one cluster.
+
+    Attributes:
+        slots: ``(n_slots, SLOT_INPUTS)`` float32 slot features (0 rows for empty slots).
+        globals: ``(GLOBAL_INPUTS,)`` float32 global features.
+        mask: ``(n_slots + 1,)`` bool legal actions at the epoch's start (slots, then idle).
+        previous_slots: ``(n_nodes,)`` per node, the slot of the task it trained last epoch if
+            that task is still there, else ``n_slots`` (idle).
+    """
+
+    slots: np.ndarray
+    globals: np.ndarray
+    mask: np.ndarray
+    previous_slots: np.ndarray
+
+
+def prediction_features(
+    samples: np.ndarray,
+    time_left: np.ndarray,
+    speed: np.ndarray,
+    alpha: np.ndarray,
+    max_nodes: int,
+) -> np.ndarray:
+    """The :data:`PREDICTION_FEATURES` values of tasks from their remaining-work samples.
+
+    Args:
+        samples: ``(n_tasks, n_samples)`` remaining curve steps (``inf`` = never).
+        time_left: Epochs until each task's deadline.
+        speed: Curve steps one node advances each task per epoch.
+        alpha: Each task's parallel-scaling exponent.
+        max_nodes: Nodes a task may get at most.
+
+    Returns:
+        ``(n_tasks, PREDICTION_FEATURES)`` float64 features.
+
+    Example:
+        >>> samples = np.array([[10.0, 20.0, 30.0, np.inf]])
+        >>> features = prediction_features(
+        ...     samples, np.array([10.0]), np.array([2.0]), np.array([1.0]), max_nodes=4
+        ... )
+        >>> features.tolist()
+        [[0.5, 1.0, 10.0, 0.5, 0.75]]
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2:
+        raise ValueError(
+            f"prediction_features: samples must be (n_tasks, n_samples), got {samples.shape}."
+        )
+    time_left = np.maximum(np.asarray(time_left, dtype=np.float64), 1.0)
+    speed = np.asarray(speed, dtype=np.float64)
+    quantiles = np.quantile(samples, QUANTILE_LEVELS, axis=1, method="inverted_cdf").T
+    need = quantiles / speed[:, None] / time_left[:, None]
+    need = np.minimum(np.nan_to_num(need, nan=NEED_CAP, posinf=NEED_CAP), NEED_CAP)
+    budget = time_left * speed
+    one = np.mean(samples <= budget[:, None], axis=1)
+    many = np.mean(samples <= (budget * float(max_nodes) ** np.asarray(alpha))[:, None], axis=1)
+    return np.column_stack((need, one, many))
+
+
+class NoPredictions:
+    """A predictor whose every sample is "never" (the ablation without prediction features).
+
+    Its features are constant (need at the cap, success probabilities 0), so they carry no
+    information about the task.
+
+    Example:
+        >>> NoPredictions().predict([], 4, np.random.default_rng(0)).samples.shape
+        (0, 4)
+    """
+
+    name = "none"
+
+    def predict(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> RemainingWork:
+        """``inf`` samples for every task."""
+        return RemainingWork(np.full((len(histories), n_samples), np.inf))
+
+
+class FeatureBuilder:
+    """Turns each epoch's first observation into :class:`EpochFeatures`.
+
+    Keeps the observed histories, the cached prediction samples of each task and, per node, the
+    slot it trained last epoch (from :meth:`record` and the slot tracker), so every node's
+    decoder input is known at the epoch's start.
+
+    Args:
+        predictor: Any predictor (e.g. ``make_predictor("flow_matching")``).
+        n_samples: Samples drawn per prediction.
+
+    Attributes:
+        histories: The observed task histories.
+    """
+
+    def __init__(self, predictor: Predictor, n_samples: int = 16) -> None:
+        if not isinstance(n_samples, int) or n_samples < 1:
+            raise ValueError(f"FeatureBuilder: n_samples must be an int >= 1, got {n_samples!r}.")
+        self.predictor = predictor
+        self.n_samples = n_samples
+        self.histories = ObservedHistories()
+        self._config: ClusterConfig | None = None
+        self._rng = np.random.default_rng()
+        self._samples: dict[int, np.ndarray] = {}
+        self._chosen = np.zeros(0, dtype=np.int64)
+        self._alpha = np.zeros(len(FAMILY_NAMES))
+        self._max_nodes = 1
+
+    def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
+        """Start an episode of ``config``; the predictor's samples come from ``seed``."""
+        self._config = config
+        self._rng = np.random.default_rng(seed)
+        self.histories.reset(config)
+        self._samples = {}
+        self._chosen = np.full(config.n_nodes, config.idle_action, dtype=np.int64)
+        self._alpha = np.array([config.alpha_for(name) for name in FAMILY_NAMES])
+        cap = config.max_nodes_per_task
+        self._max_nodes = config.n_nodes if cap is None else min(config.n_nodes, cap)
+
+    @property
+    def config(self) -> ClusterConfig:
+        """The configuration given to :meth:`reset`."""
+        if self._config is None:
+            raise NotResetError("FeatureBuilder: call reset(config, seed) before build().")
+        return self._config
+
+    def build(self, observation: np.ndarray, mask: np.ndarray) -> EpochFeatures:
+        """Features of the epoch whose first observation (no node decided yet) is given.
+
+        Args:
+            observation: Node 0's float32 observation vector at the epoch's start.
+            mask: Its action mask.
+
+        Raises:
+            ValueError: If the observation or mask does not fit the config.
+        """
+        config = self.config
+        mask = np.asarray(mask)
+        if mask.shape != (config.n_actions,):
+            raise ValueError(
+                f"FeatureBuilder.build: the action mask must have shape ({config.n_actions},) "
+                f"for this config, got {mask.shape}."
+            )
+        histories = self.histories
+        histories.update(observation)
+        view = histories.view
+        if view is None:  # update() always sets it; this narrows the type
+            raise NotResetError("FeatureBuilder: the histories hold no observation.")
+        vector = np.asarray(observation, dtype=np.float64)
+        slot_block = vector[GLOBAL_FEATURES:].reshape(config.n_slots, SLOT_FEATURES)
+        occupied = slot_block[:, S_OCCUPIED] > 0.5
+        predictions = self._predictions(occupied, view.time_left, view.family)
+        slots = np.zeros((config.n_slots, SLOT_INPUTS))
+        slots[:, : len(OBSERVED_SLOT_COLUMNS)] = slot_block[:, OBSERVED_SLOT_COLUMNS]
+        slots[:, len(OBSERVED_SLOT_COLUMNS) :] = predictions
+        slots[~occupied] = 0.0
+        continuing = histories.tracker.continuing
+        previous = self._chosen
+        kept = (previous < config.n_slots) & continuing[np.minimum(previous, config.n_slots - 1)]
+        previous_slots = np.where(kept, previous, config.idle_action).astype(np.int64)
+        return EpochFeatures(
+            slots=np.clip(slots, -INPUT_BOUND, INPUT_BOUND).astype(np.float32),
+            globals=np.clip(vector[:GLOBAL_INPUTS], -INPUT_BOUND, INPUT_BOUND).astype(np.float32),
+            mask=mask > 0,
+            previous_slots=previous_slots,
+        )
+
+    def record(self, actions: np.ndarray) -> None:
+        """Remember the actions the nodes took this epoch (their ``previous_slots`` next)."""
+        config = self.config
+        actions = np.asarray(actions, dtype=np.int64)
+        if actions.shape != (config.n_nodes,):
+            raise ValueError(
+                f"FeatureBuilder.record: expected one action per node, shape ({config.n_nodes},),"
+                f" got {actions.shape}."
+            )
+        self._chosen = actions.copy()
+
+    def _predictions(
+        self, occupied: np.ndarray, time_left: np.ndarray, family: np.ndarray
+    ) -> np.ndarray:
+        histories = self.histories
+        ids = histories.task_ids
+        for task in histories.departed_ids:
+            self._samples.pop(task, None)
+        slots = np.flatnonzero(occupied & (ids != NO_TASK))
+        stale = [
+            slot
+            for slot in slots.tolist()
+            if int(ids[slot]) not in self._samples or len(histories.new_points(slot)[0])
+        ]
+        if stale:
+            batch = []
+            for slot in stale:
+                history = histories.history(slot)
+                if history is not None:  # always, for an occupied slot
+                    batch.append(history)
+            remaining = self.predictor.predict(batch, self.n_samples, self._rng)
+            for slot, row in zip(stale, np.asarray(remaining.samples), strict=True):
+                self._samples[int(ids[slot])] = row
+        features = np.zeros((len(occupied), PREDICTION_FEATURES))
+        if len(slots):
+            samples = np.stack([self._samples[int(ids[slot])] for slot in slots.tolist()])
+            features[slots] = prediction_features(
+                samples,
+                time_left[slots],
+                histories.speed[slots],
+                self._alpha[family[slots]],
+                self._max_nodes,
+            )
+        return features

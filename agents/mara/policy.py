@@ -1,0 +1,266 @@
+"""The MARA network: a set encoder over task slots and an autoregressive per-node decoder.
+
+* **Encoder** (once per epoch): every occupied slot's features (observed values and
+  predictions, :mod:`agents.mara.features`) become a token; a token made from the global
+  features joins them; a small Transformer encoder without positional encodings mixes them, so
+  the slot embeddings are permutation-equivariant in the slots. Empty slots are masked out.
+* **Centralised value**: an MLP on the global token and the mean and max of the slot tokens.
+* **Decoder** (once per node, in node order, parameters shared across nodes): node ``i``
+  scores each slot from its embedding, the global token, how many of nodes ``0..i-1`` already
+  chose that slot this epoch (one-hot, so each slot can respond to it in its own way), whether node ``i`` trained it last epoch, and its own index; an
+  idle score comes from the global token and the node's inputs. Masked actions get ``-inf``;
+  a task that reached ``max_nodes_per_task`` this epoch is masked for later nodes. Node ``i``'s
+  choice therefore depends on the choices of the nodes before it (the AEC order). With
+  ``autoregressive=False`` (an ablation) the counts are hidden from the decoder, so nodes decide
+  independently from the same epoch observation.
+
+Every call is batched over clusters: the same node index of a vector of environments is decoded
+in one forward pass.
+
+Example:
+    >>> import torch
+    >>> policy = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
+    >>> slots, globals_ = torch.zeros(2, 3, SLOT_INPUTS), torch.zeros(2, GLOBAL_INPUTS)
+    >>> slots[:, 0, 0] = 1.0  # slot 0 holds a task in both clusters
+    >>> mask = torch.tensor([[True, False, False, True]] * 2)  # slot 0 or idle
+    >>> previous = torch.full((2, 4), 3)  # four nodes, all idle last epoch
+    >>> encoded = policy.encode(slots, globals_)
+    >>> out = policy.decode(encoded, mask, previous, generator=torch.Generator().manual_seed(0))
+    >>> out.actions.shape, bool(((out.actions == 0) | (out.actions == 3)).all())
+    (torch.Size([2, 4]), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from agents.mara.features import GLOBAL_INPUTS, SLOT_INPUTS
+
+#: Per-slot counts of earlier nodes' choices reach the decoder one-hot, capped at this - 1.
+COUNT_LEVELS = 9
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Sizes of the MARA network.
+
+    Attributes:
+        width: Embedding width of slots and of the global token.
+        layers: Transformer encoder layers.
+        heads: Attention heads (must divide ``width``).
+        autoregressive: Whether node ``i`` sees the choices of nodes ``0..i-1``.
+        slot_inputs: Per-slot input width (the feature layout's; stored for checkpoints).
+        global_inputs: Global input width.
+    """
+
+    width: int = 64
+    layers: int = 2
+    heads: int = 4
+    autoregressive: bool = True
+    slot_inputs: int = SLOT_INPUTS
+    global_inputs: int = GLOBAL_INPUTS
+
+    def __post_init__(self) -> None:
+        for name in ("width", "layers", "heads", "slot_inputs", "global_inputs"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"PolicyConfig.{name} must be an int >= 1, got {value!r}.")
+        if self.width % self.heads:
+            raise ValueError(f"PolicyConfig.heads ({self.heads}) must divide width ({self.width}).")
+        if not isinstance(self.autoregressive, bool):
+            raise ValueError(
+                f"PolicyConfig.autoregressive must be a bool, got {self.autoregressive!r}."
+            )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (for checkpoint cards)."""
+        return asdict(self)
+
+
+class Encoded(NamedTuple):
+    """The encoder's output for a batch of clusters.
+
+    Attributes:
+        slot_scores: ``(batch, n_slots, width)`` per-slot part of the decoder's first layer.
+        context: ``(batch, width)`` global token after the encoder.
+        value: ``(batch,)`` centralised value estimate.
+    """
+
+    slot_scores: torch.Tensor
+    context: torch.Tensor
+    value: torch.Tensor
+
+
+class Decoded(NamedTuple):
+    """The decoder's output: per node, the action, its log-probability and the entropy.
+
+    All ``(batch, n_nodes)``.
+    """
+
+    actions: torch.Tensor
+    log_prob: torch.Tensor
+    entropy: torch.Tensor
+
+
+class MaraPolicy(nn.Module):
+    """Encoder, centralised value and autoregressive decoder (see the module docstring).
+
+    Args:
+        config: The network's sizes.
+    """
+
+    def __init__(self, config: PolicyConfig | None = None) -> None:
+        super().__init__()
+        config = PolicyConfig() if config is None else config
+        self.config = config
+        width = config.width
+        self.slot_in = nn.Linear(config.slot_inputs, width)
+        self.global_in = nn.Linear(config.global_inputs, width)
+        layer = nn.TransformerEncoderLayer(
+            width,
+            config.heads,
+            dim_feedforward=2 * width,
+            dropout=0.0,
+            batch_first=True,
+            norm_first=True,
+        )
+        self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(width)
+        self.value_head = nn.Sequential(nn.Linear(3 * width, width), nn.Tanh(), nn.Linear(width, 1))
+        self.slot_part = nn.Linear(2 * width, width)
+        self.node_part = nn.Linear(COUNT_LEVELS + 3, width, bias=False)
+        self.slot_out = nn.Linear(width, 1)
+        self.idle_head = nn.Sequential(nn.Linear(width + 3, width), nn.Tanh(), nn.Linear(width, 1))
+
+    def encode(self, slots: torch.Tensor, globals_: torch.Tensor) -> Encoded:
+        """Encode a batch: ``slots`` ``(batch, n_slots, slot_inputs)``, ``globals_``
+        ``(batch, global_inputs)``; a slot is occupied when its first feature is 1."""
+        occupied = slots[..., 0] > 0.5
+        tokens = torch.cat((self.global_in(globals_)[:, None, :], self.slot_in(slots)), dim=1)
+        padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
+        hidden = self.norm(self.encoder(tokens, src_key_padding_mask=padding))
+        context, slot_hidden = hidden[:, 0], hidden[:, 1:]
+        weight = occupied.to(slot_hidden.dtype)[..., None]
+        count = weight.sum(dim=1).clamp(min=1.0)
+        mean = (slot_hidden * weight).sum(dim=1) / count
+        peak = torch.where(weight > 0, slot_hidden, torch.full_like(slot_hidden, -1e4))
+        peak = torch.where(occupied.any(dim=1, keepdim=True), peak.amax(dim=1), 0.0)
+        value = self.value_head(torch.cat((context, mean, peak), dim=-1)).squeeze(-1)
+        expanded = context[:, None, :].expand_as(slot_hidden)
+        slot_scores = self.slot_part(torch.cat((slot_hidden, expanded), dim=-1))
+        return Encoded(slot_scores, context, value)
+
+    def node_logits(
+        self,
+        encoded: Encoded,
+        counts: torch.Tensor,
+        previous_slot: torch.Tensor,
+        node_fraction: float,
+        n_nodes: int,
+    ) -> torch.Tensor:
+        """Unmasked logits ``(batch, n_slots + 1)`` of one node.
+
+        Args:
+            encoded: The encoder's output.
+            counts: ``(batch, n_slots)`` nodes that already chose each slot this epoch.
+            previous_slot: ``(batch,)`` slot the node trained last epoch (``n_slots``: idle).
+            node_fraction: The node's index / ``n_nodes``.
+            n_nodes: Nodes in the cluster.
+        """
+        n_slots = encoded.slot_scores.shape[1]
+        shown = counts if self.config.autoregressive else torch.zeros_like(counts)
+        levels = torch.clamp(shown, max=COUNT_LEVELS - 1).long()
+        one_hot = nn.functional.one_hot(levels, COUNT_LEVELS).to(shown.dtype)
+        mine = (torch.arange(n_slots, device=counts.device)[None, :] == previous_slot[:, None]).to(
+            shown.dtype
+        )
+        fraction = torch.full_like(shown, node_fraction)
+        was_idle = (previous_slot >= n_slots).to(shown.dtype)
+        node_inputs = torch.cat(
+            (
+                one_hot,
+                torch.stack((mine, fraction, was_idle[:, None].expand_as(shown)), -1),
+            ),
+            dim=-1,
+        )
+        hidden = torch.relu(encoded.slot_scores + self.node_part(node_inputs))
+        slot_logits = self.slot_out(hidden).squeeze(-1)
+        decided = shown.sum(dim=1, keepdim=True) / n_nodes
+        idle_inputs = torch.cat(
+            (encoded.context, decided, torch.full_like(decided, node_fraction), was_idle[:, None]),
+            dim=-1,
+        )
+        idle_logit = self.idle_head(idle_inputs)
+        return torch.cat((slot_logits, idle_logit), dim=-1)
+
+    def decode(
+        self,
+        encoded: Encoded,
+        mask: torch.Tensor,
+        previous_slots: torch.Tensor,
+        *,
+        actions: torch.Tensor | None = None,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+        uniforms: torch.Tensor | None = None,
+        max_nodes_per_task: int | None = None,
+    ) -> Decoded:
+        """Choose (or score) every node's action, one node after another.
+
+        Args:
+            encoded: The encoder's output for the batch.
+            mask: ``(batch, n_slots + 1)`` bool legal actions at the epoch's start.
+            previous_slots: ``(batch, n_nodes)`` long, each node's slot last epoch.
+            actions: ``(batch, n_nodes)`` long actions to score instead of choosing (PPO,
+                imitation); later nodes are conditioned on these.
+            greedy: Take the most likely action instead of sampling.
+            generator: Torch generator for sampling (when ``uniforms`` is not given).
+            uniforms: ``(batch, n_nodes)`` uniform [0, 1) numbers, one per node: the action is
+                drawn from each node's distribution by inverting its CDF at that number, so a
+                cluster sampled alone or in a batch takes the same actions from the same draws.
+            max_nodes_per_task: Mask a slot for later nodes once this many chose it.
+        """
+        batch, n_nodes = previous_slots.shape
+        n_slots = mask.shape[1] - 1
+        counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
+        rows = torch.arange(batch)
+        sampling = actions is None and not greedy
+        if uniforms is not None:
+            draws = uniforms
+        elif sampling:
+            draws = torch.rand(batch, n_nodes, generator=generator)
+        else:
+            draws = torch.zeros(batch, n_nodes)
+        chosen, log_probs, entropies = [], [], []
+        for node in range(n_nodes):
+            logits = self.node_logits(
+                encoded, counts[:, :n_slots], previous_slots[:, node], node / n_nodes, n_nodes
+            )
+            legal = mask
+            if max_nodes_per_task is not None:
+                full = counts >= max_nodes_per_task
+                full[:, n_slots] = False
+                legal = mask & ~full
+            logits = logits.masked_fill(~legal, float("-inf"))
+            log_p = torch.log_softmax(logits, dim=-1)
+            if actions is not None:
+                action = actions[:, node]
+            elif greedy:
+                action = log_p.argmax(dim=-1)
+            else:
+                cdf = log_p.exp().cumsum(dim=-1)
+                below = (cdf <= draws[:, node, None]).sum(dim=-1)
+                # The first action whose CDF exceeds the draw has positive probability; rounding
+                # past the end falls on idle (the last action), which is always legal.
+                action = below.clamp(max=n_slots)
+            probabilities = log_p.exp()
+            entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
+            chosen.append(action)
+            log_probs.append(log_p[rows, action])
+            entropies.append(entropy)
+            counts = counts.index_put((rows, action), torch.ones(batch), accumulate=True)
+        return Decoded(torch.stack(chosen, 1), torch.stack(log_probs, 1), torch.stack(entropies, 1))

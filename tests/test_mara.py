@@ -1,0 +1,301 @@
+"""The MARA policy: masks, autoregression, checkpoints, training and determinism."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import mara_env
+from agents import evaluate
+from agents.mara.agent import Mara
+from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
+from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks import train_mara
+from benchmarks.mara_rollouts import ClusterVector, agent_seed
+from mara_env.observation import GLOBAL_FEATURES
+from predictors.checkpoint import CheckpointError
+from predictors.registry import make_predictor
+
+SMALL = PolicyConfig(width=16, layers=1, heads=2)
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """Tiny networks run fastest (and identically) on one thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def random_batch(batch: int, n_slots: int, seed: int) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(seed)
+    slots = torch.randn(batch, n_slots, SLOT_INPUTS, generator=generator)
+    occupied = torch.rand(batch, n_slots, generator=generator) < 0.6
+    slots[..., 0] = occupied.float()
+    slots[~occupied] = 0.0
+    globals_ = torch.randn(batch, 5, generator=generator)
+    mask = torch.cat((occupied, torch.ones(batch, 1, dtype=torch.bool)), dim=1)
+    return slots, globals_, mask
+
+
+def small_policy(seed: int = 0, **changes: object) -> MaraPolicy:
+    torch.manual_seed(seed)
+    config = PolicyConfig(**{**SMALL.as_dict(), **changes})
+    return MaraPolicy(config)
+
+
+# ---------------------------------------------------------------------------- the policy
+@pytest.mark.parametrize("cap", [None, 1, 2])
+def test_a_masked_action_is_never_sampled(cap: int | None) -> None:
+    policy = small_policy()
+    n_slots, n_nodes = 5, 6
+    slots, globals_, mask = random_batch(64, n_slots, seed=1)
+    previous = torch.randint(
+        0, n_slots + 1, (64, n_nodes), generator=torch.Generator().manual_seed(2)
+    )
+    generator = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        encoded = policy.encode(slots, globals_)
+        for _ in range(20):
+            actions = policy.decode(
+                encoded, mask, previous, generator=generator, max_nodes_per_task=cap
+            ).actions
+            legal = torch.gather(mask, 1, actions)
+            assert bool(legal.all())
+            if cap is not None:
+                for row in actions.tolist():
+                    slots_taken = [a for a in row if a < n_slots]
+                    assert all(slots_taken.count(a) <= cap for a in slots_taken)
+
+
+@pytest.mark.parametrize("draw", [0.0, 0.5, 1.0 - 1e-7])
+def test_inverse_cdf_draws_at_the_edges_stay_legal(draw: float) -> None:
+    policy = small_policy()
+    slots, globals_, mask = random_batch(32, 5, seed=8)
+    previous = torch.full((32, 4), 5)
+    with torch.no_grad():
+        encoded = policy.encode(slots, globals_)
+        uniforms = torch.full((32, 4), draw)
+        actions = policy.decode(encoded, mask, previous, uniforms=uniforms).actions
+    assert bool(torch.gather(mask, 1, actions).all())
+
+
+def test_masked_actions_have_zero_probability_even_with_huge_logits() -> None:
+    policy = small_policy()
+    slots, globals_, mask = random_batch(8, 4, seed=4)
+    with torch.no_grad():
+        policy.slot_out.bias.fill_(1e4)  # slot logits dwarf idle
+        encoded = policy.encode(slots, globals_)
+        previous = torch.full((8, 3), 4)
+        actions = policy.decode(encoded, mask, previous, greedy=True).actions
+    assert bool(torch.gather(mask, 1, actions).all())
+
+
+def node_one_distribution(policy: MaraPolicy, node_zero_action: int) -> torch.Tensor:
+    slots, globals_, mask = random_batch(1, 4, seed=5)
+    slots[0, :, 0] = 1.0
+    mask[:] = True
+    with torch.no_grad():
+        encoded = policy.encode(slots, globals_)
+        counts = torch.zeros(1, 4)
+        counts[0, node_zero_action] = 1.0
+        logits = policy.node_logits(encoded, counts, torch.tensor([4]), 1 / 3, 3)
+    return torch.softmax(logits, dim=-1)[0]
+
+
+def test_changing_node_zeros_choice_changes_node_ones_distribution() -> None:
+    policy = small_policy()
+    first, second = node_one_distribution(policy, 0), node_one_distribution(policy, 2)
+    assert float((first - second).abs().max()) > 1e-4
+
+
+def test_without_autoregression_node_one_ignores_node_zero() -> None:
+    policy = small_policy(autoregressive=False)
+    first, second = node_one_distribution(policy, 0), node_one_distribution(policy, 2)
+    torch.testing.assert_close(first, second)
+
+
+def test_decode_scores_given_actions_with_the_probabilities_it_samples_with() -> None:
+    """Scoring sampled actions (PPO) reproduces their sampling log-probabilities."""
+    policy = small_policy()
+    slots, globals_, mask = random_batch(16, 5, seed=6)
+    previous = torch.full((16, 4), 5)
+    with torch.no_grad():
+        encoded = policy.encode(slots, globals_)
+        sampled = policy.decode(encoded, mask, previous, generator=torch.Generator().manual_seed(0))
+        scored = policy.decode(encoded, mask, previous, actions=sampled.actions)
+    torch.testing.assert_close(sampled.log_prob, scored.log_prob)
+
+
+def test_slot_embeddings_are_permutation_equivariant() -> None:
+    policy = small_policy()
+    slots, globals_, _ = random_batch(2, 6, seed=7)
+    order = torch.tensor([3, 0, 5, 1, 4, 2])
+    with torch.no_grad():
+        plain = policy.encode(slots, globals_)
+        permuted = policy.encode(slots[:, order], globals_)
+    torch.testing.assert_close(
+        plain.slot_scores[:, order], permuted.slot_scores, atol=1e-5, rtol=1e-5
+    )
+    torch.testing.assert_close(plain.value, permuted.value, atol=1e-5, rtol=1e-5)
+
+
+def test_policy_config_rejects_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="must divide width"):
+        PolicyConfig(width=10, heads=4)
+    with pytest.raises(ValueError, match="width must be an int >= 1"):
+        PolicyConfig(width=0)
+
+
+# ---------------------------------------------------------------------------- features
+def test_prediction_features_known_answer() -> None:
+    samples = np.array([[4.0, 8.0, 12.0, 16.0], [np.inf] * 4])
+    features = prediction_features(
+        samples, np.array([4.0, 5.0]), np.array([2.0, 1.0]), np.array([0.5, 1.0]), max_nodes=4
+    )
+    # Task 0: quantiles 4, 8, 16 curve steps -> 2, 4, 8 node-epochs over 4 epochs left; one node
+    # advances 8 steps by the deadline (2 of 4 samples), four nodes 8 * 4**0.5 = 16 (all 4).
+    np.testing.assert_allclose(features[0], [0.5, 1.0, 2.0, 0.5, 1.0])
+    np.testing.assert_allclose(features[1], [10.0, 10.0, 10.0, 0.0, 0.0])
+
+
+def test_features_come_from_observations_and_empty_slots_are_zero() -> None:
+    env = mara_env.raw_env(config="tiny", load=0.3)
+    env.reset(seed=1)
+    builder = FeatureBuilder(make_predictor("wls"), n_samples=8)
+    builder.reset(env.config, seed=0)
+    observation = env.observe("node_0")
+    features = builder.build(observation["observation"], observation["action_mask"])
+    occupied = observation["action_mask"][:-1] > 0
+    assert np.all(features.slots[~occupied] == 0.0)
+    assert np.all(features.slots[occupied, 0] == 1.0)
+    vector = observation["observation"]
+    np.testing.assert_array_equal(features.globals, vector[:5])
+    assert features.slots.dtype == np.float32 and np.isfinite(features.slots).all()
+    with pytest.raises(ValueError, match="action mask must have shape"):
+        builder.build(vector, observation["action_mask"][:-1])
+    assert GLOBAL_FEATURES == 8
+
+
+# ---------------------------------------------------------------------------- the agent
+def test_agent_plays_legally_and_deterministically() -> None:
+    agent = Mara(small_policy(), make_predictor("wls"), n_samples=4)
+    config = mara_env.get_config("tiny", max_nodes_per_task=1)
+    first = evaluate(agent, config, seeds=[0, 1])
+    second = evaluate(agent, config, seeds=[0, 1])
+    assert [row["completion_rate"] for row in first] == [row["completion_rate"] for row in second]
+    assert all(row["illegal_actions"] == 0 for row in first)
+
+
+def test_training_rollouts_act_like_the_agent_in_the_environment() -> None:
+    """The vectorised training loop and the AEC environment play the same episode."""
+    policy = small_policy(3)
+    config = mara_env.get_config("tiny")
+    vector = ClusterVector([config, config], policy, 0, n_samples=4, episode_seeds=[[7], [8]])
+    while vector.live:
+        vector.step()
+    assert [row["seed"] for row in vector.finished] in ([7, 8], [8, 7])
+    for row in vector.finished:
+        expected = play_alone(policy, config, int(row["seed"]), int(row["cluster"]))
+        for key in ("completed", "arrived", "switches", "epochs", "utilisation"):
+            assert row[key] == expected[key], key
+
+
+def play_alone(
+    policy: MaraPolicy, config: mara_env.ClusterConfig, seed: int, cluster: int
+) -> dict[str, float]:
+    agent = Mara(policy, make_predictor("wls"), n_samples=4)
+    env = mara_env.raw_env(config)
+    env.reset(seed=seed)
+    agent.reset(config, seed=agent_seed(seed, cluster))
+    while env.agents:
+        name = env.agent_selection
+        if env.terminations[name] or env.truncations[name]:
+            env.step(None)
+            continue
+        env.step(agent.act(env.observe(name), env.possible_agents.index(name)))
+    return env.episode_metrics()
+
+
+def test_checkpoint_round_trip_and_clear_errors(tmp_path: Path) -> None:
+    policy = small_policy(4)
+    agent = Mara(policy, NoPredictions(), n_samples=4)
+    path = tmp_path / "mara.pt"
+    agent.save(path, facts={"note": "test"})
+    loaded = Mara.load(path)
+    for key, value in policy.state_dict().items():
+        torch.testing.assert_close(loaded.policy.state_dict()[key], value)
+    assert loaded.features.predictor.name == "none"
+    config = mara_env.get_config("tiny")
+    assert (
+        evaluate(loaded, config, seeds=[2])[0]["completed"]
+        == evaluate(agent, config, seeds=[2])[0]["completed"]
+    )
+
+    card = json.loads(path.with_suffix(".json").read_text())
+    card["config"]["slot_inputs"] = SLOT_INPUTS + 1
+    path.with_suffix(".json").write_text(json.dumps(card))
+    with pytest.raises(CheckpointError, match="slot_inputs"):
+        Mara.load(path)
+    path.write_bytes(path.read_bytes() + b"x")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        Mara.load(path)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        Mara.load(tmp_path / "missing.pt")
+
+
+def test_shipped_checkpoint_loads_by_name() -> None:
+    from agents import make_agent
+
+    agent = make_agent("mara")
+    assert agent.name == "mara"
+    assert isinstance(agent, Mara)
+    assert agent.policy.config.autoregressive
+
+
+# ---------------------------------------------------------------------------- training
+def tiny_settings(**changes: object) -> train_mara.TrainSettings:
+    values = {**train_mara.QUICK, **changes}
+    return train_mara.TrainSettings(**values)  # type: ignore[arg-type]
+
+
+def test_a_tiny_training_run_improves_on_its_initial_policy(tmp_path: Path) -> None:
+    settings = tiny_settings(
+        dagger_rounds=2, dagger_epochs=30, imitation_passes=4, updates=0, validation_seeds=3
+    )
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    before = trainer.validate()
+    trainer.imitate()
+    after = trainer.validate()
+    assert after > before + 0.05, (before, after)
+
+
+def test_same_seed_same_training_run(tmp_path: Path) -> None:
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.pt"
+        assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+        with out.with_suffix(".csv").open() as handle:
+            rows = [
+                {k: v for k, v in row.items() if k != "wall_seconds"}
+                for row in csv.DictReader(handle)
+            ]
+        runs.append((rows, torch.load(out, weights_only=True)))
+    assert runs[0][0] == runs[1][0]
+    for key, value in runs[0][1].items():
+        torch.testing.assert_close(runs[1][1][key], value)
+    assert any(row["phase"] == "ppo" and row["policy_loss"] for row in runs[0][0])
+
+
+def test_training_settings_are_validated() -> None:
+    with pytest.raises(ValueError, match="ablation must be one of"):
+        train_mara.TrainSettings(ablation="no_brain")
+    with pytest.raises(ValueError, match="preset must be"):
+        train_mara.TrainSettings(preset="evaluation")
