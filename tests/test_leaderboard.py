@@ -127,7 +127,8 @@ def test_own_scheduler_runs_beside_the_shipped_ones(
         monkeypatch,
     )
     path = "leaderboard_user_agent:MyEdf"
-    argv = [*TINY, *QUIET, "--agents", "edf", "--agent", path, "--output", str(tmp_path / "o")]
+    argv = [*TINY, *QUIET, "--workers", "2", "--agents", "edf", "--agent", path]
+    argv += ["--output", str(tmp_path / "o")]  # worker processes find the module too
     assert main(argv) == 0
     table = capsys.readouterr().out
     assert path in table and " edf " in table

@@ -5,7 +5,7 @@ each outcome to ``on_outcome`` **in the calling process, as soon as the cell fin
 is where the leaderboard appends it to its results file. A cell's result depends only on the
 cell, so the numbers are the same on every backend; only the order of completion differs.
 
-- :class:`LocalBackend` (the default): ``workers`` processes of a
+- :class:`LocalBackend` (the default): ``workers`` fresh processes (``forkserver``) of a
   :class:`concurrent.futures.ProcessPoolExecutor`, or this very process with ``workers=1``.
 - :class:`RayBackend`: Ray tasks of one CPU each, on an existing cluster
   (``address="auto"`` or ``"ray://host:10001"``, as for :func:`ray.init`) or on a local Ray
@@ -29,6 +29,8 @@ Example:
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import sys
@@ -91,7 +93,9 @@ class LocalBackend:
                 on_outcome(execute_cell(cell))
             return
         workers = min(self.workers, len(cells))
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=_process_context(), initializer=_worker_setup
+        )
         pending: set[Future[CellOutcome]] = set()
         try:
             pending = {pool.submit(execute_cell, cell) for cell in cells}
@@ -177,6 +181,13 @@ def _import_ray() -> Any:
             "(or run with the default --backend local)."
         ) from error
     return ray
+
+
+def _process_context() -> multiprocessing.context.BaseContext:
+    """Fresh worker processes, not forks of this one: a fork of a process in which an agent
+    already ran torch (GNU OpenMP) can hang. ``forkserver`` where the OS has it, else spawn."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _worker_setup() -> None:
