@@ -17,8 +17,10 @@ evaluation seeds (1000 and up, test split) are never played.
    curves, but only its labels are used; the student sees observations only.
 2. **PPO** (the main training): clipped policy ratio per node with the shared advantage of the
    epoch, GAE, centralised value loss, entropy bonus, on the environment's reward with the
-   potential-based progress shaping (gamma = 1 shaping; discount and GAE lambda near 1). The
-   first ``--value-warmup`` updates fit only the value head. Every ``--validate-every`` updates
+   potential-based progress shaping (gamma = 1 shaping; discount and GAE lambda near 1), plus
+   ``--imitation-coef`` times the imitation loss on minibatches of the gathered teacher labels,
+   which keeps PPO from drifting away from the warm start while its value estimates are poor.
+   The first ``--value-warmup`` updates fit only the value head. Every ``--validate-every`` updates
    the policy plays fixed validation episodes (train split, seeds 900 and up); the best
    weights are kept.
 
@@ -79,7 +81,7 @@ class TrainSettings:
     predictor: str = "wls"
     n_samples: int = 16
     ablation: str = "none"
-    dagger_rounds: int = 6
+    dagger_rounds: int = 5
     dagger_epochs: int = 150
     imitation_passes: int = 8
     imitation_lr: float = 1e-3
@@ -87,11 +89,12 @@ class TrainSettings:
     rollout_epochs: int = 64
     ppo_epochs: int = 4
     minibatch: int = 256
-    lr: float = 3e-4
+    lr: float = 1e-4
     clip: float = 0.1
-    gamma: float = 0.995
-    gae_lambda: float = 0.97
-    entropy_coef: float = 0.003
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    entropy_coef: float = 0.0
+    imitation_coef: float = 0.5
     value_coef: float = 0.5
     value_warmup: int = 10
     validate_every: int = 10
@@ -183,6 +186,7 @@ class Trainer:
         self.best_validation = -1.0
         self.best_state: dict[str, torch.Tensor] = {}
         self.best_update = -1
+        self.imitation_data: StepBatch | None = None
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("w", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writeheader()
@@ -253,6 +257,7 @@ class Trainer:
                 data.append(batch)
             self.policy.train()
             merged = _merge(data)
+            self.imitation_data = merged
             size = len(merged.reward)
             losses = []
             for _ in range(settings.imitation_passes):
@@ -361,13 +366,21 @@ class Trainer:
                         + settings.value_coef * value_loss
                         - settings.entropy_coef * entropy.mean()
                     )
+                anchor = self.imitation_data
+                if not value_only and settings.imitation_coef > 0 and anchor is not None:
+                    pick = torch.randint(
+                        len(anchor.reward), (len(index),), generator=self.generator
+                    )
+                    labelled = _select(anchor, pick)
+                    labels = labelled.teacher if labelled.teacher is not None else labelled.actions
+                    loss = loss - settings.imitation_coef * self._scores(labelled, labels)[0].mean()
                 optimiser.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.policy.parameters(), 0.5)
                 optimiser.step()
-                totals["policy_loss"] += float(policy_loss)
-                totals["value_loss"] += float(value_loss)
-                totals["entropy"] += float(entropy.mean())
+                totals["policy_loss"] += policy_loss.item()
+                totals["value_loss"] += value_loss.item()
+                totals["entropy"] += entropy.mean().item()
                 count += 1
         return {key: round(value / max(count, 1), 5) for key, value in totals.items()}
 
@@ -415,6 +428,7 @@ def train(
     trainer = Trainer(settings, log, progress)
     trainer.imitate()
     imitation_validation = trainer.best_validation
+    _save(trainer, out, {"stage": "after imitation"})
     trainer.ppo()
     if trainer.best_state:
         trainer.policy.load_state_dict(trainer.best_state)
@@ -429,10 +443,18 @@ def train(
         "torch_threads": torch.get_num_threads(),
         "machine": f"{platform.machine()}, 2 CPU cores",
         "torch": torch.__version__,
-        "training": "preset 'training' (train split, load 1.4), workloads "
+        "training": f"preset {settings.preset!r} (train split), workloads "
         + ", ".join(WORKLOADS)
         + ", episode seeds < 1000",
     }
+    _save(trainer, out, facts)
+    if plot is not None:
+        plot_log(log, plot)
+    return facts
+
+
+def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
+    settings = trainer.settings
     agent = Mara(
         trainer.policy,
         feature_predictor(settings.predictor_name),
@@ -440,9 +462,6 @@ def train(
         predictor_name=settings.predictor_name,
     )
     agent.save(out, facts=facts)
-    if plot is not None:
-        plot_log(log, plot)
-    return facts
 
 
 def plot_log(log: Path, plot: Path) -> None:
