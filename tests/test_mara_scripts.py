@@ -1,0 +1,56 @@
+"""Smoke tests of the MARA benchmark scripts on tiny budgets."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.mara.agent import Mara
+from benchmarks import mara_evaluate, mara_timing, train_mara
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def quick_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mara") / "quick.pt"
+    assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def test_quick_training_writes_checkpoint_card_and_log(quick_checkpoint: Path) -> None:
+    assert quick_checkpoint.with_suffix(".json").is_file()
+    with quick_checkpoint.with_suffix(".csv").open() as handle:
+        phases = {row["phase"] for row in csv.DictReader(handle)}
+    assert phases == {"imitation", "ppo"}
+    assert Mara.load(quick_checkpoint).policy.config.width == train_mara.QUICK["width"]
+
+
+def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Path) -> None:
+    out = tmp_path / "evaluation.csv"
+    argv = ["--agents", "edf", str(quick_checkpoint), "--workloads", "rl", "--loads", "1.4"]
+    argv += ["--seeds", "1", "--out", str(out)]
+    assert mara_evaluate.main(argv) == 0
+    assert mara_evaluate.main(argv) == 0  # resumes: nothing new to run
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(row["agent"] for row in rows) == ["edf", "quick"]
+    assert all(row["seed"] == "1000" for row in rows)
+    table = out.with_suffix(".md").read_text()
+    assert "| quick | rl | 1.4 | 1 |" in table
+
+
+def test_timing_splits_features_and_policy(quick_checkpoint: Path) -> None:
+    features, policy = mara_timing.time_epochs(Mara.load(quick_checkpoint), "tiny", [0])
+    assert len(features) == len(policy) > 0
+    assert (features >= 0).all() and (policy > 0).all()
