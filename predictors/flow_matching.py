@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,7 @@ TIME_FEATURES = 8
 
 def shipped_checkpoint() -> Path:
     """Path of the checkpoint shipped in the package."""
-    return Path(str(resources.files("predictors") / "checkpoints" / "flow_matching.pt"))
+    return Path(__file__).parent / "checkpoints" / "flow_matching.pt"
 
 
 @dataclass(frozen=True)
@@ -137,6 +136,22 @@ class VelocityField(nn.Module):
         velocity: torch.Tensor = self.output(hidden)
         return velocity
 
+    def velocity_at(
+        self, window: torch.Tensor, time: float, embedding: torch.Tensor
+    ) -> torch.Tensor:
+        """:meth:`forward` with one time for every row (sampling): the time features then add a
+        single bias vector, which saves the concatenation and a third of the input layer."""
+        angles = time * self.frequencies
+        weight, bias = self.input.weight, self.input.bias
+        time_bias = bias + weight[:, WINDOW_SIZE:] @ torch.cat(
+            [torch.sin(angles), torch.cos(angles)]
+        )
+        hidden = torch.addmm(embedding + time_bias, window, weight[:, :WINDOW_SIZE].t())
+        for block in self.blocks:
+            hidden = hidden + block(hidden)
+        velocity: torch.Tensor = self.output(hidden)
+        return velocity
+
 
 def flow_matching_loss(
     model: VelocityField, context: torch.Tensor, window: torch.Tensor, generator: torch.Generator
@@ -161,12 +176,10 @@ def sample_windows(
     """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch."""
     embedding = model.embed_context(context).repeat_interleave(n_samples, dim=0)
     state = torch.randn((len(embedding), WINDOW_SIZE), generator=generator)
-    times = torch.empty((len(embedding), 1))
     step = 1.0 / steps
 
     def velocity(x: torch.Tensor, time: float) -> torch.Tensor:
-        result: torch.Tensor = model(x, times.fill_(time), embedding)
-        return result
+        return model.velocity_at(x, time, embedding)
 
     for index in range(steps):
         time = index * step

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from predictors.window_predictor import WindowPredictor
 
 def shipped_checkpoint() -> Path:
     """Path of the spline-flow checkpoint shipped in the package."""
-    return Path(str(resources.files("predictors") / "checkpoints" / "spline_flow.pt"))
+    return Path(__file__).parent / "checkpoints" / "spline_flow.pt"
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,20 @@ from predictors.base import Predictor
 from predictors.dkf import DKF
 from predictors.wls import WLS
 
+
+def _flow_matching(**kwargs: Any) -> Predictor:
+    """The flow-matching predictor from its shipped checkpoint (imports torch only now)."""
+    from predictors.flow_matching import FlowMatching
+
+    return FlowMatching.load(**kwargs)
+
+
 #: The shipped predictors by name.
 PREDICTORS: Mapping[str, Callable[..., Predictor]] = MappingProxyType(
     {
         "wls": WLS,
         "dkf": DKF,
+        "flow_matching": _flow_matching,
     }
 )
 
