@@ -46,7 +46,7 @@ from benchmarks.leaderboard.report import (
     summary_json,
     write_atomically,
 )
-from benchmarks.leaderboard.summary import REFERENCE_AGENT, build_leaderboard
+from benchmarks.leaderboard.summary import REFERENCE_AGENT, Leaderboard, build_leaderboard
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
@@ -350,14 +350,15 @@ def _run(
     return 1 if failures else 0
 
 
-def _plot(board: Any, directory: Path) -> list[tuple[str, str]]:
+def _plot(board: Leaderboard, directory: Path) -> list[tuple[str, str]]:
     plots: list[tuple[str, str]] = []
     try:
         if board.summary is not None:
             plot_completion_vs_load(board, directory / LOAD_PLOT)
             plots.append(("Completion rate against load", LOAD_PLOT))
-        notes = plot_gantts(board, directory / GANTT_PLOT)
-        plots.append(("One episode per agent", GANTT_PLOT))
+        written, notes = plot_gantts(board, directory / GANTT_PLOT)
+        if written:
+            plots.append(("One episode per agent", GANTT_PLOT))
     except PlotsUnavailable as error:
         print(f"Note: {error}", file=sys.stderr)
         return plots

@@ -134,8 +134,11 @@ def episode_frame(agent: str, config: ClusterConfig, seed: int, epoch: int) -> n
     return frame
 
 
-def plot_gantts(board: Leaderboard, path: Path) -> list[str]:
-    """One episode's Gantt picture per agent, in one PNG; returns notes on agents that failed.
+def plot_gantts(board: Leaderboard, path: Path) -> tuple[bool, list[str]]:
+    """One episode's Gantt picture per agent, in one PNG.
+
+    Returns:
+        Whether the PNG was written (some agent rendered), and notes on agents that failed.
 
     Raises:
         PlotsUnavailable: Without matplotlib.
@@ -154,7 +157,7 @@ def plot_gantts(board: Leaderboard, path: Path) -> list[str]:
         except Exception as error:
             notes.append(f"Gantt of {agent} skipped: {type(error).__name__}: {error}")
     if not frames:
-        return notes
+        return False, notes
     columns = min(3, len(frames))
     rows = math.ceil(len(frames) / columns)
     height, width = frames[0][1].shape[:2]
@@ -177,7 +180,7 @@ def plot_gantts(board: Leaderboard, path: Path) -> list[str]:
     )
     figure.tight_layout()
     _save(plt, figure, path)
-    return notes
+    return True, notes
 
 
 def _save(plt: Any, figure: Any, path: Path) -> None:
