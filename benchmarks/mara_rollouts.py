@@ -171,13 +171,16 @@ class ClusterVector:
         return [i for i, on in enumerate(self.active) if on]
 
     @torch.no_grad()
-    def step(self, *, greedy: bool = False, follow_teacher: bool = False) -> StepBatch:
+    def step(
+        self, *, greedy: bool = False, follow_teacher: bool = False, temperature: float = 1.0
+    ) -> StepBatch:
         """Play one epoch in every live cluster; finished episodes restart (or stop).
 
         Args:
             greedy: Take the most likely actions (default: sample, each cluster with the
                 uniform draws of its own scheduler, exactly as that scheduler acts alone).
             follow_teacher: Execute the teacher's actions instead of the policy's.
+            temperature: Sampling temperature (validation only: training samples at 1).
         """
         live = self.live
         slots, globals_, mask, previous = batch_tensors([self._features[i] for i in live])
@@ -196,6 +199,7 @@ class ClusterVector:
             uniforms=uniforms,
             max_nodes_per_task=self.configs[0].max_nodes_per_task,
             actions=teacher_actions if follow_teacher else None,
+            temperature=temperature,
         )
         rewards, dones = [], []
         for row, index in enumerate(live):

@@ -50,6 +50,7 @@ from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
 from mara_env import ClusterConfig, get_config
+from predictors.checkpoint import load_checkpoint
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
@@ -214,7 +215,7 @@ class Trainer:
         decoded = self.policy.decode(encoded, batch.mask, batch.previous, actions=actions)
         return decoded.log_prob, decoded.entropy, encoded.value
 
-    def validate(self, greedy: bool = False) -> float:
+    def validate(self, greedy: bool = False, temperature: float = 1.0) -> float:
         """Mean completion rate of the policy (sampling, as it acts) on the validation episodes."""
         settings = self.settings
         configs = settings.configs(len(WORKLOADS))
@@ -229,7 +230,7 @@ class Trainer:
         )
         self.policy.eval()
         while vector.live:
-            vector.step(greedy=greedy)
+            vector.step(greedy=greedy, temperature=temperature)
         self.policy.train()
         return float(np.mean([row["completion_rate"] for row in vector.finished]))
 
@@ -448,9 +449,51 @@ def train(
         + ", episode seeds < 1000",
     }
     _save(trainer, out, facts)
+    facts["temperature_validation"] = tune_temperature(out, preset=settings.preset)
     if plot is not None:
         plot_log(log, plot)
     return facts
+
+
+TEMPERATURES = (1.0, 0.7, 0.5, 0.35)
+TEMPERATURE_SEEDS = tuple(range(910, 915))
+
+
+def tune_temperature(
+    checkpoint: Path,
+    temperatures: Sequence[float] = TEMPERATURES,
+    seeds: Sequence[int] = TEMPERATURE_SEEDS,
+    preset: str = "training",
+) -> dict[str, float]:
+    """Pick the sampling temperature of a checkpoint on validation episodes; rewrite its card.
+
+    Every temperature plays the same episodes (train split, ``seeds`` below 1000, each
+    workload); the best mean completion rate wins (ties: the higher temperature) and is stored
+    in the checkpoint's config. Returns each temperature's validation completion rate.
+    """
+    agent = Mara.load(checkpoint)
+    configs = [get_config(preset, workload=workload) for workload in WORKLOADS]
+    scores: dict[str, float] = {}
+    for temperature in temperatures:
+        vector = ClusterVector(
+            configs,
+            agent.policy,
+            0,
+            predictor=agent.predictor_name,
+            n_samples=agent.features.n_samples,
+            episode_seeds=[list(seeds)] * len(configs),
+        )
+        while vector.live:
+            vector.step(temperature=temperature)
+        scores[str(temperature)] = round(
+            float(np.mean([row["completion_rate"] for row in vector.finished])), 4
+        )
+    best = max(temperatures, key=lambda t: (scores[str(t)], t))
+    _, card = load_checkpoint(checkpoint)
+    agent.temperature = float(best)
+    facts = {**card["facts"], "temperature_validation": scores, "temperature": best}
+    agent.save(checkpoint, facts=facts)
+    return scores
 
 
 def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
@@ -511,12 +554,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--log", type=Path, default=None, help="CSV log path")
     parser.add_argument("--plot", type=Path, default=None, help="plot path (.png)")
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
+    parser.add_argument(
+        "--tune-temperature",
+        type=Path,
+        default=None,
+        metavar="CHECKPOINT",
+        help="only choose the sampling temperature of an existing checkpoint on validation episodes",
+    )
     parser.add_argument("--no-progress", action="store_true")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.tune_temperature is not None:
+        torch.set_num_threads(args.threads)
+        scores = tune_temperature(args.tune_temperature)
+        print(
+            f"Validation completion by temperature: {scores}; card of {args.tune_temperature} updated."
+        )
+        return 0
     values = {name: getattr(args, name) for name in asdict(TrainSettings())}
     if args.quick:
         values.update(QUICK)

@@ -299,3 +299,19 @@ def test_training_settings_are_validated() -> None:
         train_mara.TrainSettings(ablation="no_brain")
     with pytest.raises(ValueError, match="preset must be"):
         train_mara.TrainSettings(preset="evaluation")
+
+
+def test_temperature_sharpens_the_node_distribution() -> None:
+    policy = small_policy()
+    slots, globals_, mask = random_batch(16, 5, seed=9)
+    previous = torch.full((16, 3), 5)
+    with torch.no_grad():
+        encoded = policy.encode(slots, globals_)
+        warm = policy.decode(encoded, mask, previous, uniforms=torch.full((16, 3), 0.3))
+        cool = policy.decode(
+            encoded, mask, previous, uniforms=torch.full((16, 3), 0.3), temperature=0.3
+        )
+    assert float(cool.entropy.mean()) < float(warm.entropy.mean())
+    assert bool(torch.gather(mask, 1, cool.actions).all())
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        policy.decode(encoded, mask, previous, temperature=0.0)

@@ -81,6 +81,8 @@ class Mara:
             same actions). Greedy decoding one node after another tends to send every node to
             the single most likely task, so it is off by default.
         predictor_name: Name recorded in checkpoints.
+        temperature: Sampling temperature (below 1 sharpens each node's distribution); the
+            shipped checkpoint's card records the one chosen on validation episodes.
 
     Example:
         >>> agent = Mara(MaraPolicy(PolicyConfig(width=16, layers=1, heads=2)), make_predictor("wls"))
@@ -98,10 +100,14 @@ class Mara:
         *,
         greedy: bool = False,
         predictor_name: str | None = None,
+        temperature: float = 1.0,
     ) -> None:
+        if not temperature > 0:
+            raise ValueError(f"Mara: temperature must be > 0, got {temperature!r}.")
         self.policy = policy.eval()
         self.features = FeatureBuilder(predictor, n_samples)
         self.greedy = greedy
+        self.temperature = float(temperature)
         self.predictor_name = predictor.name if predictor_name is None else predictor_name
         self._config: ClusterConfig | None = None
         self._generator = torch.Generator()
@@ -129,6 +135,7 @@ class Mara:
             )
         )
         policy.load_state_dict(state)
+        options.setdefault("temperature", config.get("temperature", 1.0))
         name = config["predictor"]
         predictor = NoPredictions() if name == NoPredictions.name else make_predictor(name)
         return cls(
@@ -146,6 +153,7 @@ class Mara:
             **_LAYOUT,
             "predictor": self.predictor_name,
             "n_samples": self.features.n_samples,
+            "temperature": self.temperature,
         }
         save_checkpoint(path, self.policy.state_dict(), config=config, facts=facts)
 
@@ -192,6 +200,7 @@ class Mara:
             greedy=self.greedy,
             uniforms=None if self.greedy else self.draws()[None, :],
             max_nodes_per_task=self.config.max_nodes_per_task,
+            temperature=self.temperature,
         )
         return decoded.actions[0].numpy()
 

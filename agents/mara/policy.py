@@ -208,6 +208,7 @@ class MaraPolicy(nn.Module):
         generator: torch.Generator | None = None,
         uniforms: torch.Tensor | None = None,
         max_nodes_per_task: int | None = None,
+        temperature: float = 1.0,
     ) -> Decoded:
         """Choose (or score) every node's action, one node after another.
 
@@ -223,7 +224,12 @@ class MaraPolicy(nn.Module):
                 drawn from each node's distribution by inverting its CDF at that number, so a
                 cluster sampled alone or in a batch takes the same actions from the same draws.
             max_nodes_per_task: Mask a slot for later nodes once this many chose it.
+            temperature: Sample from ``softmax(logits / temperature)``; below 1 sharpens the
+                distribution toward (but short of) greedy. The returned log-probabilities and
+                entropies are those of the distribution sampled from.
         """
+        if not temperature > 0:
+            raise ValueError(f"MaraPolicy.decode: temperature must be > 0, got {temperature!r}.")
         batch, n_nodes = previous_slots.shape
         n_slots = mask.shape[1] - 1
         counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
@@ -246,6 +252,8 @@ class MaraPolicy(nn.Module):
                 full[:, n_slots] = False
                 legal = mask & ~full
             logits = logits.masked_fill(~legal, float("-inf"))
+            if temperature != 1.0:
+                logits = logits / temperature
             log_p = torch.log_softmax(logits, dim=-1)
             if actions is not None:
                 action = actions[:, node]
