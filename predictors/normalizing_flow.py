@@ -32,7 +32,7 @@ import zuko
 from predictors.base import TaskHistory
 from predictors.checkpoint import load_checkpoint
 from predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_contexts
-from predictors.flow_matching import FlowMatchingConfig
+from predictors.flow_matching import FlowMatchingConfig, torch_threads
 from predictors.window_predictor import WindowPredictor
 
 
@@ -99,11 +99,13 @@ class SplineFlow(WindowPredictor):
     Args:
         flow: A trained flow from :func:`build_flow`.
         config: Its :class:`SplineFlowConfig`.
+        threads: Torch threads while sampling (restored afterwards).
     """
 
     name = "spline_flow"
 
-    def __init__(self, flow: zuko.flows.NSF, config: SplineFlowConfig) -> None:
+    def __init__(self, flow: zuko.flows.NSF, config: SplineFlowConfig, threads: int = 1) -> None:
+        self.threads = threads
         self.flow = flow.eval()
         self.config = config
 
@@ -130,7 +132,7 @@ class SplineFlow(WindowPredictor):
     ) -> np.ndarray:
         """``(n_tasks, n_samples, WINDOW_SIZE)`` windows sampled from the flow."""
         context = torch.as_tensor(encode_contexts(histories, self.config.log_scale))
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), torch_threads(self.threads):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
             samples = self.flow(context).sample((n_samples,))  # (n_samples, n_tasks, window)
         return samples.transpose(0, 1).numpy().astype(np.float64) * self.config.log_scale
