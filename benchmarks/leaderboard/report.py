@@ -233,8 +233,11 @@ def episodes_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 def episodes_json(rows: Sequence[dict[str, Any]]) -> str:
     """Every episode as a strict JSON list (NaN as null)."""
-    clean = [{key: None if _is_nan(value) else value for key, value in row.items()} for row in rows]
-    return json.dumps(clean, indent=1) + "\n"
+    lines = [
+        json.dumps({key: None if _is_nan(value) else value for key, value in row.items()})
+        for row in rows
+    ]
+    return "[\n" + ",\n".join(lines) + "\n]\n"  # one episode per line
 
 
 def summary_json(board: Leaderboard, provenance: dict[str, Any], command: str) -> str:
