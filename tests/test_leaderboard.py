@@ -95,6 +95,32 @@ def test_a_run_writes_every_output_and_resumes(
     assert len(list(out.glob("episodes.jsonl.*.bak"))) == 1
 
 
+def test_results_of_another_config_in_the_same_directory_are_not_mixed_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Same agents, workload, load and seeds, but another preset: a separate set of cells."""
+    argv = [*TINY, *QUIET, "--agents", "edf", "random"]
+    assert main([*argv, "--output", str(tmp_path / "shared")]) == 0
+    assert main([*argv, "--config", "single_node", "--output", str(tmp_path / "shared")]) == 0
+    assert "4 episodes run" in capsys.readouterr().out
+    assert main([*argv, "--config", "single_node", "--output", str(tmp_path / "alone")]) == 0
+    capsys.readouterr()
+    assert len(journal_rows(tmp_path / "shared")) == 8
+    for name in ("episodes.csv", "leaderboard.json"):
+        shared = (tmp_path / "shared" / name).read_text()
+        alone = (tmp_path / "alone" / name).read_text()
+        if name == "episodes.csv":
+            shared, alone = (
+                [line.split(",")[:12] for line in text.splitlines()] for text in (shared, alone)
+            )
+        else:
+            shared, alone = (json.loads(text)["leaderboard"] for text in (shared, alone))
+            for board in (shared, alone):
+                for entry in board:
+                    del entry["episode_means"]["decision_ms_per_epoch"]
+        assert shared == alone, name
+
+
 def test_workers_and_in_process_runs_give_identical_episodes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

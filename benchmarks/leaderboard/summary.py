@@ -94,18 +94,22 @@ def build_leaderboard(
     """Collect the grid's rows and compute every statistic.
 
     Args:
-        grid: The grid the rows belong to (rows of other cells are ignored).
+        grid: The grid the rows belong to.
         rows: Episode rows with ``agent``, ``workload``, ``load_factor``, ``seed`` and the
-            metrics (as written by the leaderboard).
+            metrics, as written by the leaderboard. Rows whose ``cell`` key is not one of the
+            grid's cells (another config, trace data or package version) are ignored.
         reference: The agent to compare with (skipped if not complete in the grid).
         confidence: Coverage of the intervals.
         n_resamples: Bootstrap resamples.
     """
+    keys = {cell.key for cell in grid.cells()}
     strata = {stratum: index for index, stratum in enumerate(grid.strata)}
     seeds = {seed: index for index, seed in enumerate(grid.seeds)}
     agents = {agent: index for index, agent in enumerate(grid.agents)}
     found: dict[tuple[int, int, int], dict[str, Any]] = {}
     for row in rows:
+        if "cell" in row and row["cell"] not in keys:
+            continue  # another config, trace data or package version
         place = (row.get("workload"), row.get("load_factor"))
         if row.get("agent") in agents and place in strata and row.get("seed") in seeds:
             key = (agents[row["agent"]], strata[place], seeds[row["seed"]])
