@@ -56,6 +56,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.updates, args.examples, args.hidden, args.blocks = 50, 2_000, 16, 1
+        args.threads = 1
     for name in ("updates", "examples", "hidden", "blocks", "solver_steps", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
