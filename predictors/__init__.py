@@ -1,8 +1,17 @@
 """Loss-trajectory predictors: from a task's reported losses to its remaining work.
 
 :mod:`predictors.base` defines the interface (:class:`TaskHistory` in, :class:`RemainingWork`
-samples out, "never" as ``inf``); :mod:`predictors.wls` implements LARA's discounted weighted
-least-squares power-law estimator.
+samples out, "never" as ``inf``). Shipped, by registered name (:func:`make_predictor`):
+
+* ``wls`` (:mod:`predictors.wls`): LARA's discounted weighted least-squares power law;
+* ``dkf`` (:mod:`predictors.dkf`): LaiRA's dynamic Kalman filter with drifting parameters;
+* ``flow_matching`` (:mod:`predictors.flow_matching`): MARA's conditional flow-matching model of
+  future loss windows (torch; shipped checkpoint trained on the train split);
+* ``spline_flow`` (:mod:`predictors.normalizing_flow`): a conditional neural spline flow on the
+  same inputs, an extra baseline (torch, zuko).
+
+:mod:`predictors.wrappers` appends predictions to the environments' observations, and
+``python -m benchmarks.predictors`` scores predictors on held-out curves.
 
 Example:
     >>> import numpy as np
@@ -16,6 +25,7 @@ from __future__ import annotations
 
 from predictors.base import Predictor, PredictorInputError, RemainingWork, TaskHistory
 from predictors.dkf import DKF
+from predictors.registry import known_predictors, make_predictor
 from predictors.wls import WLS, DiscountedLeastSquares
 from predictors.wrappers import (
     PredictionAECWrapper,
@@ -36,4 +46,6 @@ __all__ = [
     "RemainingWork",
     "TaskHistory",
     "add_predictions",
+    "known_predictors",
+    "make_predictor",
 ]
