@@ -35,6 +35,13 @@ from agents.round_robin import RoundRobin
 from agents.successive_halving import SuccessiveHalving
 from agents.uniform import UniformShare
 
+
+def _mara(**kwargs: Any) -> Scheduler:
+    """MARA from its shipped checkpoint (imports torch only now)."""
+    from agents.mara.agent import Mara
+
+    return Mara.load(**kwargs)
+
 #: The shipped schedulers by name, in the order result tables list them by default.
 AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
     {
@@ -48,6 +55,7 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "lara": Lara,
         "clairvoyant": Clairvoyant,
         "laira": Laira,
+        "mara": _mara,
     }
 )
 
