@@ -42,6 +42,7 @@ def _mara(**kwargs: Any) -> Scheduler:
 
     return Mara.load(**kwargs)
 
+
 #: The shipped schedulers by name, in the order result tables list them by default.
 AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
     {
