@@ -188,7 +188,7 @@ class Mara:
         """This epoch's ``(n_nodes,)`` uniform numbers for sampling (from the seeded generator)."""
         return torch.rand(self.config.n_nodes, generator=self._generator)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def decide(self, features: EpochFeatures) -> np.ndarray:
         """Every node's action for one epoch (batch of one)."""
         slots, globals_, mask, previous = batch_tensors([features])
@@ -201,6 +201,7 @@ class Mara:
             uniforms=None if self.greedy else self.draws()[None, :],
             max_nodes_per_task=self.config.max_nodes_per_task,
             temperature=self.temperature,
+            with_entropy=False,
         )
         return decoded.actions[0].numpy()
 

@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import torch
 from torch import nn
@@ -171,30 +171,63 @@ class MaraPolicy(nn.Module):
             node_fraction: The node's index / ``n_nodes``.
             n_nodes: Nodes in the cluster.
         """
-        n_slots = encoded.slot_scores.shape[1]
+        return self._node_logits(
+            self._epoch_terms(encoded), counts, previous_slot, node_fraction, n_nodes
+        )
+
+    def _epoch_terms(self, encoded: Encoded) -> tuple[torch.Tensor, ...]:
+        """The decoder's per-epoch parts, computed once before the node loop.
+
+        ``node_part`` is linear in its inputs (one-hot count, mine, node fraction, was idle),
+        so its output is a row lookup plus three scaled columns; the idle head's first layer is
+        split the same way into its context part and three columns.
+        """
+        weight = self.node_part.weight
+        first = cast(nn.Linear, self.idle_head[0])
+        width = encoded.context.shape[-1]
+        idle_context = nn.functional.linear(
+            encoded.context,
+            first.weight[:, :width],
+            first.bias,
+        )
+        idle_columns = first.weight[:, width:].T
+        return (
+            encoded.slot_scores,
+            weight[:, :COUNT_LEVELS].T,
+            weight[:, COUNT_LEVELS:].T,
+            idle_context,
+            idle_columns,
+        )
+
+    def _node_logits(
+        self,
+        terms: tuple[torch.Tensor, ...],
+        counts: torch.Tensor,
+        previous_slot: torch.Tensor,
+        node_fraction: float,
+        n_nodes: int,
+    ) -> torch.Tensor:
+        slot_scores, count_rows, columns, idle_context, idle_columns = terms
+        n_slots = slot_scores.shape[1]
         shown = counts if self.config.autoregressive else torch.zeros_like(counts)
         levels = torch.clamp(shown, max=COUNT_LEVELS - 1).long()
-        one_hot = nn.functional.one_hot(levels, COUNT_LEVELS).to(shown.dtype)
-        mine = (torch.arange(n_slots, device=counts.device)[None, :] == previous_slot[:, None]).to(
-            shown.dtype
+        mine = (torch.arange(n_slots)[None, :] == previous_slot[:, None]).to(shown.dtype)
+        was_idle = (previous_slot >= n_slots).to(shown.dtype)[:, None]
+        node_term = (
+            count_rows[levels]
+            + mine[..., None] * columns[0]
+            + (node_fraction * columns[1] + was_idle * columns[2])[:, None, :]
         )
-        fraction = torch.full_like(shown, node_fraction)
-        was_idle = (previous_slot >= n_slots).to(shown.dtype)
-        node_inputs = torch.cat(
-            (
-                one_hot,
-                torch.stack((mine, fraction, was_idle[:, None].expand_as(shown)), -1),
-            ),
-            dim=-1,
-        )
-        hidden = torch.relu(encoded.slot_scores + self.node_part(node_inputs))
+        hidden = torch.relu(slot_scores + node_term)
         slot_logits = self.slot_out(hidden).squeeze(-1)
         decided = shown.sum(dim=1, keepdim=True) / n_nodes
-        idle_inputs = torch.cat(
-            (encoded.context, decided, torch.full_like(decided, node_fraction), was_idle[:, None]),
-            dim=-1,
+        idle_hidden = torch.tanh(
+            idle_context
+            + decided * idle_columns[0]
+            + node_fraction * idle_columns[1]
+            + was_idle * idle_columns[2]
         )
-        idle_logit = self.idle_head(idle_inputs)
+        idle_logit = self.idle_head[2](idle_hidden)
         return torch.cat((slot_logits, idle_logit), dim=-1)
 
     def decode(
@@ -209,6 +242,7 @@ class MaraPolicy(nn.Module):
         uniforms: torch.Tensor | None = None,
         max_nodes_per_task: int | None = None,
         temperature: float = 1.0,
+        with_entropy: bool = True,
     ) -> Decoded:
         """Choose (or score) every node's action, one node after another.
 
@@ -227,6 +261,7 @@ class MaraPolicy(nn.Module):
             temperature: Sample from ``softmax(logits / temperature)``; below 1 sharpens the
                 distribution toward (but short of) greedy. The returned log-probabilities and
                 entropies are those of the distribution sampled from.
+            with_entropy: Compute the entropies (training); acting skips them (zeros).
         """
         if not temperature > 0:
             raise ValueError(f"MaraPolicy.decode: temperature must be > 0, got {temperature!r}.")
@@ -234,6 +269,7 @@ class MaraPolicy(nn.Module):
         n_slots = mask.shape[1] - 1
         counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
         rows = torch.arange(batch)
+        terms = self._epoch_terms(encoded)
         sampling = actions is None and not greedy
         if uniforms is not None:
             draws = uniforms
@@ -242,9 +278,11 @@ class MaraPolicy(nn.Module):
         else:
             draws = torch.zeros(batch, n_nodes)
         chosen, log_probs, entropies = [], [], []
+        no_entropy = torch.zeros(batch)
+        ones = torch.ones(batch)
         for node in range(n_nodes):
-            logits = self.node_logits(
-                encoded, counts[:, :n_slots], previous_slots[:, node], node / n_nodes, n_nodes
+            logits = self._node_logits(
+                terms, counts[:, :n_slots], previous_slots[:, node], node / n_nodes, n_nodes
             )
             legal = mask
             if max_nodes_per_task is not None:
@@ -255,20 +293,22 @@ class MaraPolicy(nn.Module):
             if temperature != 1.0:
                 logits = logits / temperature
             log_p = torch.log_softmax(logits, dim=-1)
+            probabilities = log_p.exp()
             if actions is not None:
                 action = actions[:, node]
             elif greedy:
                 action = log_p.argmax(dim=-1)
             else:
-                cdf = log_p.exp().cumsum(dim=-1)
+                cdf = probabilities.cumsum(dim=-1)
                 below = (cdf <= draws[:, node, None]).sum(dim=-1)
                 # The first action whose CDF exceeds the draw has positive probability; rounding
                 # past the end falls on idle (the last action), which is always legal.
                 action = below.clamp(max=n_slots)
-            probabilities = log_p.exp()
-            entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
+            entropy = no_entropy
+            if with_entropy:
+                entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
             chosen.append(action)
             log_probs.append(log_p[rows, action])
             entropies.append(entropy)
-            counts = counts.index_put((rows, action), torch.ones(batch), accumulate=True)
+            counts = counts.index_put((rows, action), ones, accumulate=True)
         return Decoded(torch.stack(chosen, 1), torch.stack(log_probs, 1), torch.stack(entropies, 1))
