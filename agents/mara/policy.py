@@ -171,62 +171,51 @@ class MaraPolicy(nn.Module):
             node_fraction: The node's index / ``n_nodes``.
             n_nodes: Nodes in the cluster.
         """
-        return self._node_logits(
-            self._epoch_terms(encoded), counts, previous_slot, node_fraction, n_nodes
+        terms = self._epoch_terms(
+            encoded, previous_slot[:, None], torch.tensor([node_fraction], dtype=counts.dtype)
         )
+        return self._node_logits(terms, counts, 0, n_nodes)
 
-    def _epoch_terms(self, encoded: Encoded) -> tuple[torch.Tensor, ...]:
-        """The decoder's per-epoch parts, computed once before the node loop.
+    def _epoch_terms(
+        self, encoded: Encoded, previous_slots: torch.Tensor, fractions: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        """The decoder's parts that do not depend on earlier nodes' choices, for every node.
 
         ``node_part`` is linear in its inputs (one-hot count, mine, node fraction, was idle),
-        so its output is a row lookup plus three scaled columns; the idle head's first layer is
-        split the same way into its context part and three columns.
+        so its output is a row lookup of the count plus scaled columns; the idle head's first
+        layer splits the same way. Everything except the count terms is computed here, once
+        per epoch, for all nodes: ``(batch, n_nodes, n_slots, width)`` slot parts and
+        ``(batch, n_nodes, width)`` idle parts.
         """
         weight = self.node_part.weight
+        mine_column, fraction_column, idle_column = weight[:, COUNT_LEVELS:].T
         first = cast(nn.Linear, self.idle_head[0])
         width = encoded.context.shape[-1]
-        idle_context = nn.functional.linear(
-            encoded.context,
-            first.weight[:, :width],
-            first.bias,
+        idle_context = nn.functional.linear(encoded.context, first.weight[:, :width], first.bias)
+        decided_weight, fraction_weight, was_idle_weight = first.weight[:, width:].T
+        n_slots = encoded.slot_scores.shape[1]
+        mine = (torch.arange(n_slots)[None, None, :] == previous_slots[:, :, None]).to(weight.dtype)
+        was_idle = (previous_slots >= n_slots).to(weight.dtype)[..., None]
+        fraction = fractions[None, :, None]
+        node_part = fraction * fraction_column + was_idle * idle_column
+        slot_base = encoded.slot_scores[:, None] + (
+            mine[..., None] * mine_column + node_part[:, :, None, :]
         )
-        idle_columns = first.weight[:, width:].T
-        return (
-            encoded.slot_scores,
-            weight[:, :COUNT_LEVELS].T,
-            weight[:, COUNT_LEVELS:].T,
-            idle_context,
-            idle_columns,
+        idle_base = (
+            idle_context[:, None, :] + fraction * fraction_weight + was_idle * was_idle_weight
         )
+        return slot_base, weight[:, :COUNT_LEVELS].T, idle_base, decided_weight
 
     def _node_logits(
-        self,
-        terms: tuple[torch.Tensor, ...],
-        counts: torch.Tensor,
-        previous_slot: torch.Tensor,
-        node_fraction: float,
-        n_nodes: int,
+        self, terms: tuple[torch.Tensor, ...], counts: torch.Tensor, node: int, n_nodes: int
     ) -> torch.Tensor:
-        slot_scores, count_rows, columns, idle_context, idle_columns = terms
-        n_slots = slot_scores.shape[1]
+        slot_base, count_rows, idle_base, decided_weight = terms
         shown = counts if self.config.autoregressive else torch.zeros_like(counts)
         levels = torch.clamp(shown, max=COUNT_LEVELS - 1).long()
-        mine = (torch.arange(n_slots)[None, :] == previous_slot[:, None]).to(shown.dtype)
-        was_idle = (previous_slot >= n_slots).to(shown.dtype)[:, None]
-        node_term = (
-            count_rows[levels]
-            + mine[..., None] * columns[0]
-            + (node_fraction * columns[1] + was_idle * columns[2])[:, None, :]
-        )
-        hidden = torch.relu(slot_scores + node_term)
+        hidden = torch.relu(slot_base[:, node] + count_rows[levels])
         slot_logits = self.slot_out(hidden).squeeze(-1)
         decided = shown.sum(dim=1, keepdim=True) / n_nodes
-        idle_hidden = torch.tanh(
-            idle_context
-            + decided * idle_columns[0]
-            + node_fraction * idle_columns[1]
-            + was_idle * idle_columns[2]
-        )
+        idle_hidden = torch.tanh(idle_base[:, node] + decided * decided_weight)
         idle_logit = self.idle_head[2](idle_hidden)
         return torch.cat((slot_logits, idle_logit), dim=-1)
 
@@ -269,7 +258,8 @@ class MaraPolicy(nn.Module):
         n_slots = mask.shape[1] - 1
         counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
         rows = torch.arange(batch)
-        terms = self._epoch_terms(encoded)
+        fractions = torch.arange(n_nodes, dtype=encoded.slot_scores.dtype) / n_nodes
+        terms = self._epoch_terms(encoded, previous_slots, fractions)
         sampling = actions is None and not greedy
         if uniforms is not None:
             draws = uniforms
@@ -281,9 +271,7 @@ class MaraPolicy(nn.Module):
         no_entropy = torch.zeros(batch)
         ones = torch.ones(batch)
         for node in range(n_nodes):
-            logits = self._node_logits(
-                terms, counts[:, :n_slots], previous_slots[:, node], node / n_nodes, n_nodes
-            )
+            logits = self._node_logits(terms, counts[:, :n_slots], node, n_nodes)
             legal = mask
             if max_nodes_per_task is not None:
                 full = counts >= max_nodes_per_task
