@@ -24,6 +24,12 @@ evaluation seeds (1000 and up, test split) are never played.
    the policy plays fixed validation episodes (train split, seeds 900 and up); the best
    weights are kept.
 
+The shipped checkpoint came from ``python -m benchmarks.train_mara`` (the defaults): 50.0 minutes
+wall on a 2-CPU-core x86_64 machine shared with other jobs (load average 4-6), one torch thread;
+5 imitation rounds then 274 PPO updates (stopped by ``--minutes 50``), 219,432 cluster-epochs;
+best validation completion 0.581 at update 210 (0.559 after imitation); its sampling
+temperature (0.5) was then chosen by ``--tune-temperature``, which training now runs itself.
+
 Outputs: the checkpoint, a CSV log (``--log``) and a plot of validation completion rate against
 updates (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features
 constant), ``independent`` (nodes do not see earlier nodes' choices), ``no_shaping`` (completion
