@@ -52,6 +52,7 @@ def _write_atomically(path: Path, write: Any) -> None:
     os.close(handle)
     try:
         write(temporary)
+        os.chmod(temporary, 0o644)  # mkstemp creates files readable by their owner only
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
