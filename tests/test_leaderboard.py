@@ -158,9 +158,9 @@ def test_own_scheduler_runs_beside_the_shipped_ones(
     assert main(argv) == 0
     table = capsys.readouterr().out
     assert path in table and " edf " in table
-    by_agent: dict[str, list[float]] = {}
+    by_agent: dict[str, dict[int, float]] = {}
     for row in results(tmp_path / "o"):
-        by_agent.setdefault(row["agent"], []).append(row["completion_rate"])
+        by_agent.setdefault(row["agent"], {})[row["seed"]] = row["completion_rate"]
     assert by_agent[path] == by_agent["edf"]  # the same scheduler under another name
 
 
