@@ -31,12 +31,20 @@ def _flow_matching(**kwargs: Any) -> Predictor:
     return FlowMatching.load(**kwargs)
 
 
+def _spline_flow(**kwargs: Any) -> Predictor:
+    """The spline-flow baseline from its shipped checkpoint (imports torch only now)."""
+    from predictors.normalizing_flow import SplineFlow
+
+    return SplineFlow.load(**kwargs)
+
+
 #: The shipped predictors by name.
 PREDICTORS: Mapping[str, Callable[..., Predictor]] = MappingProxyType(
     {
         "wls": WLS,
         "dkf": DKF,
         "flow_matching": _flow_matching,
+        "spline_flow": _spline_flow,
     }
 )
 
