@@ -45,13 +45,13 @@ def test_own_scheduler_example_runs_on_the_leaderboard(
             "--workers",
             "1",
             "--no-progress",
+            "--output",
+            str(tmp_path / "results"),
         ]
     )
     assert code == 0
-    assert (
-        "my_sched:MostProgressFirst" in capsys.readouterr().out
-        or "most_progress" in capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert "my_sched:MostProgressFirst" in out or "most_progress" in out
 
 
 def test_readme_has_exactly_one_test_command_for_ci() -> None:
