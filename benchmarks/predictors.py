@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from benchmarks.arguments import non_negative_int, positive_int
 from benchmarks.leaderboard import available_cores
 from mara_env import WORKLOADS
 from predictors.base import Predictor, TaskHistory
@@ -530,16 +531,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--samples",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_SAMPLES,
         help=f"Remaining-work samples per case (default {DEFAULT_SAMPLES}).",
     )
     parser.add_argument(
-        "--seed", type=_seed, default=0, help="Seed of cases and samples (default 0)."
+        "--seed", type=non_negative_int, default=0, help="Seed of cases and samples (default 0)."
     )
     parser.add_argument(
         "--draws",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help=f"Target draws per test curve (default {DEFAULT_DRAWS_PER_CURVE}; "
         f"{QUICK_DRAWS_PER_CURVE} with --quick).",
@@ -558,26 +559,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-figure", action="store_true", help="Skip trajectories.png.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -54,6 +54,7 @@ from tqdm.auto import tqdm
 
 from agents import PrivilegedScheduler, Scheduler, known_agents, make_agent, mean_ci
 from agents.evaluation import scheduler_seed
+from benchmarks.arguments import positive_int
 from mara_env import ClusterConfig, TraceSource, default_trace_source, raw_env
 from mara_env.families import FAMILY_NAMES
 from mara_env.workload import TaskTable, Workload, build_workload
@@ -274,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seeds",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help=f"Bundles (seeds 0..N-1; default {DEFAULT_SEEDS}, {QUICK_SEEDS} with --quick).",
     )
@@ -296,16 +297,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-resume", action="store_true", help="Start DIR/bundle.csv afresh.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

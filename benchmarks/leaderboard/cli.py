@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import known_agents, make_agent
+from benchmarks.arguments import positive_float, positive_int
 from benchmarks.leaderboard.backends import (
     Backend,
     BackendError,
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--loads",
         nargs="+",
-        type=_positive_float,
+        type=positive_float,
         default=list(DEFAULT_LOAD_FACTORS),
         metavar="FACTOR",
         help=f"Loads as multiples of the training load {TRAINING_LOAD} (default: "
@@ -101,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seeds",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help=f"Evaluation seeds per agent, workload and load (default {DEFAULT_SEEDS}; "
         f"{QUICK_SEEDS} with --quick).",
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=available_cores(),
         help="Local worker processes, or CPUs of a local Ray instance (default: the available "
         "cores; 1 runs in this process).",
@@ -160,33 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--resamples",
-        type=_positive_int,
+        type=positive_int,
         default=5000,
         help="Bootstrap resamples for the confidence intervals (default 5000).",
     )
     parser.add_argument("--no-plots", action="store_true", help="Skip the figures.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
 
 
 def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> None:
