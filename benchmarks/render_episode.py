@@ -18,6 +18,7 @@ import numpy as np
 
 import mara_env
 from agents import make_agent
+from agents.base import PrivilegedScheduler
 from agents.evaluation import scheduler_seed
 from mara_env.observation import TIME_SCALE
 from mara_env.render import GANTT_EPOCHS, ROW_PIXELS, render_ansi
@@ -29,6 +30,8 @@ def frame_at(agent_name: str, config: str, seed: int, epoch: int) -> tuple[np.nd
     scheduler = make_agent(agent_name)
     env.reset(seed=seed)
     scheduler.reset(env.config, seed=scheduler_seed(seed))
+    if isinstance(scheduler, PrivilegedScheduler):
+        scheduler.bind(env)
     for agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         if terminated or truncated or env.simulator.state.epoch >= epoch:
