@@ -41,7 +41,7 @@ from torch import nn
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
-from predictors.checkpoint import load_checkpoint
+from predictors.checkpoint import CheckpointError, load_checkpoint
 from predictors.curve_windows import (
     CONTEXT_SIZE,
     FUTURE_OFFSETS,
@@ -71,6 +71,24 @@ def torch_threads(threads: int) -> Iterator[None]:
     finally:
         if previous != threads:
             torch.set_num_threads(previous)
+
+
+def check_threads(threads: int) -> int:
+    """``threads`` if it is an int >= 1; otherwise a ``ValueError`` saying so."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}.")
+    return threads
+
+
+def load_weights(model: nn.Module, state: Mapping[str, torch.Tensor], path: Path) -> None:
+    """Load ``state`` into ``model``; weights of another shape raise ``CheckpointError``."""
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        raise CheckpointError(
+            f"Checkpoint {path} holds weights of another architecture than its card describes "
+            f"({str(error).splitlines()[0]}). Retrain it or restore the shipped files."
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -233,7 +251,7 @@ class FlowMatching(WindowPredictor):
         solver_steps: int | None = None,
         threads: int = 1,
     ) -> None:
-        self.threads = threads
+        self.threads = check_threads(threads)
         self.config = FlowMatchingConfig(
             **{
                 **asdict(config),
@@ -256,7 +274,7 @@ class FlowMatching(WindowPredictor):
         settings = {key: card["config"][key] for key in asdict(FlowMatchingConfig())}
         config = FlowMatchingConfig(**settings)
         model = VelocityField(config)
-        model.load_state_dict(state)
+        load_weights(model, state, path)
         return cls(model, config, **overrides)
 
     def sample_log_windows(
@@ -274,7 +292,3 @@ class FlowMatching(WindowPredictor):
                 self.config.solver_steps,
             )
         return windows.numpy().astype(np.float64) * self.config.log_scale
-
-    def describe(self) -> Mapping[str, Any]:
-        """The config as a plain dict."""
-        return asdict(self.config)

@@ -32,7 +32,7 @@ import zuko
 from predictors.base import TaskHistory
 from predictors.checkpoint import load_checkpoint
 from predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_contexts
-from predictors.flow_matching import FlowMatchingConfig, torch_threads
+from predictors.flow_matching import FlowMatchingConfig, check_threads, load_weights, torch_threads
 from predictors.window_predictor import WindowPredictor
 
 
@@ -105,7 +105,7 @@ class SplineFlow(WindowPredictor):
     name = "spline_flow"
 
     def __init__(self, flow: zuko.flows.NSF, config: SplineFlowConfig, threads: int = 1) -> None:
-        self.threads = threads
+        self.threads = check_threads(threads)
         self.flow = flow.eval()
         self.config = config
 
@@ -123,7 +123,7 @@ class SplineFlow(WindowPredictor):
             **{key: card["config"][key] for key in asdict(SplineFlowConfig())}
         )
         flow = build_flow(config)
-        flow.load_state_dict(state)
+        load_weights(flow, state, path)
         return cls(flow, config)
 
     @torch.no_grad()

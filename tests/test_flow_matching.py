@@ -212,3 +212,16 @@ def test_trajectories_are_the_sampled_windows_at_their_offsets(trivial_model: Fl
     np.testing.assert_allclose(
         halfway[..., 0], np.log(history.loss[-1]) + windows[..., :2].mean(axis=-1), atol=1e-12
     )
+
+
+def test_weights_of_another_architecture_are_refused(tmp_path, trivial_model: FlowMatching) -> None:
+    path = tmp_path / "model.pt"
+    config = {**trivial_model.config.__dict__, **trivial_model.config.layout(), "hidden": 32}
+    save_checkpoint(path, trivial_model.model.state_dict(), config=config)
+    with pytest.raises(CheckpointError, match="another architecture"):
+        FlowMatching.load(path)
+
+
+def test_bad_thread_counts_raise(trivial_model: FlowMatching) -> None:
+    with pytest.raises(ValueError, match="threads"):
+        FlowMatching(trivial_model.model, trivial_model.config, threads=0)
