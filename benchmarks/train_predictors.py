@@ -6,9 +6,10 @@ Regenerates the shipped checkpoints ``predictors/checkpoints/flow_matching.pt`` 
     python -m benchmarks.train_predictors --model flow_matching
     python -m benchmarks.train_predictors --model spline_flow
 
-The curves of the **train split** of the rl, tabular, vision and synthetic families are split
-again, by curve, into fitting curves and 10% validation curves; the weights with the lowest
-validation loss are kept. The test split is never read. ``--quick`` trains a tiny model for a
+With no other options each command trains with the settings of its shipped checkpoint
+(:data:`SHIPPED_SETTINGS`). The curves of the **train split** of the rl, tabular, vision and
+synthetic families are split again, by curve, into fitting curves and 10% validation curves; the
+weights with the lowest validation loss are kept. The test split is never read. ``--quick`` trains a tiny model for a
 smoke test (write it elsewhere with ``--out``).
 """
 
@@ -34,6 +35,11 @@ from predictors.training import TrainingSettings, fit, make_examples, train_curv
 FAMILIES = ("rl", "tabular", "vision", "synthetic")
 VALIDATION_SHARE = 0.1
 MODELS = ("flow_matching", "spline_flow")
+#: Per model, the settings its shipped checkpoint was trained with (the defaults).
+SHIPPED_SETTINGS: dict[str, dict[str, int]] = {
+    "flow_matching": {"updates": 30_000, "examples": 300_000, "blocks": 2, "threads": 2},
+    "spline_flow": {"updates": 3_000, "examples": 150_000, "blocks": 3, "threads": 1},
+}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -41,19 +47,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m benchmarks.train_predictors", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--model", choices=MODELS, default="flow_matching")
-    parser.add_argument("--updates", type=int, default=30_000, help="gradient steps")
-    parser.add_argument("--examples", type=int, default=300_000, help="training examples")
+    parser.add_argument("--updates", type=int, help="gradient steps (default: as shipped)")
+    parser.add_argument("--examples", type=int, help="training examples (default: as shipped)")
     parser.add_argument("--hidden", type=int, default=128, help="width of hidden layers")
     parser.add_argument(
-        "--blocks", type=int, default=2, help="residual blocks (flow matching) or transforms"
+        "--blocks", type=int, help="residual blocks (flow matching) or transforms (spline flow)"
     )
     parser.add_argument("--solver-steps", type=int, default=8, help="flow matching: ODE steps")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--threads", type=int, help="torch threads (default: as shipped)")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    for name, value in SHIPPED_SETTINGS[args.model].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     if args.quick:
         args.updates, args.examples, args.hidden, args.blocks = 50, 2_000, 16, 1
         args.threads = 1
