@@ -100,3 +100,22 @@ def test_training_script_quick_run(tmp_path) -> None:
         1,
         4,
     )
+
+
+@pytest.mark.parametrize("model", ["flow_matching", "spline_flow"])
+def test_training_defaults_are_the_shipped_checkpoints_settings(model: str) -> None:
+    """``python -m benchmarks.train_predictors --model M`` retrains the shipped checkpoint."""
+    import json
+
+    from predictors import flow_matching, normalizing_flow
+    from predictors.checkpoint import card_path
+
+    module = flow_matching if model == "flow_matching" else normalizing_flow
+    card = json.loads(card_path(module.shipped_checkpoint()).read_text())
+    args = train_predictors.parse_args(["--model", model])
+    assert card["facts"]["updates"] == args.updates
+    assert card["facts"]["examples"] == args.examples
+    assert card["config"]["hidden"] == args.hidden
+    blocks = card["config"]["blocks" if model == "flow_matching" else "transforms"]
+    assert blocks == args.blocks
+    assert f"{args.threads} torch threads" in card["facts"]["machine"]
