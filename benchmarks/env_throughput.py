@@ -197,12 +197,8 @@ def machine_description() -> str:
     )
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.env_throughput",
-        description="Agent-steps per second of every Cluster-v0 form under a random masked "
-        "policy, against PettingZoo's connect_four_v3 driven by the same loop.",
-    )
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """The measurement budget options shared by the throughput scripts."""
     parser.add_argument(
         "--steps",
         type=int,
@@ -218,20 +214,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--quick", action="store_true", help="a tiny budget, for CI smoke runs")
     parser.add_argument(
-        "--config",
-        default="training",
-        help="mara-env config preset to measure (default: training, 8 nodes x 16 slots)",
-    )
-    parser.add_argument(
         "--seed", type=int, default=0, help="seed of the policy and of the first episode"
     )
-    args = parser.parse_args(argv)
+
+
+def resolve_budget(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill ``--steps`` and ``--repeats`` from ``--quick``; both must be >= 1."""
     if args.steps is None:
         args.steps = QUICK_STEPS if args.quick else DEFAULT_STEPS
     if args.repeats is None:
         args.repeats = QUICK_REPEATS if args.quick else DEFAULT_REPEATS
     if args.steps < 1 or args.repeats < 1:
         parser.error("--steps and --repeats must be >= 1")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.env_throughput",
+        description="Agent-steps per second of every Cluster-v0 form under a random masked "
+        "policy, against PettingZoo's connect_four_v3 driven by the same loop.",
+    )
+    add_budget_arguments(parser)
+    parser.add_argument(
+        "--config",
+        default="training",
+        help="mara-env config preset to measure (default: training, 8 nodes x 16 slots)",
+    )
+    args = parser.parse_args(argv)
+    resolve_budget(parser, args)
     return args
 
 

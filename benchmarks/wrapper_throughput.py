@@ -27,12 +27,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.env_throughput import (
-    DEFAULT_REPEATS,
-    DEFAULT_STEPS,
-    QUICK_REPEATS,
-    QUICK_STEPS,
     Form,
+    add_budget_arguments,
     machine_description,
+    resolve_budget,
     run_random_masked,
 )
 
@@ -61,20 +59,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m benchmarks.wrapper_throughput",
         description="Agent-steps per second of the AEC env, raw and with prediction features.",
     )
-    parser.add_argument(
-        "--steps",
-        type=int,
-        default=None,
-        help=f"agent-steps per measurement (default {DEFAULT_STEPS}, {QUICK_STEPS} with --quick)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=None,
-        help=f"measurements per form; the median is reported (default {DEFAULT_REPEATS}, "
-        f"{QUICK_REPEATS} with --quick)",
-    )
-    parser.add_argument("--quick", action="store_true", help="a tiny budget, for CI smoke runs")
+    add_budget_arguments(parser)
     parser.add_argument(
         "--config", default="training", help="config preset (default: training, 8 x 16)"
     )
@@ -85,16 +70,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="another registered predictor to measure besides wls (repeatable)",
     )
     parser.add_argument("--n-samples", type=int, default=32, help="samples per task (default 32)")
-    parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the policy and of the first episode"
-    )
     args = parser.parse_args(argv)
-    if args.steps is None:
-        args.steps = QUICK_STEPS if args.quick else DEFAULT_STEPS
-    if args.repeats is None:
-        args.repeats = QUICK_REPEATS if args.quick else DEFAULT_REPEATS
-    if args.steps < 1 or args.repeats < 1 or args.n_samples < 1:
-        parser.error("--steps, --repeats and --n-samples must be >= 1")
+    resolve_budget(parser, args)
+    if args.n_samples < 1:
+        parser.error("--n-samples must be >= 1")
     from predictors.registry import known_predictors
 
     unknown = [name for name in args.predictor if name not in known_predictors()]
