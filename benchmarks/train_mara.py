@@ -85,12 +85,12 @@ class TrainSettings:
     width: int = 64
     layers: int = 2
     heads: int = 4
-    predictor: str = "wls"
+    predictor: str = "flow_matching"
     n_samples: int = 16
     ablation: str = "none"
-    dagger_rounds: int = 5
-    dagger_epochs: int = 150
-    imitation_passes: int = 8
+    dagger_rounds: int = 10
+    dagger_epochs: int = 200
+    imitation_passes: int = 6
     imitation_lr: float = 1e-3
     updates: int = 500
     rollout_epochs: int = 64
