@@ -3,7 +3,9 @@
 Every agent plays the ``evaluation`` preset (test split of the curves) through
 :func:`agents.evaluation.evaluate` at each workload and load, on environment seeds 1000 and up
 (training used seeds below 1000). Rows already in the CSV are skipped, so an interrupted run
-resumes. A Markdown table of means and 95% bootstrap CIs (:func:`agents.statistics.mean_ci`) is
+resumes; each row names the checkpoint behind it (the first 12 hex digits of its SHA-256, empty
+for agents without one), and a CSV holding an agent's rows from another checkpoint is refused
+rather than mixed or overwritten. A Markdown table of means and 95% bootstrap CIs (:func:`agents.statistics.mean_ci`) is
 written beside the CSV.
 
 Run::
@@ -28,7 +30,15 @@ from mara_env import get_config
 WORKLOADS = ("in_distribution", "rl", "vision")
 LOADS = (1.4, 2.1, 2.8)
 FIRST_EVALUATION_SEED = 1000
-FIELDS = ("agent", "workload", "load", "seed", "completion_rate", "decision_ms_per_epoch")
+FIELDS = (
+    "agent",
+    "checkpoint",
+    "workload",
+    "load",
+    "seed",
+    "completion_rate",
+    "decision_ms_per_epoch",
+)
 
 
 def build(agent: str) -> tuple[str, Scheduler]:
@@ -40,22 +50,36 @@ def build(agent: str) -> tuple[str, Scheduler]:
     return agent, make_agent(agent)
 
 
-def _done(path: Path) -> set[tuple[str, str, float, int]]:
+def checkpoint_of(scheduler: Scheduler) -> str:
+    """The first 12 hex digits of the scheduler's checkpoint SHA-256 ("" without one)."""
+    digest = getattr(scheduler, "checkpoint_sha256", None)
+    return digest[:12] if isinstance(digest, str) else ""
+
+
+def _read(path: Path) -> list[dict[str, str]]:
     if not path.exists():
-        return set()
+        return []
     with path.open() as handle:
-        return {
-            (row["agent"], row["workload"], float(row["load"]), int(row["seed"]))
-            for row in csv.DictReader(handle)
-        }
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != FIELDS:
+            raise SystemExit(
+                f"mara_evaluate: {path} has columns {reader.fieldnames}, not {list(FIELDS)}: "
+                "results of another version. It was left untouched; pass another --out."
+            )
+        return list(reader)
 
 
 def run(
     agents: Sequence[str], workloads: Sequence[str], loads: Sequence[float], seeds: int, out: Path
 ) -> None:
-    """Evaluate every (agent, workload, load) cell on ``seeds`` seeds, appending to ``out``."""
+    """Evaluate every (agent, workload, load) cell on ``seeds`` seeds, appending to ``out``.
+
+    Raises:
+        SystemExit: If ``out`` holds rows of an agent made with another checkpoint, or has
+            other columns.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = _done(out)
+    rows = _read(out)
     new_file = not out.exists()
     with out.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
@@ -63,18 +87,32 @@ def run(
             writer.writeheader()
         for agent in agents:
             label, scheduler = build(agent)
+            checkpoint = checkpoint_of(scheduler)
+            others = {row["checkpoint"] for row in rows if row["agent"] == label} - {checkpoint}
+            if others:
+                raise SystemExit(
+                    f"mara_evaluate: {out} holds results of {label!r} from checkpoint "
+                    f"{sorted(others)}, not the current {checkpoint or 'none'!r}. Finished rows "
+                    "are kept: pass another --out, or delete that agent's rows to re-evaluate."
+                )
+            done = {
+                (row["workload"], float(row["load"]), int(row["seed"]))
+                for row in rows
+                if row["agent"] == label
+            }
             for workload in workloads:
                 for load in loads:
                     config = get_config("evaluation", workload=workload, load=load)
                     todo = [
                         seed
                         for seed in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + seeds)
-                        if (label, workload, float(load), seed) not in done
+                        if (workload, float(load), seed) not in done
                     ]
                     for row in evaluate(scheduler, config, todo):
                         writer.writerow(
                             {
                                 "agent": label,
+                                "checkpoint": checkpoint,
                                 "workload": workload,
                                 "load": load,
                                 "seed": row["seed"],

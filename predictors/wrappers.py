@@ -74,13 +74,16 @@ from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
 from predictors.base import Predictor
 from predictors.env_histories import HistoryBuffers
 from predictors.registry import make_predictor
+from predictors.slot_features import (
+    NEED_CAP,
+    PREDICTION_FEATURES,
+    QUANTILE_LEVELS,
+    quantile_positions,
+    slot_features,
+)
 
-#: Default quantile levels of the ``need`` features.
-QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.5, 0.9)
 #: Indices within a slot's block of prediction features, for the default quantile levels.
-NEED_Q10, NEED_Q50, NEED_Q90, SUCCESS_ONE_NODE, SUCCESS_ALL_NODES = range(5)
-#: Prediction features per slot with the default quantile levels.
-PREDICTION_FEATURES = 5
+NEED_Q10, NEED_Q50, NEED_Q90, SUCCESS_ONE_NODE, SUCCESS_ALL_NODES = range(PREDICTION_FEATURES)
 #: Spawn key of the predictor's generator under the ``reset`` seed (the bytes of "pred").
 _SPAWN_KEY = (0x70726564,)
 
@@ -108,7 +111,7 @@ class PredictionOptions:
 
     n_samples: int = 32
     quantile_levels: tuple[float, ...] = QUANTILE_LEVELS
-    need_cap: float = 10.0
+    need_cap: float = NEED_CAP
     reuse_samples: bool = True
 
     def __post_init__(self) -> None:
@@ -258,10 +261,9 @@ class SlotPredictions:
         self.size = config.n_slots * self.options.features_per_slot
         cap = config.max_nodes_per_task
         self._nodes = float(config.n_nodes if cap is None else min(cap, config.n_nodes))
-        n_samples = self.options.n_samples
-        levels = np.asarray(self.options.quantile_levels, dtype=np.float64)
-        # Positions of the quantiles among sorted samples (numpy's "inverted_cdf" method).
-        self._quantile_index = np.maximum(np.ceil(n_samples * levels - 1), 0).astype(np.intp)
+        self._quantile_index = quantile_positions(
+            self.options.n_samples, self.options.quantile_levels
+        )
         # The features of the current epoch, written in place; current is a flat view of it.
         self._block = np.zeros((config.n_slots, self.options.features_per_slot), np.float32)
         self.current = self._block.reshape(-1)
@@ -298,7 +300,7 @@ class SlotPredictions:
         self._sorted = np.zeros((n_slots, self.options.n_samples))
         self._deadline = np.full(n_slots, np.inf)
         self._speed = np.ones(n_slots)
-        self._thresholds = np.full((n_slots, 2, 1), -1.0)
+        self._thresholds = np.full((n_slots, 2), -1.0)
 
     def _refresh(self, state: ClusterState) -> None:
         if state is not self._state:
@@ -325,17 +327,17 @@ class SlotPredictions:
                 stale_lengths.append(length)
         if stale_slots:
             self._predict(stale_slots, stale_tasks, stale_lengths)
-        n_levels, block = len(self.options.quantile_levels), self._block
-        # Samples as a share of the curve steps one node can still do by the deadline (a
-        # slotted task has at least one epoch left: it expires when its deadline comes):
-        # quantiles of it are the need features, and a sample succeeds on one node / on all
-        # nodes when it is <= 1 / <= m**alpha.
+        # A slotted task has at least one epoch left (it expires when its deadline comes).
         available = (self._deadline - state.epoch) * self._speed
-        needed = self._sorted / available[:, None]
-        np.minimum(needed[:, self._quantile_index], self.options.need_cap, out=block[:, :n_levels])
-        successes = np.add.reduce(needed[:, None, :] <= self._thresholds, axis=2)
-        np.multiply(successes, 1.0 / self.options.n_samples, out=block[:, n_levels:])
-        self.current = block.reshape(-1)  # re-taken: a pickled copy no longer shares memory
+        slot_features(
+            self._sorted,
+            available,
+            self._thresholds,
+            self._quantile_index,
+            self.options.need_cap,
+            out=self._block,
+        )
+        self.current = self._block.reshape(-1)  # re-taken: a pickled copy no longer shares memory
 
     def _fill_slot(self, slot: int, task: int, state: ClusterState) -> None:
         tasks = state.tasks
@@ -343,8 +345,8 @@ class SlotPredictions:
         self._slot_length[slot] = 0
         self._deadline[slot] = tasks.deadline.item(task)
         self._speed[slot] = tasks.speed.item(task)
-        self._thresholds[slot, 0, 0] = 1.0
-        self._thresholds[slot, 1, 0] = self._nodes ** tasks.alpha.item(task)
+        self._thresholds[slot, 0] = 1.0
+        self._thresholds[slot, 1] = self._nodes ** tasks.alpha.item(task)
 
     def _empty_slot(self, slot: int) -> None:
         """An empty row gives all-zero features without masking: samples 0 and an infinite
@@ -440,7 +442,7 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
         *,
         n_samples: int = 32,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
-        need_cap: float = 10.0,
+        need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
     ) -> None:
         if not isinstance(env, AECEnv):
@@ -557,7 +559,7 @@ class PredictionParallelWrapper(BaseParallelWrapper[str, dict[str, np.ndarray], 
         *,
         n_samples: int = 32,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
-        need_cap: float = 10.0,
+        need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
     ) -> None:
         if not isinstance(env, ParallelEnv):
@@ -641,7 +643,7 @@ class PredictionGymWrapper(
         *,
         n_samples: int = 32,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
-        need_cap: float = 10.0,
+        need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
     ) -> None:
         if not isinstance(env, gym.Env):

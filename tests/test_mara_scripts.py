@@ -11,6 +11,7 @@ import torch
 
 from agents.mara.agent import Mara
 from benchmarks import mara_evaluate, mara_timing, train_mara
+from benchmarks.mara_evaluate import checkpoint_of
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +49,25 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     assert all(row["seed"] == "1000" for row in rows)
     table = out.with_suffix(".md").read_text()
     assert "| quick | rl | 1.4 | 1 |" in table
+    assert {row["checkpoint"] for row in rows} == {"", checkpoint_of(Mara.load(quick_checkpoint))}
+
+
+def test_evaluation_refuses_rows_of_another_checkpoint(
+    tmp_path: Path, quick_checkpoint: Path
+) -> None:
+    checkpoint = tmp_path / "quick.pt"
+    agent = Mara.load(quick_checkpoint)
+    agent.save(checkpoint)
+    out = tmp_path / "evaluation.csv"
+    argv = ["--agents", str(checkpoint), "--workloads", "rl", "--loads", "1.4"]
+    argv += ["--seeds", "1", "--out", str(out)]
+    assert mara_evaluate.main(argv) == 0
+    before = out.read_text()
+    torch.nn.init.zeros_(next(agent.policy.parameters()))
+    agent.save(checkpoint)  # same name, other weights
+    with pytest.raises(SystemExit, match="from checkpoint"):
+        mara_evaluate.main(argv)
+    assert out.read_text() == before
 
 
 def test_timing_splits_features_and_policy(quick_checkpoint: Path) -> None:

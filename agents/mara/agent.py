@@ -109,6 +109,8 @@ class Mara:
         self.greedy = greedy
         self.temperature = float(temperature)
         self.predictor_name = predictor.name if predictor_name is None else predictor_name
+        #: SHA-256 of the weights when loaded from a checkpoint (results name what made them).
+        self.checkpoint_sha256: str | None = None
         self._config: ClusterConfig | None = None
         self._generator = torch.Generator()
         self._planned = np.zeros(0, dtype=np.int64)
@@ -138,13 +140,15 @@ class Mara:
         options.setdefault("temperature", config.get("temperature", 1.0))
         name = config["predictor"]
         predictor = NoPredictions() if name == NoPredictions.name else make_predictor(name)
-        return cls(
+        agent = cls(
             policy,
             predictor,
             config["n_samples"],
             predictor_name=config["predictor"],
             **options,
         )
+        agent.checkpoint_sha256 = card["sha256"]
+        return agent
 
     def save(self, path: str | Path, facts: dict[str, Any] | None = None) -> None:
         """Write the network and its card (config, predictor, feature layout, ``facts``)."""

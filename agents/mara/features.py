@@ -5,15 +5,11 @@ observation's slot block without the two node-specific entries, ``nodes_this_epo
 ``mine_last_epoch``, which the decoder receives per node) followed by :data:`PREDICTION_FEATURES`
 prediction features, and a few global values.
 
-Prediction features (per slot, all 0 for an empty slot), the layout of the environment's
-prediction wrappers with their default quantile levels (0.1, 0.5, 0.9):
-    0-2 ``need_q10``, ``need_q50``, ``need_q90``: quantiles of the predicted remaining work in
-      node-epochs at one node (curve steps / speed) divided by the time left, capped at
-      :data:`NEED_CAP` ("never" reads as the cap);
-    3 ``success_one_node``: predicted probability of reaching the target by the deadline on one
-      node;
-    4 ``success_all_nodes``: the same on ``min(n_nodes, max_nodes_per_task)`` nodes with the
-      family's ``alpha`` (switch costs ignored).
+Prediction features (per slot, all 0 for an empty slot): those of the environment's prediction
+wrappers with their default quantile levels (0.1, 0.5, 0.9) and cap, computed by the same
+function (:mod:`predictors.slot_features`): ``need_q10``, ``need_q50``, ``need_q90`` (remaining
+work over the work one node can still do by the deadline), ``success_one_node`` and
+``success_all_nodes`` (on ``min(n_nodes, max_nodes_per_task)`` nodes).
 
 Predictions come from a :class:`predictors.base.Predictor` fed with
 :class:`agents.observed_history.ObservedHistories`; a task's samples are kept until it reports
@@ -53,9 +49,14 @@ from mara_env.observation import (
     SLOT_FEATURES,
 )
 from predictors.base import Predictor, RemainingWork, TaskHistory
+from predictors.slot_features import (
+    NEED_CAP,
+    PREDICTION_FEATURES,
+    QUANTILE_LEVELS,
+    quantile_positions,
+    slot_features,
+)
 
-#: Prediction features appended to each slot's observed features.
-PREDICTION_FEATURES = 5
 #: Observed slot features the policy reads (the slot block minus the two node-specific ones).
 OBSERVED_SLOT_COLUMNS = np.array(
     [c for c in range(SLOT_FEATURES) if c not in (S_NODES_NOW, S_MINE)]
@@ -64,11 +65,8 @@ OBSERVED_SLOT_COLUMNS = np.array(
 SLOT_INPUTS = len(OBSERVED_SLOT_COLUMNS) + PREDICTION_FEATURES
 #: Global inputs: epoch fraction, arrivals open, queue length, queue's least time left, active.
 GLOBAL_INPUTS = 5
-#: Cap of the ``need`` features (needed / available node-epochs on one node).
-NEED_CAP = 10.0
 #: Network inputs are clipped to +-INPUT_BOUND.
 INPUT_BOUND = 10.0
-QUANTILE_LEVELS = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
@@ -98,6 +96,9 @@ def prediction_features(
 ) -> np.ndarray:
     """The :data:`PREDICTION_FEATURES` values of tasks from their remaining-work samples.
 
+    The wrappers' features (:func:`predictors.slot_features.slot_features`) with the default
+    quantile levels and cap.
+
     Args:
         samples: ``(n_tasks, n_samples)`` remaining curve steps (``inf`` = never).
         time_left: Epochs until each task's deadline.
@@ -121,15 +122,11 @@ def prediction_features(
         raise ValueError(
             f"prediction_features: samples must be (n_tasks, n_samples), got {samples.shape}."
         )
-    time_left = np.maximum(np.asarray(time_left, dtype=np.float64), 1.0)
-    speed = np.asarray(speed, dtype=np.float64)
-    quantiles = np.quantile(samples, QUANTILE_LEVELS, axis=1, method="inverted_cdf").T
-    need = quantiles / speed[:, None] / time_left[:, None]
-    need = np.minimum(np.nan_to_num(need, nan=NEED_CAP, posinf=NEED_CAP), NEED_CAP)
-    budget = time_left * speed
-    one = np.mean(samples <= budget[:, None], axis=1)
-    many = np.mean(samples <= (budget * float(max_nodes) ** np.asarray(alpha))[:, None], axis=1)
-    return np.column_stack((need, one, many))
+    available = np.maximum(np.asarray(time_left, dtype=np.float64), 1.0) * np.asarray(speed)
+    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
+    thresholds = np.column_stack((np.ones_like(all_nodes), all_nodes))
+    positions = quantile_positions(samples.shape[1], QUANTILE_LEVELS)
+    return slot_features(np.sort(samples, axis=1), available, thresholds, positions, NEED_CAP)
 
 
 class NoPredictions:
