@@ -60,7 +60,7 @@ from predictors.checkpoint import load_checkpoint
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
-VALIDATION_SEEDS = tuple(range(900, 903))
+VALIDATION_SEEDS = tuple(range(900, 904))
 LOG_FIELDS = (
     "phase",
     "update",
@@ -88,7 +88,7 @@ class TrainSettings:
     predictor: str = "flow_matching"
     n_samples: int = 16
     ablation: str = "none"
-    dagger_rounds: int = 10
+    dagger_rounds: int = 14
     dagger_epochs: int = 200
     imitation_passes: int = 6
     imitation_lr: float = 1e-3
@@ -96,16 +96,16 @@ class TrainSettings:
     rollout_epochs: int = 64
     ppo_epochs: int = 4
     minibatch: int = 256
-    lr: float = 1e-4
+    lr: float = 3e-5
     clip: float = 0.1
     gamma: float = 0.99
     gae_lambda: float = 0.95
     entropy_coef: float = 0.0
     imitation_coef: float = 0.5
     value_coef: float = 0.5
-    value_warmup: int = 10
+    value_warmup: int = 20
     validate_every: int = 10
-    validation_seeds: int = 3
+    validation_seeds: int = 4
     minutes: float = 50.0
 
     def __post_init__(self) -> None:
@@ -130,6 +130,11 @@ class TrainSettings:
             raise ValueError(
                 f"TrainSettings.preset must be 'training' (train split, load 1.4) or 'tiny' "
                 f"(smoke tests), got {self.preset!r}."
+            )
+        if self.validation_seeds > len(VALIDATION_SEEDS):
+            raise ValueError(
+                f"TrainSettings.validation_seeds must be <= {len(VALIDATION_SEEDS)} (the "
+                f"validation episodes {VALIDATION_SEEDS}), got {self.validation_seeds}."
             )
         if not (0.0 < self.gamma <= 1.0 and 0.0 < self.gae_lambda <= 1.0):
             raise ValueError("TrainSettings.gamma and gae_lambda must lie in (0, 1].")

@@ -299,6 +299,8 @@ def test_training_settings_are_validated() -> None:
         train_mara.TrainSettings(ablation="no_brain")
     with pytest.raises(ValueError, match="preset must be"):
         train_mara.TrainSettings(preset="evaluation")
+    with pytest.raises(ValueError, match="validation_seeds must be <="):
+        train_mara.TrainSettings(validation_seeds=99)
 
 
 def test_temperature_sharpens_the_node_distribution() -> None:
@@ -315,3 +317,25 @@ def test_temperature_sharpens_the_node_distribution() -> None:
     assert bool(torch.gather(mask, 1, cool.actions).all())
     with pytest.raises(ValueError, match="temperature must be > 0"):
         policy.decode(encoded, mask, previous, temperature=0.0)
+
+
+def test_agent_decides_on_its_own_thread_count_and_restores_it() -> None:
+    with pytest.raises(ValueError, match="threads must be an int >= 1"):
+        Mara(small_policy(), make_predictor("wls"), threads=0)
+    seen: list[int] = []
+    policy = small_policy()
+    original = policy.encode
+
+    def encode(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    policy.encode = encode  # type: ignore[method-assign]
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluate(Mara(policy, make_predictor("wls"), n_samples=4), "tiny", seeds=[0])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}

@@ -42,6 +42,7 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from mara_env import ClusterConfig, decode_observation
 from predictors.base import Predictor
 from predictors.checkpoint import load_checkpoint, save_checkpoint
+from predictors.flow_matching import check_threads, torch_threads
 from predictors.registry import make_predictor
 
 #: Version of the feature layout; checkpoints made for another layout are refused.
@@ -83,6 +84,8 @@ class Mara:
         predictor_name: Name recorded in checkpoints.
         temperature: Sampling temperature (below 1 sharpens each node's distribution); the
             shipped checkpoint's card records the one chosen on validation episodes.
+        threads: Torch threads while deciding (restored afterwards). One is fastest for these
+            small per-epoch batches, and keeps parallel evaluation workers from competing.
 
     Example:
         >>> agent = Mara(MaraPolicy(PolicyConfig(width=16, layers=1, heads=2)), make_predictor("wls"))
@@ -101,9 +104,11 @@ class Mara:
         greedy: bool = False,
         predictor_name: str | None = None,
         temperature: float = 1.0,
+        threads: int = 1,
     ) -> None:
         if not temperature > 0:
             raise ValueError(f"Mara: temperature must be > 0, got {temperature!r}.")
+        self.threads = check_threads(threads)
         self.policy = policy.eval()
         self.features = FeatureBuilder(predictor, n_samples)
         self.greedy = greedy
@@ -221,7 +226,8 @@ class Mara:
         mask = np.asarray(observation["action_mask"])
         view = decode_observation(vector, config)
         if view.nodes_decided == 0 and node <= self._last_node:
-            self.end_epoch(self.decide(self.begin_epoch(vector, mask)))
+            with torch_threads(self.threads):
+                self.end_epoch(self.decide(self.begin_epoch(vector, mask)))
         self._last_node = node
         action = int(self._planned[node])
         return action if mask[action] else config.idle_action
