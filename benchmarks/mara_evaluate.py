@@ -11,8 +11,12 @@ written beside the CSV.
 Run::
 
     python -m benchmarks.mara_evaluate --agents mara lara laira edf clairvoyant
-    python -m benchmarks.mara_evaluate --agents benchmarks/results/mara/ablation_no_shaping.pt \\
-        --loads 1.4 --seeds 10
+    python -m benchmarks.mara_evaluate --loads 1.4 --out benchmarks/results/mara/ablations.csv \\
+        --paired-with ablation_full_small --agents benchmarks/results/mara/ablation_*.pt
+
+``--paired-with AGENT`` adds each agent's difference from ``AGENT`` on the same episodes
+(workload, load and seed), with a 95% bootstrap CI over those paired differences: sharper than
+comparing two intervals, since both agents meet the same arrivals and curves.
 """
 
 from __future__ import annotations
@@ -151,6 +155,43 @@ def summarise(path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def paired_differences(path: Path, reference: str) -> str:
+    """Markdown table: each agent's mean paired difference from ``reference`` with a 95% CI.
+
+    Episodes pair up by workload, load and seed; only pairs where both agents have a row count.
+
+    Raises:
+        SystemExit: If ``reference`` has no rows in ``path``.
+    """
+    scores: dict[str, dict[tuple[str, float, int], float]] = {}
+    with path.open() as handle:
+        for row in csv.DictReader(handle):
+            key = (row["workload"], float(row["load"]), int(row["seed"]))
+            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    if reference not in scores:
+        raise SystemExit(
+            f"mara_evaluate: --paired-with {reference!r} has no rows in {path}; agents there: "
+            f"{sorted(scores)}."
+        )
+    base = scores[reference]
+    lines = [
+        f"| agent | paired episodes | difference from {reference} | 95% CI |",
+        "|---|---|---|---|",
+    ]
+    for agent, values in sorted(scores.items()):
+        if agent == reference:
+            continue
+        shared = sorted(set(values) & set(base))
+        if not shared:
+            continue
+        summary = mean_ci([values[key] - base[key] for key in shared])
+        lines.append(
+            f"| {agent} | {len(shared)} | {summary.mean:+.3f} | "
+            f"[{summary.low:+.3f}, {summary.high:+.3f}] |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.mara_evaluate", description=__doc__.split("\n\n")[0]
@@ -162,11 +203,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--loads", nargs="+", type=float, default=list(LOADS))
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mara/evaluation.csv"))
+    parser.add_argument(
+        "--paired-with",
+        default=None,
+        metavar="AGENT",
+        help="also tabulate every agent's paired difference from this agent's label",
+    )
     args: Any = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     run(args.agents, args.workloads, args.loads, args.seeds, args.out)
     table = summarise(args.out)
+    if args.paired_with is not None:
+        table += "\n" + paired_differences(args.out, args.paired_with)
     args.out.with_suffix(".md").write_text(table)
     print(table)
     return 0

@@ -49,6 +49,11 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     assert all(row["seed"] == "1000" for row in rows)
     table = out.with_suffix(".md").read_text()
     assert "| quick | rl | 1.4 | 1 |" in table
+    assert mara_evaluate.main([*argv, "--paired-with", "edf"]) == 0
+    edf, quick = (float(row["completion_rate"]) for row in sorted(rows, key=lambda r: r["agent"]))
+    assert f"| quick | 1 | {quick - edf:+.3f} |" in out.with_suffix(".md").read_text()
+    with pytest.raises(SystemExit, match="no rows"):
+        mara_evaluate.main([*argv, "--paired-with", "nobody"])
     assert {row["checkpoint"] for row in rows} == {"", checkpoint_of(Mara.load(quick_checkpoint))}
 
 
