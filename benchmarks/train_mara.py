@@ -15,20 +15,25 @@ evaluation seeds (1000 and up, test split) are never played.
    sampled actions, and the student is fitted to all labels gathered so far (cross-entropy of
    each node's label, earlier nodes conditioned on the earlier labels). The teacher reads hidden
    curves, but only its labels are used; the student sees observations only.
-2. **PPO** (the main training): clipped policy ratio per node with the shared advantage of the
-   epoch, GAE, centralised value loss, entropy bonus, on the environment's reward with the
-   potential-based progress shaping (gamma = 1 shaping; discount and GAE lambda near 1), plus
+2. **PPO**: clipped policy ratio per node with the shared advantage of the epoch, GAE,
+   centralised value loss, entropy bonus (``--entropy-coef``, 0 by default), on the
+   environment's reward with the potential-based progress shaping (gamma = 1 shaping; discount
+   0.99 and GAE lambda 0.95), plus
    ``--imitation-coef`` times the imitation loss on minibatches of the gathered teacher labels,
    which keeps PPO from drifting away from the warm start while its value estimates are poor.
    The first ``--value-warmup`` updates fit only the value head. Every ``--validate-every`` updates
    the policy plays fixed validation episodes (train split, seeds 900 and up); the best
    weights are kept.
 
-The shipped checkpoint came from ``python -m benchmarks.train_mara`` (the defaults): 50.0 minutes
-wall on a 2-CPU-core x86_64 machine shared with other jobs (load average 4-6), one torch thread;
-5 imitation rounds then 274 PPO updates (stopped by ``--minutes 50``), 219,432 cluster-epochs;
-best validation completion 0.581 at update 210 (0.559 after imitation); its sampling
-temperature (0.5) was then chosen by ``--tune-temperature``, which training now runs itself.
+The shipped checkpoint came from ``python -m benchmarks.train_mara`` (the defaults), with
+flow-matching prediction features: 50.1 minutes of training wall time on a 2-CPU-core x86_64
+machine shared with other jobs, one torch thread, then 2.5 minutes of temperature selection;
+14 imitation rounds then 206 PPO updates (stopped by ``--minutes 50``), 191,808 cluster-epochs.
+The best validation completion, 0.583, came after the 10th imitation round (round 9 in the
+log). PPO started from those weights; after its 20 value-only updates, none of its 186 policy
+updates beat them on the validation episodes (best 0.568), so the shipped weights are the
+imitation warm start (the whole log: ``benchmarks/results/mara/mara_training.csv``). Sampling temperature 0.35 was chosen
+on separate validation episodes (0.595 there; 0.560 at temperature 1).
 
 Outputs: the checkpoint, a CSV log (``--log``) and a plot of validation completion rate against
 updates (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features
