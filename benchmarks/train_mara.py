@@ -32,8 +32,8 @@ machine shared with other jobs, one torch thread, then 2.5 minutes of temperatur
 The best validation completion, 0.583, came after the 10th imitation round (round 9 in the
 log). PPO started from those weights; after its 20 value-only updates, none of its 186 policy
 updates beat them on the validation episodes (best 0.568), so the shipped weights are the
-imitation warm start (the whole log: ``benchmarks/results/mara/mara_training.csv``). Sampling temperature 0.35 was chosen
-on separate validation episodes (0.595 there; 0.560 at temperature 1).
+imitation warm start (the whole log: ``benchmarks/results/mara/mara_training.csv``). Sampling
+temperature 0.35 was chosen on separate validation episodes (0.595 there; 0.560 at 1).
 
 Outputs: the checkpoint, a CSV log (``--log``) and a plot of validation completion rate against
 updates (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -339,3 +340,10 @@ def test_agent_decides_on_its_own_thread_count_and_restores_it() -> None:
     finally:
         torch.set_num_threads(before)
     assert seen and set(seen) == {1}
+
+
+def test_training_defaults_are_the_shipped_checkpoints_settings() -> None:
+    from agents.mara.agent import default_checkpoint
+
+    card = json.loads(default_checkpoint().with_suffix(".json").read_text())
+    assert card["facts"]["settings"] == asdict(train_mara.TrainSettings())

@@ -7,8 +7,9 @@
 * **Centralised value**: an MLP on the global token and the mean and max of the slot tokens.
 * **Decoder** (once per node, in node order, parameters shared across nodes): node ``i``
   scores each slot from its embedding, the global token, how many of nodes ``0..i-1`` already
-  chose that slot this epoch (one-hot, so each slot can respond to it in its own way), whether node ``i`` trained it last epoch, and its own index; an
-  idle score comes from the global token and the node's inputs. Masked actions get ``-inf``;
+  chose that slot this epoch (one-hot, so each slot can respond to it in its own way), whether
+  node ``i`` trained it last epoch, and its own index; an idle score comes from the global token
+  and the node's inputs. Masked actions get ``-inf``;
   a task that reached ``max_nodes_per_task`` this epoch is masked for later nodes. Node ``i``'s
   choice therefore depends on the choices of the nodes before it (the AEC order). With
   ``autoregressive=False`` (an ablation) the counts are hidden from the decoder, so nodes decide
