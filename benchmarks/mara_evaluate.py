@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from agents import evaluate, make_agent, mean_ci
 from agents.base import Scheduler
 from mara_env import get_config
@@ -74,7 +76,12 @@ def _read(path: Path) -> list[dict[str, str]]:
 
 
 def run(
-    agents: Sequence[str], workloads: Sequence[str], loads: Sequence[float], seeds: int, out: Path
+    agents: Sequence[str],
+    workloads: Sequence[str],
+    loads: Sequence[float],
+    seeds: int,
+    out: Path,
+    progress: bool = True,
 ) -> None:
     """Evaluate every (agent, workload, load) cell on ``seeds`` seeds, appending to ``out``.
 
@@ -104,28 +111,30 @@ def run(
                 for row in rows
                 if row["agent"] == label
             }
-            for workload in workloads:
-                for load in loads:
-                    config = get_config("evaluation", workload=workload, load=load)
-                    todo = [
-                        seed
-                        for seed in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + seeds)
-                        if (workload, float(load), seed) not in done
-                    ]
-                    for row in evaluate(scheduler, config, todo):
-                        writer.writerow(
-                            {
-                                "agent": label,
-                                "checkpoint": checkpoint,
-                                "workload": workload,
-                                "load": load,
-                                "seed": row["seed"],
-                                "completion_rate": row["completion_rate"],
-                                "decision_ms_per_epoch": row["decision_ms_per_epoch"],
-                            }
-                        )
-                        handle.flush()
-                    print(f"{label} {workload} load {load}: done", flush=True)
+            todo = [
+                (workload, load, seed)
+                for workload in workloads
+                for load in loads
+                for seed in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + seeds)
+                if (workload, float(load), seed) not in done
+            ]
+            for workload, load, seed in tqdm(
+                todo, desc=label, unit="episode", disable=not progress
+            ):
+                config = get_config("evaluation", workload=workload, load=load)
+                (row,) = evaluate(scheduler, config, [seed])
+                writer.writerow(
+                    {
+                        "agent": label,
+                        "checkpoint": checkpoint,
+                        "workload": workload,
+                        "load": load,
+                        "seed": seed,
+                        "completion_rate": row["completion_rate"],
+                        "decision_ms_per_epoch": row["decision_ms_per_epoch"],
+                    }
+                )
+                handle.flush()  # each finished episode is on disk before the next starts
 
 
 def summarise(path: Path) -> str:
@@ -203,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--loads", nargs="+", type=float, default=list(LOADS))
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mara/evaluation.csv"))
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--paired-with",
         default=None,
@@ -212,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: Any = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
-    run(args.agents, args.workloads, args.loads, args.seeds, args.out)
+    run(args.agents, args.workloads, args.loads, args.seeds, args.out, not args.no_progress)
     table = summarise(args.out)
     if args.paired_with is not None:
         table += "\n" + paired_differences(args.out, args.paired_with)
