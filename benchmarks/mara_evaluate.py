@@ -14,6 +14,8 @@ Run::
     python -m benchmarks.mara_evaluate --loads 1.4 --out benchmarks/results/mara/ablations.csv \\
         --paired-with ablation_full_small --agents benchmarks/results/mara/ablation_*.pt
 
+``--gap LOW HIGH`` adds the share of the gap between two agents (e.g. ``lara clairvoyant``)
+that each other agent closes at each load, with a 95% bootstrap interval.
 ``--paired-with AGENT`` adds each agent's difference from ``AGENT`` on the same episodes
 (workload, load and seed), with a 95% bootstrap CI over those paired differences: sharper than
 comparing two intervals, since both agents meet the same arrivals and curves.
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from agents import evaluate, make_agent, mean_ci
@@ -201,6 +204,57 @@ def paired_differences(path: Path, reference: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def gap_closed(path: Path, low: str, high: str, n_resamples: int = 10_000, seed: int = 0) -> str:
+    """Markdown table: the share of the ``low`` -> ``high`` gap each agent closes, per load.
+
+    At each load, each agent's completion rate is the mean over workloads of its mean over
+    seeds; the share is ``(agent - low) / (high - low)``. Its 95% interval resamples the seeds
+    within each workload (the same resample for all three agents, since they played the same
+    episodes). Only seeds that all three agents played count.
+
+    Raises:
+        SystemExit: If ``low`` or ``high`` has no rows in ``path``.
+    """
+    scores: dict[str, dict[tuple[str, float, int], float]] = {}
+    with path.open() as handle:
+        for row in csv.DictReader(handle):
+            key = (row["workload"], float(row["load"]), int(row["seed"]))
+            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    for name in (low, high):
+        if name not in scores:
+            raise SystemExit(
+                f"mara_evaluate: --gap agent {name!r} has no rows in {path}; agents there: "
+                f"{sorted(scores)}."
+            )
+    rng = np.random.default_rng(seed)
+    lines = [
+        f"| agent | load | share of the {low} -> {high} gap closed | 95% CI |",
+        "|---|---|---|---|",
+    ]
+    for agent in sorted(set(scores) - {low, high}):
+        keys = set(scores[agent]) & set(scores[low]) & set(scores[high])
+        for load in sorted({key[1] for key in keys}):
+            cells = [
+                sorted(key for key in keys if key[0] == workload and key[1] == load)
+                for workload in sorted({key[0] for key in keys if key[1] == load})
+            ]
+            # (3 agents, workloads, seeds); workloads with fewer seeds are resampled alone.
+            means = np.zeros((n_resamples + 1, 3))
+            for cell in cells:
+                table = np.array(
+                    [[scores[name][key] for key in cell] for name in (agent, low, high)]
+                )
+                picks = rng.integers(len(cell), size=(n_resamples, len(cell)))
+                means[0] += table.mean(axis=1)
+                means[1:] += table[:, picks].mean(axis=2).T
+            share = (means[:, 0] - means[:, 1]) / (means[:, 2] - means[:, 1])
+            interval = np.percentile(share[1:], [2.5, 97.5])
+            lines.append(
+                f"| {agent} | {load} | {share[0]:.3f} | [{interval[0]:.3f}, {interval[1]:.3f}] |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.mara_evaluate", description=__doc__.split("\n\n")[0]
@@ -214,6 +268,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mara/evaluation.csv"))
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--gap",
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="also tabulate the share of the LOW -> HIGH gap each other agent closes, per load",
+    )
+    parser.add_argument(
         "--paired-with",
         default=None,
         metavar="AGENT",
@@ -226,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = summarise(args.out)
     if args.paired_with is not None:
         table += "\n" + paired_differences(args.out, args.paired_with)
+    if args.gap is not None:
+        table += "\n" + gap_closed(args.out, *args.gap)
     args.out.with_suffix(".md").write_text(table)
     print(table)
     return 0

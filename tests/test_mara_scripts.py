@@ -6,6 +6,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -79,3 +80,30 @@ def test_timing_splits_features_and_policy(quick_checkpoint: Path) -> None:
     features, policy = mara_timing.time_epochs(Mara.load(quick_checkpoint), "tiny", [0])
     assert len(features) == len(policy) > 0
     assert (features >= 0).all() and (policy > 0).all()
+
+
+def test_gap_closed_known_answer(tmp_path: Path) -> None:
+    out = tmp_path / "evaluation.csv"
+    rng = np.random.default_rng(0)
+    with out.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=mara_evaluate.FIELDS)
+        writer.writeheader()
+        for workload in ("rl", "vision"):
+            for seed in range(1000, 1006):
+                low, high = rng.uniform(0.0, 0.4), rng.uniform(0.6, 1.0)
+                for agent, rate in (("low", low), ("high", high), ("mid", (low + high) / 2)):
+                    writer.writerow(
+                        {
+                            "agent": agent,
+                            "checkpoint": "",
+                            "workload": workload,
+                            "load": 1.4,
+                            "seed": seed,
+                            "completion_rate": rate,
+                            "decision_ms_per_epoch": 1.0,
+                        }
+                    )
+    # Halfway on every episode: half of the gap under every resample.
+    assert "| mid | 1.4 | 0.500 | [0.500, 0.500] |" in mara_evaluate.gap_closed(out, "low", "high")
+    with pytest.raises(SystemExit, match="no rows"):
+        mara_evaluate.gap_closed(out, "low", "nobody")
