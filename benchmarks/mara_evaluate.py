@@ -5,8 +5,8 @@ Every agent plays the ``evaluation`` preset (test split of the curves) through
 (training used seeds below 1000). Rows already in the CSV are skipped, so an interrupted run
 resumes; each row names the checkpoint behind it (the first 12 hex digits of its SHA-256, empty
 for agents without one), and a CSV holding an agent's rows from another checkpoint is refused
-rather than mixed or overwritten. A Markdown table of means and 95% bootstrap CIs (:func:`agents.statistics.mean_ci`) is
-written beside the CSV.
+rather than mixed or overwritten. A Markdown table of means and 95% bootstrap CIs
+(:func:`agents.statistics.mean_ci`) is written beside the CSV.
 
 Run::
 
@@ -143,10 +143,9 @@ def run(
 def summarise(path: Path) -> str:
     """Markdown table: mean completion rate and 95% CI per agent, workload and load."""
     cells: dict[tuple[str, str, float], list[float]] = {}
-    with path.open() as handle:
-        for row in csv.DictReader(handle):
-            key = (row["agent"], row["workload"], float(row["load"]))
-            cells.setdefault(key, []).append(float(row["completion_rate"]))
+    for agent, rates in completion_rates(path).items():
+        for (workload, load, _), rate in rates.items():
+            cells.setdefault((agent, workload, load), []).append(rate)
     lines = [
         "| agent | workload | load | seeds | completion rate | 95% CI |",
         "|---|---|---|---|---|---|",
@@ -167,6 +166,16 @@ def summarise(path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def completion_rates(path: Path) -> dict[str, dict[tuple[str, float, int], float]]:
+    """``{agent: {(workload, load, seed): completion rate}}`` from an evaluation CSV."""
+    scores: dict[str, dict[tuple[str, float, int], float]] = {}
+    with path.open() as handle:
+        for row in csv.DictReader(handle):
+            key = (row["workload"], float(row["load"]), int(row["seed"]))
+            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    return scores
+
+
 def paired_differences(path: Path, reference: str) -> str:
     """Markdown table: each agent's mean paired difference from ``reference`` with a 95% CI.
 
@@ -175,11 +184,7 @@ def paired_differences(path: Path, reference: str) -> str:
     Raises:
         SystemExit: If ``reference`` has no rows in ``path``.
     """
-    scores: dict[str, dict[tuple[str, float, int], float]] = {}
-    with path.open() as handle:
-        for row in csv.DictReader(handle):
-            key = (row["workload"], float(row["load"]), int(row["seed"]))
-            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    scores = completion_rates(path)
     if reference not in scores:
         raise SystemExit(
             f"mara_evaluate: --paired-with {reference!r} has no rows in {path}; agents there: "
@@ -215,11 +220,7 @@ def gap_closed(path: Path, low: str, high: str, n_resamples: int = 10_000, seed:
     Raises:
         SystemExit: If ``low`` or ``high`` has no rows in ``path``.
     """
-    scores: dict[str, dict[tuple[str, float, int], float]] = {}
-    with path.open() as handle:
-        for row in csv.DictReader(handle):
-            key = (row["workload"], float(row["load"]), int(row["seed"]))
-            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    scores = completion_rates(path)
     for name in (low, high):
         if name not in scores:
             raise SystemExit(
@@ -238,16 +239,17 @@ def gap_closed(path: Path, low: str, high: str, n_resamples: int = 10_000, seed:
                 sorted(key for key in keys if key[0] == workload and key[1] == load)
                 for workload in sorted({key[0] for key in keys if key[1] == load})
             ]
-            # (3 agents, workloads, seeds); workloads with fewer seeds are resampled alone.
-            means = np.zeros((n_resamples + 1, 3))
+            # Per row (the estimate, then each resample): the agent's, low's and high's sums
+            # over workloads of their mean over seeds; sums give the same share as means.
+            totals = np.zeros((n_resamples + 1, 3))
             for cell in cells:
                 table = np.array(
                     [[scores[name][key] for key in cell] for name in (agent, low, high)]
                 )
                 picks = rng.integers(len(cell), size=(n_resamples, len(cell)))
-                means[0] += table.mean(axis=1)
-                means[1:] += table[:, picks].mean(axis=2).T
-            share = (means[:, 0] - means[:, 1]) / (means[:, 2] - means[:, 1])
+                totals[0] += table.mean(axis=1)
+                totals[1:] += table[:, picks].mean(axis=2).T
+            share = (totals[:, 0] - totals[:, 1]) / (totals[:, 2] - totals[:, 1])
             interval = np.percentile(share[1:], [2.5, 97.5])
             lines.append(
                 f"| {agent} | {load} | {share[0]:.3f} | [{interval[0]:.3f}, {interval[1]:.3f}] |"
