@@ -554,6 +554,32 @@ def plot_log(log: Path, plot: Path) -> None:
     plt.close(figure)
 
 
+RESULTS = Path("benchmarks/results/mara")
+
+
+def output_paths(out: Path | None, stem: str, quick: bool) -> tuple[Path, Path, Path | None]:
+    """Checkpoint, log and plot paths of a run (``stem``: ``mara`` or ``ablation_<name>``).
+
+    Without ``out``, the shipped checkpoint or the ablation's file in the results folder, logs
+    beside them in the results folder; a ``--quick`` run never touches those and writes
+    ``mara_quick.pt`` in the working directory instead. With ``out``, logs go beside it, so a
+    side run never overwrites the shipped run's log.
+
+    Example:
+        >>> [str(path) for path in output_paths(Path("/tmp/x.pt"), "mara", quick=False)]
+        ['/tmp/x.pt', '/tmp/x_training.csv', '/tmp/x_training.png']
+        >>> str(output_paths(None, "mara", quick=True)[0])
+        'mara_quick.pt'
+    """
+    if quick:
+        out = Path("mara_quick.pt") if out is None else out
+        return out, out.with_suffix(".csv"), None
+    if out is None:
+        out = Path("agents/checkpoints/mara.pt") if stem == "mara" else RESULTS / f"{stem}.pt"
+        return out, RESULTS / f"{stem}_training.csv", RESULTS / f"{stem}_training.png"
+    return out, out.with_name(f"{out.stem}_training.csv"), out.with_name(f"{out.stem}_training.png")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.train_mara", description=__doc__.split("\n\n")[0]
@@ -567,8 +593,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.add_argument(flag, type=type(value), default=value)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
-    parser.add_argument("--log", type=Path, default=None, help="CSV log path")
-    parser.add_argument("--plot", type=Path, default=None, help="plot path (.png)")
+    parser.add_argument(
+        "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
+    )
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="plot path (default: beside the checkpoint)"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
     parser.add_argument(
         "--tune-temperature",
@@ -599,12 +629,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"train_mara: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
-    results = Path("benchmarks/results/mara")
-    out = args.out or (
-        Path("agents/checkpoints/mara.pt") if stem == "mara" else results / f"{stem}.pt"
-    )
-    log = args.log or (out.with_suffix(".csv") if args.quick else results / f"{stem}_training.csv")
-    plot = args.plot or (None if args.quick else results / f"{stem}_training.png")
+    out, log, plot = output_paths(args.out, stem, args.quick)
+    log, plot = args.log or log, args.plot or plot
     facts = train(settings, out, log, plot, progress=not args.no_progress)
     print(
         f"Saved {out}: best validation completion {facts['best_validation_completion']} "
