@@ -23,7 +23,7 @@ from agents.base import (
     Scheduler,
 )
 from agents.clairvoyant import Clairvoyant
-from agents.evaluation import SchedulerError, evaluate, scheduler_seed
+from agents.evaluation import SchedulerError, evaluate, scheduler_seed, start_episode
 from agents.lara import Lara, LaraSettings
 from agents.least_slack import LeastSlack, estimated_remaining_work
 from agents.observed_history import HistoryScheduler, ObservedHistories
@@ -71,4 +71,5 @@ __all__ = [
     "make_agent",
     "mean_ci",
     "scheduler_seed",
+    "start_episode",
 ]

@@ -57,6 +57,25 @@ def scheduler_seed(seed: int) -> int:
     return int(np.random.SeedSequence([seed, _SCHEDULER_STREAM]).generate_state(1)[0])
 
 
+def start_episode(scheduler: Scheduler, env: raw_env, seed: int) -> None:
+    """Ready ``scheduler`` for the episode ``env`` was just reset to with ``seed``.
+
+    Resets it with :func:`scheduler_seed` of ``seed`` and, for a
+    :class:`agents.base.PrivilegedScheduler`, binds it to ``env``: what :func:`evaluate` does
+    every episode, and what any other harness must do to play the same episode.
+
+    Example:
+        >>> import mara_env
+        >>> from agents import make_agent
+        >>> env = mara_env.raw_env(config="tiny")
+        >>> env.reset(seed=3)
+        >>> start_episode(make_agent("edf"), env, seed=3)
+    """
+    scheduler.reset(env.config, seed=scheduler_seed(seed))
+    if isinstance(scheduler, PrivilegedScheduler):
+        scheduler.bind(env)
+
+
 def evaluate(
     scheduler: Scheduler,
     config: str | ClusterConfig,
@@ -97,9 +116,7 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
     start = time.perf_counter()
     env.reset(seed=seed)
     config = env.config
-    scheduler.reset(config, seed=scheduler_seed(seed))
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
+    start_episode(scheduler, env, seed)
     index = {agent: i for i, agent in enumerate(env.possible_agents)}
     thinking = 0.0
     invalid = 0

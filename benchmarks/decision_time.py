@@ -99,7 +99,7 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
         raise ValueError(f"time_scheduler: clock must be one of {sorted(CLOCKS)}, got {clock!r}.")
     now = CLOCKS[clock]
     import mara_env
-    from agents.evaluation import scheduler_seed
+    from agents.evaluation import start_episode
     from agents.registry import make_agent
 
     scheduler = make_agent(name)
@@ -110,10 +110,7 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
     full: list[bool] = []
     for seed in seeds:
         env.reset(seed=seed)
-        scheduler.reset(env.config, seed=scheduler_seed(seed))
-        bind = getattr(scheduler, "bind", None)
-        if callable(bind):
-            bind(env)
+        start_episode(scheduler, env, seed)
         while env.agents:
             agent = env.agent_selection
             if env.terminations[agent] or env.truncations[agent]:

@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import mara_env
-from agents import make_agent
-from agents.base import PrivilegedScheduler
-from agents.evaluation import scheduler_seed
+from agents import make_agent, start_episode
 from mara_env.observation import TIME_SCALE
 from mara_env.render import GANTT_EPOCHS, ROW_PIXELS, render_ansi
 
@@ -29,9 +27,7 @@ def frame_at(agent_name: str, config: str, seed: int, epoch: int) -> tuple[np.nd
     env = mara_env.raw_env(config=config, render_mode="rgb_array")
     scheduler = make_agent(agent_name)
     env.reset(seed=seed)
-    scheduler.reset(env.config, seed=scheduler_seed(seed))
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
+    start_episode(scheduler, env, seed)
     for agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         if terminated or truncated or env.simulator.state.epoch >= epoch:

@@ -52,8 +52,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import PrivilegedScheduler, Scheduler, known_agents, make_agent, mean_ci
-from agents.evaluation import scheduler_seed
+from agents import Scheduler, known_agents, make_agent, mean_ci, start_episode
 from benchmarks.arguments import positive_int
 from mara_env import ClusterConfig, TraceSource, default_trace_source, raw_env
 from mara_env.families import FAMILY_NAMES
@@ -164,16 +163,14 @@ def play(
     """Run ``scheduler`` for one episode on the given ``tasks``; returns the episode metrics.
 
     The scheduler acts on observations only, like :func:`agents.evaluate` drives it (a
-    :class:`agents.PrivilegedScheduler` is bound to the environment); it is reset with
-    :func:`agents.evaluation.scheduler_seed` of ``seed``.
+    :class:`agents.PrivilegedScheduler` is bound to the environment); it is started with
+    :func:`agents.start_episode`.
     """
     env = raw_env(config, trace_source=trace_source)
     env.reset(seed=seed)
     env.simulator.reset(np.random.default_rng(seed), tasks=tasks)
     env.builder.refresh()
-    scheduler.reset(config, seed=scheduler_seed(seed))
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
+    start_episode(scheduler, env, seed)
     index = {agent: i for i, agent in enumerate(env.possible_agents)}
     while env.agents:
         agent = env.agent_selection

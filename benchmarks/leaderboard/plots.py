@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 import mara_env
-from agents import PrivilegedScheduler, make_agent, scheduler_seed
+from agents import make_agent, start_episode
 from benchmarks.leaderboard.report import write_atomically
 from benchmarks.leaderboard.summary import Leaderboard
 from mara_env import TRAINING_LOAD, ClusterConfig
@@ -116,9 +116,7 @@ def episode_frame(agent: str, config: ClusterConfig, seed: int, epoch: int) -> n
     env = mara_env.raw_env(config=config, render_mode="rgb_array")
     scheduler = make_agent(agent)
     env.reset(seed=seed)
-    scheduler.reset(env.config, seed=scheduler_seed(seed))
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
+    start_episode(scheduler, env, seed)
     index = {name: i for i, name in enumerate(env.possible_agents)}
     for name in env.agent_iter():
         _, _, terminated, truncated, _ = env.last()
