@@ -39,6 +39,8 @@ from mara_env import get_config
 WORKLOADS = ("in_distribution", "rl", "vision")
 LOADS = (1.4, 2.1, 2.8)
 FIRST_EVALUATION_SEED = 1000
+#: ``{agent: {(workload, load, seed): completion rate}}``.
+Rates = dict[str, dict[tuple[str, float, int], float]]
 FIELDS = (
     "agent",
     "checkpoint",
@@ -50,12 +52,17 @@ FIELDS = (
 )
 
 
+def label_of(agent: str) -> str:
+    """The label an agent's rows carry: a checkpoint's file stem, else the registered name."""
+    return Path(agent).stem if agent.endswith(".pt") else agent
+
+
 def build(agent: str) -> tuple[str, Scheduler]:
     """A scheduler from a registered name or a MARA checkpoint path (``.pt``)."""
     if agent.endswith(".pt"):
         from agents.mara.agent import Mara
 
-        return Path(agent).stem, Mara.load(agent)
+        return label_of(agent), Mara.load(agent)
     return agent, make_agent(agent)
 
 
@@ -140,10 +147,11 @@ def run(
                 handle.flush()  # each finished episode is on disk before the next starts
 
 
-def summarise(path: Path) -> str:
-    """Markdown table: mean completion rate and 95% CI per agent, workload and load."""
+def summarise(scores: Rates) -> str:
+    """Markdown table: mean completion rate and 95% CI per agent, workload and load
+    (``scores``: :func:`completion_rates` of an evaluation CSV)."""
     cells: dict[tuple[str, str, float], list[float]] = {}
-    for agent, rates in completion_rates(path).items():
+    for agent, rates in scores.items():
         for (workload, load, _), rate in rates.items():
             cells.setdefault((agent, workload, load), []).append(rate)
     lines = [
@@ -166,9 +174,9 @@ def summarise(path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def completion_rates(path: Path) -> dict[str, dict[tuple[str, float, int], float]]:
+def completion_rates(path: Path) -> Rates:
     """``{agent: {(workload, load, seed): completion rate}}`` from an evaluation CSV."""
-    scores: dict[str, dict[tuple[str, float, int], float]] = {}
+    scores: Rates = {}
     with path.open() as handle:
         for row in csv.DictReader(handle):
             key = (row["workload"], float(row["load"]), int(row["seed"]))
@@ -176,20 +184,25 @@ def completion_rates(path: Path) -> dict[str, dict[tuple[str, float, int], float
     return scores
 
 
-def paired_differences(path: Path, reference: str) -> str:
+def _require(scores: Rates, names: Sequence[str]) -> None:
+    missing = [name for name in names if name not in scores]
+    if missing:
+        raise ValueError(f"No rows of {missing}; agents with rows: {sorted(scores)}.")
+
+
+def paired_differences(scores: Rates, reference: str) -> str:
     """Markdown table: each agent's mean paired difference from ``reference`` with a 95% CI.
 
     Episodes pair up by workload, load and seed; only pairs where both agents have a row count.
 
+    Args:
+        scores: :func:`completion_rates` of an evaluation CSV.
+        reference: The agent every other one is compared with.
+
     Raises:
-        SystemExit: If ``reference`` has no rows in ``path``.
+        ValueError: If ``reference`` has no rows.
     """
-    scores = completion_rates(path)
-    if reference not in scores:
-        raise SystemExit(
-            f"mara_evaluate: --paired-with {reference!r} has no rows in {path}; agents there: "
-            f"{sorted(scores)}."
-        )
+    _require(scores, [reference])
     base = scores[reference]
     lines = [
         f"| agent | paired episodes | difference from {reference} | 95% CI |",
@@ -209,7 +222,7 @@ def paired_differences(path: Path, reference: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gap_closed(path: Path, low: str, high: str, n_resamples: int = 10_000, seed: int = 0) -> str:
+def gap_closed(scores: Rates, low: str, high: str, n_resamples: int = 10_000, seed: int = 0) -> str:
     """Markdown table: the share of the ``low`` -> ``high`` gap each agent closes, per load.
 
     At each load, each agent's completion rate is the mean over workloads of its mean over
@@ -217,16 +230,17 @@ def gap_closed(path: Path, low: str, high: str, n_resamples: int = 10_000, seed:
     within each workload (the same resample for all three agents, since they played the same
     episodes). Only seeds that all three agents played count.
 
+    Args:
+        scores: :func:`completion_rates` of an evaluation CSV.
+        low: The agent at 0 (e.g. ``"lara"``).
+        high: The agent at 1 (e.g. ``"clairvoyant"``).
+        n_resamples: Bootstrap resamples.
+        seed: Seed of the resampling generator.
+
     Raises:
-        SystemExit: If ``low`` or ``high`` has no rows in ``path``.
+        ValueError: If ``low`` or ``high`` has no rows.
     """
-    scores = completion_rates(path)
-    for name in (low, high):
-        if name not in scores:
-            raise SystemExit(
-                f"mara_evaluate: --gap agent {name!r} has no rows in {path}; agents there: "
-                f"{sorted(scores)}."
-            )
+    _require(scores, [low, high])
     rng = np.random.default_rng(seed)
     lines = [
         f"| agent | load | share of the {low} -> {high} gap closed | 95% CI |",
@@ -285,12 +299,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: Any = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
+    compared = ([] if args.paired_with is None else [args.paired_with]) + (args.gap or [])
+    known = {label_of(agent) for agent in args.agents} | {row["agent"] for row in _read(args.out)}
+    unknown = [name for name in compared if name not in known]
+    if unknown:  # before any episode runs
+        raise SystemExit(
+            f"mara_evaluate: --paired-with/--gap name {unknown}, which has no rows in "
+            f"{args.out} and is not among --agents {sorted(known)}."
+        )
     run(args.agents, args.workloads, args.loads, args.seeds, args.out, not args.no_progress)
-    table = summarise(args.out)
+    scores = completion_rates(args.out)
+    table = summarise(scores)
     if args.paired_with is not None:
-        table += "\n" + paired_differences(args.out, args.paired_with)
+        table += "\n" + paired_differences(scores, args.paired_with)
     if args.gap is not None:
-        table += "\n" + gap_closed(args.out, *args.gap)
+        table += "\n" + gap_closed(scores, *args.gap)
     args.out.with_suffix(".md").write_text(table)
     print(table)
     return 0

@@ -54,7 +54,8 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     edf, quick = (float(row["completion_rate"]) for row in sorted(rows, key=lambda r: r["agent"]))
     assert f"| quick | 1 | {quick - edf:+.3f} |" in out.with_suffix(".md").read_text()
     with pytest.raises(SystemExit, match="no rows"):
-        mara_evaluate.main([*argv, "--paired-with", "nobody"])
+        mara_evaluate.main([*argv, "--paired-with", "nobody", "--seeds", "2"])
+    assert len(out.read_text().splitlines()) == 3  # refused before playing the new seed
     assert {row["checkpoint"] for row in rows} == {"", checkpoint_of(Mara.load(quick_checkpoint))}
 
 
@@ -104,6 +105,9 @@ def test_gap_closed_known_answer(tmp_path: Path) -> None:
                         }
                     )
     # Halfway on every episode: half of the gap under every resample.
-    assert "| mid | 1.4 | 0.500 | [0.500, 0.500] |" in mara_evaluate.gap_closed(out, "low", "high")
-    with pytest.raises(SystemExit, match="no rows"):
-        mara_evaluate.gap_closed(out, "low", "nobody")
+    scores = mara_evaluate.completion_rates(out)
+    assert "| mid | 1.4 | 0.500 | [0.500, 0.500] |" in mara_evaluate.gap_closed(
+        scores, "low", "high"
+    )
+    with pytest.raises(ValueError, match="No rows"):
+        mara_evaluate.gap_closed(scores, "low", "nobody")
