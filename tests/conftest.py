@@ -176,3 +176,13 @@ def isolated_workload_cache() -> Iterator[None]:
     clear()
     yield
     clear()
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Run a module on one torch thread, then restore the count: tiny networks train fastest
+    there (and as the project's workers do), and other modules see no change."""
+    from predictors.flow_matching import torch_threads
+
+    with torch_threads(1):
+        yield

@@ -81,9 +81,8 @@ def constant_velocity_curves(n: int, rng: np.random.Generator) -> list[tuple[np.
 
 
 @pytest.fixture(scope="module")
-def trivial_model() -> FlowMatching:
-    """A small model trained on constant-velocity log-loss paths."""
-    torch.set_num_threads(1)
+def trivial_model(one_torch_thread: None) -> FlowMatching:
+    """A small model trained on constant-velocity log-loss paths (on one torch thread)."""
     rng = np.random.default_rng(0)
     curves = constant_velocity_curves(60, rng)
     config = FlowMatchingConfig(hidden=64, blocks=1, solver_steps=8)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -26,13 +25,7 @@ from predictors.registry import make_predictor
 SMALL = PolicyConfig(width=16, layers=1, heads=2)
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """Tiny networks run fastest (and identically) on one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_batch(batch: int, n_slots: int, seed: int) -> tuple[torch.Tensor, ...]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,17 +13,11 @@ from agents.mara.agent import Mara
 from benchmarks import mara_evaluate, mara_timing, train_mara
 from benchmarks.mara_evaluate import checkpoint_of
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def quick_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def quick_checkpoint(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None) -> Path:
     out = tmp_path_factory.mktemp("mara") / "quick.pt"
     assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
     return out

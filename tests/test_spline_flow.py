@@ -21,9 +21,8 @@ from predictors.training import TrainingSettings, fit, make_examples
 
 
 @pytest.fixture(scope="module")
-def constant_rate_flow() -> SplineFlow:
-    """A small flow trained on log-losses falling at one of three constant rates."""
-    torch.set_num_threads(1)
+def constant_rate_flow(one_torch_thread: None) -> SplineFlow:
+    """A small flow trained on log-losses falling at one of three constant rates (one thread)."""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     curves = [
