@@ -33,7 +33,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from agents.base import PrivilegedScheduler, Scheduler
-from mara_env import ClusterConfig, TraceSource, get_config, raw_env
+from mara_env import ClusterConfig, TraceSource, get_config, node_turns, raw_env
 
 #: Keys :func:`evaluate` adds to the environment's ``episode_metrics()``.
 EXTRA_KEYS = ("agent", "seed", "invalid_actions", "decision_ms_per_epoch", "episode_seconds")
@@ -117,16 +117,10 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
     env.reset(seed=seed)
     config = env.config
     start_episode(scheduler, env, seed)
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
     thinking = 0.0
     invalid = 0
     epoch = -1
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        node = index[agent]
+    for agent, node in node_turns(env):
         if node == 0:
             epoch += 1
         observation = env.observe(agent)

@@ -105,18 +105,12 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
     scheduler = make_agent(name)
     env = mara_env.raw_env(config)
     n_slots = env.config.n_slots
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
     milliseconds: list[float] = []
     full: list[bool] = []
     for seed in seeds:
         env.reset(seed=seed)
         start_episode(scheduler, env, seed)
-        while env.agents:
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                env.step(None)
-                continue
-            node = index[agent]
+        for agent, node in mara_env.node_turns(env):
             observation = env.observe(agent)
             if node == 0:
                 milliseconds.append(0.0)

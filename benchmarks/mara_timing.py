@@ -35,13 +35,9 @@ def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndar
     for seed in seeds:
         env.reset(seed=seed)
         agent.reset(env.config, seed=seed)
-        while env.agents:
-            name = env.agent_selection
-            if env.terminations[name] or env.truncations[name]:
-                env.step(None)
-                continue
+        for name, node in mara_env.node_turns(env):
             observation = env.observe(name)
-            if name == env.possible_agents[0]:
+            if node == 0:
                 start = clock()
                 features = agent.begin_epoch(observation["observation"], observation["action_mask"])
                 middle = clock()
@@ -50,7 +46,7 @@ def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndar
                 agent.end_epoch(actions)
                 features_ms.append(1000.0 * (middle - start))
                 policy_ms.append(1000.0 * (end - middle))
-            env.step(agent.act(observation, env.possible_agents.index(name)))
+            env.step(agent.act(observation, node))
     return np.array(features_ms), np.array(policy_ms)
 
 

@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from agents import Scheduler, known_agents, make_agent, mean_ci, start_episode
 from benchmarks.arguments import positive_int
-from mara_env import ClusterConfig, TraceSource, default_trace_source, raw_env
+from mara_env import ClusterConfig, TraceSource, default_trace_source, node_turns, raw_env
 from mara_env.families import FAMILY_NAMES
 from mara_env.workload import TaskTable, Workload, build_workload
 from mara_env.workloads import WORKLOADS
@@ -171,13 +171,8 @@ def play(
     env.simulator.reset(np.random.default_rng(seed), tasks=tasks)
     env.builder.refresh()
     start_episode(scheduler, env, seed)
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        env.step(scheduler.act(env.observe(agent), index[agent]))
+    for agent, node in node_turns(env):
+        env.step(scheduler.act(env.observe(agent), node))
     return env.episode_metrics()
 
 

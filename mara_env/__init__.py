@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from mara_env.aec_env import ENV_ID, env, raw_env
+from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
 from mara_env.config import PRESETS, TRAINING_LOAD, ClusterConfig, get_config
 from mara_env.errors import ActionError, ConfigError, EnvStateError, MaraEnvError, TraceError
 from mara_env.gym_env import ClusterGymEnv
@@ -53,6 +53,7 @@ __all__ = [
     "default_trace_source",
     "env",
     "get_config",
+    "node_turns",
     "parallel_env",
     "raw_env",
     "register_envs",

@@ -68,6 +68,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -219,3 +220,27 @@ def env(config: str | ClusterConfig = "training", **kwargs: Any) -> AECEnv:
     Takes the same arguments as :class:`raw_env`.
     """
     return wrappers.OrderEnforcingWrapper(raw_env(config, **kwargs))
+
+
+def node_turns(env: AECEnv) -> Iterator[tuple[str, int]]:
+    """The turns of an AEC episode that need an action: ``(agent, node index)`` pairs.
+
+    Steps every terminated or truncated agent with ``None`` (as PettingZoo requires) and stops
+    when no agent is left; the caller steps each yielded agent with its action.
+
+    Example:
+        >>> import mara_env
+        >>> env = mara_env.raw_env(config="tiny")
+        >>> env.reset(seed=0)
+        >>> for agent, node in node_turns(env):
+        ...     env.step(env.config.idle_action)
+        >>> env.agents
+        []
+    """
+    index = {agent: i for i, agent in enumerate(env.possible_agents)}
+    while env.agents:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        yield agent, index[agent]
