@@ -70,18 +70,12 @@ def test_agents_only_take_legal_actions(name: str, case: str) -> None:
         scheduler.reset(config, seed=seed)
         if isinstance(scheduler, PrivilegedScheduler):
             scheduler.bind(env)
-        steps = 0
-        while env.agents:
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                env.step(None)
-                continue
+        for steps, (agent, node) in enumerate(mara_env.node_turns(env)):
             observation = env.observe(agent)
-            action = scheduler.act(observation, env.possible_agents.index(agent))
+            action = scheduler.act(observation, node)
             assert isinstance(action, int)
             assert observation["action_mask"][action] == 1, (name, case, seed, steps)
             env.step(action)
-            steps += 1
         assert env.episode_metrics()["illegal_actions"] == 0
 
 
@@ -261,12 +255,8 @@ def run_with_hidden_future(
         env.simulator.workload = dataclasses.replace(workload, curves=curves)
     scheduler.reset(config, seed=seed)
     actions = []
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        action = scheduler.act(env.observe(agent), env.possible_agents.index(agent))
+    for agent, node in mara_env.node_turns(env):
+        action = scheduler.act(env.observe(agent), node)
         actions.append(action)
         env.step(action)
     return actions, env
@@ -501,13 +491,9 @@ def test_slot_tracker_follows_the_true_tasks() -> None:
     tracker.reset(env.config.n_slots)
     mapping: dict[int, int] = {}
     rng = np.random.default_rng(0)
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for agent, node in mara_env.node_turns(env):
         observation = env.observe(agent)
-        if agent == "node_0":
+        if node == 0:
             view = mara_env.decode_observation(observation["observation"], env.config)
             tracker.update(view)
             for slot, task in enumerate(env.simulator.state.slots.tolist()):

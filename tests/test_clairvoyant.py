@@ -49,14 +49,9 @@ def play(env: mara_env.raw_env, scheduler: Any) -> list[int]:
     scheduler.reset(env.config, seed=0)
     if isinstance(scheduler, PrivilegedScheduler):
         scheduler.bind(env)
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
     actions = []
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        action = scheduler.act(env.observe(agent), index[agent])
+    for agent, node in mara_env.node_turns(env):
+        action = scheduler.act(env.observe(agent), node)
         actions.append(int(action))
         env.step(action)
     return actions

@@ -57,13 +57,7 @@ def play(scheduler: Laira, curves: list[np.ndarray], tasks: TaskTable, **config:
     n_slots = env.config.n_slots
     episode = Episode(env)
     chosen: list[int] = []
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        node = index[agent]
+    for agent, node in mara_env.node_turns(env):
         action = scheduler.act(env.observe(agent), node)
         if node == 0:
             chosen = []

@@ -64,14 +64,8 @@ def play_epochs(
     scheduler.reset(env.config, seed=seed)
     if hasattr(scheduler, "bind"):
         scheduler.bind(env)
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
     epochs: list[list[int]] = []
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        node = index[agent]
+    for agent, node in mara_env.node_turns(env):
         action = scheduler.act(env.observe(agent), node)
         if node == 0:
             epochs.append([])
@@ -297,14 +291,9 @@ def run_with_hidden_future(
     lara = Lara()
     lara.reset(config, seed=seed)
     actions: list[list[int]] = []
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
-        action = lara.act(env.observe(agent), index[agent])
-        actions.append([index[agent], action])
+    for agent, node in mara_env.node_turns(env):
+        action = lara.act(env.observe(agent), node)
+        actions.append([node, action])
         env.step(action)
     return actions, env
 
@@ -325,15 +314,10 @@ def test_lara_acts_on_observations_alone() -> None:
     lara = Lara()
     lara.reset(env.config, seed=1)
     calls = []
-    index = {agent: i for i, agent in enumerate(env.possible_agents)}
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for agent, node in mara_env.node_turns(env):
         observation = env.observe(agent)
-        action = lara.act(observation, index[agent])
-        calls.append((observation, index[agent], action))
+        action = lara.act(observation, node)
+        calls.append((observation, node, action))
         env.step(action)
     replay = Lara()
     replay.reset(env.config, seed=1)

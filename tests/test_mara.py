@@ -209,12 +209,8 @@ def play_alone(
     env = mara_env.raw_env(config)
     env.reset(seed=seed)
     agent.reset(config, seed=agent_seed(seed, cluster))
-    while env.agents:
-        name = env.agent_selection
-        if env.terminations[name] or env.truncations[name]:
-            env.step(None)
-            continue
-        env.step(agent.act(env.observe(name), env.possible_agents.index(name)))
+    for name, node in mara_env.node_turns(env):
+        env.step(agent.act(env.observe(name), node))
     return env.episode_metrics()
 
 

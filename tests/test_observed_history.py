@@ -28,15 +28,9 @@ def play_and_compare(config: mara_env.ClusterConfig, seed: int, agent: str) -> i
     histories.reset(env.config)
     state = env.simulator.state
     tasks = state.tasks
-    index = {name: i for i, name in enumerate(env.possible_agents)}
     true_of_id: dict[int, int] = {}
     compared = 0
-    while env.agents:
-        agent_name = env.agent_selection
-        if env.terminations[agent_name] or env.truncations[agent_name]:
-            env.step(None)
-            continue
-        node = index[agent_name]
+    for agent_name, node in mara_env.node_turns(env):
         if node == 0:
             histories.update(env.observe(agent_name)["observation"])
             for slot, task in enumerate(state.slots.tolist()):
@@ -90,13 +84,8 @@ def test_new_points_are_exactly_the_points_added_at_the_latest_update() -> None:
     histories.reset(env.config)
     rebuilt: dict[int, tuple[list[float], list[float]]] = {}
     departed_seen: set[int] = set()
-    index = {name: i for i, name in enumerate(env.possible_agents)}
-    while env.agents:
-        name = env.agent_selection
-        if env.terminations[name] or env.truncations[name]:
-            env.step(None)
-            continue
-        if index[name] == 0:
+    for name, node in mara_env.node_turns(env):
+        if node == 0:
             histories.update(env.observe(name)["observation"])
             departed_seen.update(histories.departed_ids)
             for task in histories.departed_ids:
@@ -113,7 +102,7 @@ def test_new_points_are_exactly_the_points_added_at_the_latest_update() -> None:
                 assert history is not None
                 assert points[0] == history.work.tolist()
                 assert points[1] == history.loss.tolist()
-        env.step(scheduler.act(env.observe(name), index[name]))
+        env.step(scheduler.act(env.observe(name), node))
     assert departed_seen, "some tasks left during the episode"
 
 
