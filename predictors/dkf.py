@@ -124,6 +124,8 @@ class Feasibility:
         best_work: Extra work at which it is reached.
         work_to_target: Extra work at which the predicted loss first reaches the target
             (interpolated between grid points; ``inf`` when it does not within the look-ahead).
+        margin: ``(ln target - best_log_loss) / sd`` at that point, in predicted standard
+            deviations (``probability`` is its normal CDF); a caller may recalibrate it.
     """
 
     feasible: bool
@@ -131,6 +133,7 @@ class Feasibility:
     best_log_loss: float
     best_work: float
     work_to_target: float
+    margin: float
 
 
 def _transition(dt: float) -> np.ndarray:
@@ -446,7 +449,7 @@ class DKF:
                 step = float(features[first] - features[first - 1])
                 crossing = float(features[first - 1]) + fraction * step
             work_to_target = min(max(math.exp(crossing) - self.offset - work, 0.0), extra_work)
-        return Feasibility(feasible, probability, best_log_loss, best_work, work_to_target)
+        return Feasibility(feasible, probability, best_log_loss, best_work, work_to_target, z)
 
     def _path(
         self, start: float, features: np.ndarray, horizon: float
