@@ -10,56 +10,61 @@ LARA has three parts (``PAPERS.md`` §2 of the project notes summarises them):
    **processing time** ``p = s* - s`` in node-epochs at one node.
 2. **Adaptive allocation search.** Among the tasks with a prediction, keep the largest set that
    can all meet their deadlines: Moore–Hodgson on earliest-deadline order (:func:`moore_hodgson`)
-   over each task's cost in node-epochs, with the cluster's free nodes as capacity per epoch.
-   The chosen set gets compute in proportion to need over time left; the rest get nothing.
-3. **Balancing.** A task first goes through an exploration phase under uniform allocation
-   until it has reported ``exploration_points`` losses after arrival; from then on it is
-   re-estimated and re-allocated every epoch.
+   over each task's cost in node-epochs, with the cluster's nodes as capacity per epoch. The
+   paper gives the chosen set compute in proportion to need over time left and the rest
+   nothing; on discrete nodes the set is served as an **earliest-deadline schedule of whole
+   nodes** (``allocation="edf"``, the default; see the deviations).
+3. **Balancing.** A task first goes through an exploration phase until it has reported
+   ``exploration_points`` losses after arrival; from then on it is re-estimated and
+   re-allocated every epoch.
 
 Faithful: the estimator (features, discounting, ridge, extrapolation), the largest-feasible-set
-search on earliest-deadline order, allocation proportional to need over time left, uniform
-exploration, re-estimation and re-allocation every epoch. Hyperparameters are in
-:class:`LaraSettings`. The paper's values were not available to us, so the defaults are ours:
-``gamma`` and ``ridge`` are those of :class:`predictors.wls.WLS`; ``offset``,
-``exploration_points`` and ``stickiness`` were chosen on training-load episodes with seeds
-100-109, which no reported figure uses.
+search on earliest-deadline order, exploration before exploitation, re-estimation and
+re-allocation every epoch. Hyperparameters are in :class:`LaraSettings`; ``make_agent("lara")``
+uses the ones ``python -m benchmarks.tune_baselines`` chose on training seeds.
 
-Deviations, and why:
+Deviations, and why. Each one that is a setting has its effect measured by
+``python -m benchmarks.baseline_deviations`` (paired episodes on the evaluation preset at the
+training load; table in ``benchmarks/results/deviations/README.md``):
 
-* **Discrete nodes.** LARA divides one unit of compute continuously. Here the shares become
-  whole nodes by the largest-remainder method (:func:`largest_remainder`), applied to each
-  task's share plus the share it was owed but not given in earlier epochs (a carried credit),
-  so that over epochs each task receives its share on average; without the credit a task
-  whose share is below one node would be rounded away every epoch.
-* **Arrivals.** LARA's bundle arrives at once and explores once. Tasks here arrive over time,
-  so exploration is per task (a task explores while it has too few points), and explorers and
-  exploiters share the cluster: the explorers split the nodes equally, at most one node each
-  (a whole node reports every epoch and pays no switch cost; when a bundle of at least as many
-  tasks as nodes explores at once, as in LARA, this is LARA's uniform allocation), and the
-  chosen set divides the rest.
-* **Switch cost.** LARA re-allocates freely (LaiRA criticises the many switches this causes).
-  A node that changes task here loses ``switch_cost`` of an epoch, so nodes stay on their
-  task whenever the rounded allocation allows it, and in the rounding a node stays with the
-  task that holds it unless another task is owed more than ``stickiness`` node-epochs beyond
-  it (the credits settle the difference later). The switch cost is not added to the
-  predicted need.
-* **Parallel scaling (alpha).** Compute is not linear in nodes: ``k`` nodes advance a task
-  ``speed * k**alpha`` curve steps per epoch (alpha from the config and the task's family).
-  A task that needs ``p`` node-epochs at one node within ``T`` epochs needs a share of
-  ``p / T`` nodes when that is at most one (time-sharing is linear), otherwise
-  ``(p / T) ** (1 / alpha)`` nodes: :func:`nodes_needed`. Its cost in the Moore–Hodgson search
-  is that share times ``T``, and a task that would need more than every node (or more than
-  ``max_nodes_per_task``) is dropped.
+* **Discrete nodes: an EDF schedule of whole nodes.** Moore–Hodgson picks the set that a
+  single machine of the cluster's capacity can finish on time *in earliest-deadline order*;
+  the discrete counterpart of that schedule gives each chosen task, by earliest deadline, the
+  whole nodes its share rounds up to (``ceil(p / T)`` of one node below one node, ``(p / T)
+  ** (1 / alpha)`` rounded up above, :func:`nodes_needed`), so early deadlines finish early
+  and free their nodes. The paper's proportional shares pace every chosen task to finish
+  exactly at its deadline, which leaves no margin for switch costs or a short estimate, and
+  move nodes often; they stay available as ``allocation="proportional"`` (the registered
+  variant ``lara_proportional``, tuned on its own), where the shares become whole nodes by the
+  largest-remainder method (:func:`largest_remainder`) with a carried credit, so that over
+  epochs each task receives its share on average, and ``stickiness`` keeps a node on its task
+  unless another task is owed more than that many node-epochs beyond it.
+* **Exploration does not block exploitation.** LARA's bundle arrives at once and explores
+  once. Tasks here arrive over time, so exploration is per task (a task explores while it has
+  too few points, one node each, earliest deadline first); the explorers hold at most
+  ``exploration_share`` of the nodes while chosen tasks wait for theirs, and get any nodes the
+  chosen set leaves.
+* **Spare nodes for excluded tasks.** The paper gives tasks outside the chosen set nothing, so
+  a task excluded on an early, pessimistic fit never reports again and its estimate never
+  recovers. Here nodes the chosen set and the explorers do not need go one each to the
+  excluded tasks, cheapest predicted need first (``spare_to_excluded``), before extra nodes go
+  to the chosen tasks; no node idles while a task could use it.
+* **Switch cost.** A node that changes task loses ``switch_cost`` of an epoch; nodes stay on
+  their task whenever the allocation keeps it served
+  (:func:`agents.assignment.keep_nodes_in_place`). The switch cost is not added to the need.
+* **Parallel scaling (alpha).** ``k`` nodes advance a task ``speed * k**alpha`` curve steps per
+  epoch (alpha from the config and the task's family). A task that needs ``p`` node-epochs at
+  one node within ``T`` epochs needs a share of ``p / T`` nodes when that is at most one
+  (time-sharing is linear), otherwise ``(p / T) ** (1 / alpha)``. Its cost in the
+  Moore–Hodgson search is that share times ``T``, and a task that would need more than every
+  node (or more than ``max_nodes_per_task``) is left out.
 * **Work and loss units.** Work is counted in node-epochs at one node (curve steps divided by
   the task's speed), so ``s0`` means the same for fast and slow tasks; the paper counts
-  samples, whose first report already comes after a batch. Losses are relative to the loss at
-  arrival, as schedulers observe them (:mod:`agents.observed_history`), which shifts ``ln a``
-  by a constant and changes nothing else.
+  samples. Losses are relative to the loss at arrival, as schedulers observe them
+  (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant and changes nothing
+  else.
 * **A fit that says "done".** A task whose fit predicts it should already have reached its
   target (it has not, or it would have left) is given one node-epoch of need.
-* **No idle nodes.** When neither explorers nor a chosen set exist, the nodes are shared
-  equally among the visible tasks instead of idling: an idle node completes nothing, and a task
-  the fit deems hopeless may still surprise it.
 
 Example:
     >>> from agents import evaluate
@@ -87,6 +92,9 @@ from predictors.wls import DiscountedLeastSquares
 
 #: Largest exponent taken when extrapolating (keeps ``exp`` finite).
 _MAX_LOG_STEPS = 700.0
+#: How the chosen set is served: ``"edf"`` whole nodes in deadline order (the default),
+#: ``"proportional"`` the paper's shares in proportion to need over time left.
+ALLOCATIONS = ("edf", "proportional")
 
 
 def _solve(fit: DiscountedLeastSquares) -> tuple[float, float]:
@@ -102,7 +110,7 @@ def _solve(fit: DiscountedLeastSquares) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class LaraSettings:
-    """LARA's hyperparameters.
+    """LARA's hyperparameters (``make_agent("lara")`` uses the tuned ones).
 
     Attributes:
         gamma: Forgetting factor of the discounted least-squares fit, in (0, 1].
@@ -112,7 +120,14 @@ class LaraSettings:
         exploration_points: Losses a task must report after arrival before its fit is used;
             until then it explores (>= 2: the fit has two parameters).
         stickiness: Node-epochs by which another task must be owed more than a task holding a
-            node before the node moves (>= 0; 0 is plain largest-remainder rounding).
+            node before the node moves (>= 0; 0 is plain largest-remainder rounding; the
+            proportional rule only).
+        allocation: ``"edf"``: the chosen set as an earliest-deadline schedule of whole nodes;
+            ``"proportional"``: the paper's shares in proportion to need over time left.
+        exploration_share: Most of the nodes explorers hold while chosen tasks wait, in [0, 1]
+            (``"edf"`` only; 1 lets exploration take every node it can).
+        spare_to_excluded: Nodes the chosen set and the explorers leave go to the tasks outside
+            the set, one each, before extra nodes go to chosen tasks (``"edf"`` only).
     """
 
     gamma: float = 0.95
@@ -120,9 +135,28 @@ class LaraSettings:
     offset: float = 5.0
     exploration_points: int = 4
     stickiness: float = 1.0
+    allocation: str = "edf"
+    exploration_share: float = 0.25
+    spare_to_excluded: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("gamma", "ridge", "offset", "stickiness", "exploration_points"):
+        if self.allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"LaraSettings.allocation must be one of {ALLOCATIONS}, got {self.allocation!r}."
+            )
+        if not isinstance(self.spare_to_excluded, bool):
+            raise ValueError(
+                f"LaraSettings.spare_to_excluded must be True or False, got "
+                f"{self.spare_to_excluded!r}."
+            )
+        for name in (
+            "gamma",
+            "ridge",
+            "offset",
+            "stickiness",
+            "exploration_points",
+            "exploration_share",
+        ):
             value = getattr(self, name)
             integral = name == "exploration_points"
             kinds = (int,) if integral else (int, float)
@@ -137,6 +171,7 @@ class LaraSettings:
             ("offset", 0.0 < self.offset < math.inf, "a finite number > 0"),
             ("exploration_points", self.exploration_points >= 2, "an int >= 2"),
             ("stickiness", 0.0 <= self.stickiness < math.inf, "a finite number >= 0"),
+            ("exploration_share", 0.0 <= self.exploration_share <= 1.0, "in [0, 1]"),
         )
         for name, ok, rule in checks:
             if not ok:
@@ -273,7 +308,7 @@ def largest_remainder(
 
 
 class Lara(HistoryScheduler):
-    """LARA on discrete nodes: WLS progress estimates, largest feasible set, proportional shares.
+    """LARA on discrete nodes: WLS progress estimates, largest feasible set, EDF service.
 
     See the module docstring for the algorithm and every deviation from the paper.
 
@@ -360,48 +395,117 @@ class Lara(HistoryScheduler):
         return processing
 
     def plan_epoch(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
-        """Estimate, search the feasible set, share the nodes, round them, place them."""
-        config = self.config
-        n_nodes = config.n_nodes
+        """Estimate, search the feasible set, serve it (see ``LaraSettings.allocation``)."""
         slots = np.flatnonzero(view.occupied & (mask[:-1] > 0))
         self._absorb_new_points(np.flatnonzero(view.occupied))
-        allocation = np.zeros(config.n_slots)
-        chosen = np.zeros(config.n_slots, dtype=bool)
+        self.last_allocation = np.zeros(self.config.n_slots)
+        self.last_chosen = np.zeros(self.config.n_slots, dtype=bool)
         if len(slots) == 0:
-            self.last_allocation, self.last_chosen = allocation, chosen
-            return np.full(n_nodes, config.idle_action, dtype=np.int64)
-        ids = self.histories.task_ids[slots]
-        exploring = np.array(
-            [self._reports[int(task)] < self.settings.exploration_points for task in ids]
+            return np.full(self.config.n_nodes, self.config.idle_action, dtype=np.int64)
+        if self.settings.allocation == "proportional":
+            return self._plan_proportional(view, slots)
+        return self._plan_edf(view, slots)
+
+    def _exploring(self, slots: np.ndarray) -> np.ndarray:
+        """Per slot of ``slots``: whether its task still has too few reports for its fit."""
+        points = self.settings.exploration_points
+        return np.array(
+            [self._reports[int(task)] < points for task in self.histories.task_ids[slots]]
         )
+
+    def _node_limit(self) -> int:
+        config = self.config
+        cap = config.max_nodes_per_task
+        return config.n_nodes if cap is None else min(cap, config.n_nodes)
+
+    def _largest_feasible_set(
+        self, view: SlotView, exploiting: np.ndarray, capacity: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Node shares each exploiting task needs, and which Moore–Hodgson keeps."""
+        config = self.config
+        time_left = np.maximum(view.time_left[exploiting], 1.0)
+        alpha = np.array(
+            [config.alpha_for(FAMILY_NAMES[int(family)]) for family in view.family[exploiting]]
+        )
+        share = nodes_needed(self.predicted_processing(exploiting), time_left, alpha)
+        candidate = np.isfinite(share) & (share <= self._node_limit())
+        keep = np.zeros(len(exploiting), dtype=bool)
+        if candidate.any() and capacity > 0:
+            keep[candidate] = moore_hodgson(
+                time_left[candidate],
+                share[candidate] * time_left[candidate],
+                capacity,
+                tiebreak=self.histories.task_ids[exploiting[candidate]],
+            )
+        return share, keep
+
+    def _plan_edf(self, view: SlotView, slots: np.ndarray) -> np.ndarray:
+        """The chosen set as an earliest-deadline schedule of whole nodes.
+
+        Explorers (earliest deadline first) hold at most ``exploration_share`` of the nodes
+        while chosen tasks wait; each chosen task then gets, by earliest deadline, the whole
+        nodes its share rounds up to; nodes still free go to the other explorers, then to the
+        tasks outside the set (cheapest predicted need first, so their estimates can recover),
+        one each, then round the chosen tasks and everyone, one at a time.
+        """
+        config = self.config
+        ids = self.histories.task_ids[slots]
+        by_deadline = np.lexsort((ids, view.time_left[slots]))
+        slots, ids = slots[by_deadline], ids[by_deadline]
+        exploring = self._exploring(slots)
+        explorers, exploiting = slots[exploring], slots[~exploring]
+        reserve = min(len(explorers), math.ceil(self.settings.exploration_share * config.n_nodes))
+        share, keep = self._largest_feasible_set(view, exploiting, float(config.n_nodes - reserve))
+        whole = np.minimum(np.ceil(np.where(keep, share, 1.0) - 1e-9), self._node_limit())
+        chosen, others = exploiting[keep], exploiting[~keep]
+        others = others[np.argsort(share[~keep], kind="stable")]  # cheapest first, "never" last
+        if not self.settings.spare_to_excluded:
+            others = others[:0]
+        self.last_chosen[chosen] = True
+        self.last_allocation[exploiting[keep]] = share[keep]
+        counts = np.zeros(config.n_slots, dtype=np.int64)
+        free = config.n_nodes
+        needs = [(slot, 1) for slot in explorers[:reserve].tolist()]
+        needs += list(
+            zip(chosen.tolist(), np.maximum(whole[keep], 1).astype(int).tolist(), strict=True)
+        )
+        needs += [(slot, 1) for slot in explorers[reserve:].tolist() + others.tolist()]
+        for slot, wanted in needs:
+            given = min(wanted, free)
+            counts[slot] += given
+            free -= given
+        limit = self._node_limit()
+        for group in (chosen, np.concatenate((chosen, explorers, others))):
+            while free > 0:
+                open_slots = [slot for slot in group.tolist() if counts[slot] < limit][:free]
+                if not open_slots:
+                    break
+                counts[open_slots] += 1
+                free -= len(open_slots)
+        order = np.concatenate((explorers[:reserve], chosen, explorers[reserve:], others))
+        return keep_nodes_in_place(counts, self.previous_slots, order, config.idle_action)
+
+    def _plan_proportional(self, view: SlotView, slots: np.ndarray) -> np.ndarray:
+        """The paper's rule: shares in proportion to need over time left, rounded with credits.
+
+        Explorers split the nodes equally, at most one node each; the chosen set divides the
+        rest in proportion to need; with neither, the visible tasks share the nodes equally.
+        """
+        n_nodes = self.config.n_nodes
+        allocation, chosen = self.last_allocation, self.last_chosen
+        exploring = self._exploring(slots)
         explorers = int(exploring.sum())
         if explorers:
             allocation[slots[exploring]] = min(1.0, n_nodes / explorers)
         capacity = max(n_nodes - allocation.sum(), 0.0)
         exploiting = slots[~exploring]
         if len(exploiting):
-            time_left = np.maximum(view.time_left[exploiting], 1.0)
-            processing = self.predicted_processing(exploiting)
-            alpha = np.array(
-                [config.alpha_for(FAMILY_NAMES[int(family)]) for family in view.family[exploiting]]
-            )
-            share = nodes_needed(processing, time_left, alpha)
-            node_limit = n_nodes if config.max_nodes_per_task is None else config.max_nodes_per_task
-            candidate = np.isfinite(share) & (share <= node_limit)
-            keep = np.zeros(len(exploiting), dtype=bool)
-            if candidate.any():
-                keep[candidate] = moore_hodgson(
-                    time_left[candidate],
-                    share[candidate] * time_left[candidate],
-                    capacity,
-                    tiebreak=self.histories.task_ids[exploiting[candidate]],
-                )
-            if keep.any() and capacity > 0:
+            share, keep = self._largest_feasible_set(view, exploiting, capacity)
+            if keep.any():
                 allocation[exploiting[keep]] = capacity * share[keep] / share[keep].sum()
                 chosen[exploiting[keep]] = True
         if allocation.sum() <= 0.0:
             allocation[slots] = n_nodes / len(slots)
-        self.last_allocation, self.last_chosen = allocation, chosen
         return self._place(view, slots, allocation)
 
     def _place(self, view: SlotView, slots: np.ndarray, allocation: np.ndarray) -> np.ndarray:

@@ -77,15 +77,20 @@ def play_epochs(
 
 
 # ---------------------------------------------------------------------------- known answers
-def test_lara_predicts_exact_power_laws_and_drops_a_task_whose_need_exceeds_its_deadline() -> None:
-    """Two nodes explore one task each for 4 epochs. Then task 0 needs 10 more node-epochs by
-    epoch 100, task 1 needs 200 by epoch 50: more than both nodes can do in 46 epochs. LARA
-    predicts both needs, drops task 1 and gives both nodes to task 0 until it completes."""
-    tasks = make_tasks(
+def two_task_scenario() -> TaskTable:
+    """Task 0 needs 14 node-epochs by epoch 100, task 1 needs 204 by epoch 50."""
+    return make_tasks(
         2, target=[target_after(14), target_after(204)], deadline=[100, 50], demand=[14, 204]
     )
-    env = prepared_env(tasks)
-    lara = Lara()
+
+
+def test_proportional_lara_predicts_exact_power_laws_and_drops_an_infeasible_task() -> None:
+    """Two nodes explore one task each for 4 epochs. Then task 0 needs 10 more node-epochs by
+    epoch 100, task 1 needs 200 by epoch 50: more than both nodes can do in 46 epochs. The
+    paper's proportional rule predicts both needs, drops task 1 and gives both nodes to task 0
+    (the whole chosen set) until it completes."""
+    env = prepared_env(two_task_scenario())
+    lara = Lara(allocation="proportional")
     seen: dict[str, Any] = {}
 
     def inspect(epoch: int, slots: np.ndarray) -> None:
@@ -104,6 +109,45 @@ def test_lara_predicts_exact_power_laws_and_drops_a_task_whose_need_exceeds_its_
     assert state.end_epoch[0] == 9
 
 
+@pytest.mark.parametrize("spare", [True, False])
+def test_edf_lara_serves_the_set_with_whole_nodes_and_gives_spare_ones_to_excluded_tasks(
+    spare: bool,
+) -> None:
+    """The same scenario under the default rule: task 0 is chosen and needs a share of 10 / 96
+    of a node, so it gets one whole node; the spare node goes to the excluded task 1 (so its
+    estimate can recover) and task 0 completes after 10 epochs. With
+    ``spare_to_excluded=False`` the spare node joins task 0, which completes in 5."""
+    env = prepared_env(two_task_scenario())
+    lara = Lara(spare_to_excluded=spare)
+    chosen: list[list[bool]] = []
+
+    def inspect(epoch: int, slots: np.ndarray) -> None:
+        if epoch == 4:
+            chosen.append(lara.last_chosen[:2].tolist())
+
+    epochs = play_epochs(env, lara, after_plan=inspect)
+    assert [sorted(actions) for actions in epochs[:4]] == [[0, 1]] * 4, "one node per explorer"
+    assert chosen == [[True, False]]
+    epochs_needed = 10 if spare else 5
+    assert [sorted(actions) for actions in epochs[4 : 4 + epochs_needed]] == (
+        [[0, 1 if spare else 0]] * epochs_needed
+    )
+    state = env.simulator.state
+    assert state.status[0] == mara_env.simulator.COMPLETED
+    assert state.end_epoch[0] == 4 + epochs_needed
+
+
+def test_edf_lara_serves_the_chosen_set_in_deadline_order() -> None:
+    """One node, three tasks that each need 5 node-epochs, deadlines 40, 20 and 30. With no
+    nodes reserved for exploration, the node explores the earliest-deadline task (2 reports),
+    then, the task being chosen, trains it to completion, and so on: task 1, then 2, then 0."""
+    tasks = make_tasks(3, target=target_after(5), deadline=[40, 20, 30], demand=5)
+    env = prepared_env(tasks, n_nodes=1)
+    epochs = play_epochs(env, Lara(exploration_points=2, exploration_share=0.0))
+    assert [actions[0] for actions in epochs] == [1] * 5 + [2] * 5 + [0] * 5
+    assert env.episode_metrics()["completed"] == 3
+
+
 def hamilton(quotas: list[float], total: int) -> list[int]:
     """Slow reference of the largest-remainder method (ties to the lower index)."""
     counts = [math.floor(q) for q in quotas]
@@ -113,7 +157,9 @@ def hamilton(quotas: list[float], total: int) -> list[int]:
     return counts
 
 
-def test_allocation_follows_need_over_time_left_with_largest_remainder_rounding() -> None:
+def test_proportional_allocation_follows_need_over_time_left_with_largest_remainder_rounding() -> (
+    None
+):
     """Three nodes explore three tasks. Then the needs are 6, 40 and 80 node-epochs with 56,
     46 and 96 epochs left: all fit, so the shares are 3 * (p / T) / sum(p / T) and the nodes
     follow them by largest remainder: 0, 2 and 1 nodes."""
@@ -126,7 +172,7 @@ def test_allocation_follows_need_over_time_left_with_largest_remainder_rounding(
         demand=4 + needs,
     )
     env = prepared_env(tasks, n_nodes=3)
-    lara = Lara(stickiness=0.0)
+    lara = Lara(stickiness=0.0, allocation="proportional")
     record: dict[str, Any] = {}
 
     def inspect(epoch: int, slots: np.ndarray) -> None:
@@ -153,7 +199,7 @@ def test_carried_credit_gives_every_task_its_share_over_time() -> None:
         demand=4 + needs,
     )
     env = prepared_env(tasks, n_nodes=2, n_slots=4)
-    lara = Lara(stickiness=0.0, exploration_points=2)
+    lara = Lara(stickiness=0.0, exploration_points=2, allocation="proportional")
     owed = np.zeros(4)
     checked = []
 
@@ -177,7 +223,9 @@ def test_stickiness_keeps_a_node_on_its_task_when_shares_are_even() -> None:
     def switches(stickiness: float) -> int:
         tasks = make_tasks(2, target=target_after(60), deadline=300, demand=60)
         env = prepared_env(tasks, n_nodes=1)
-        play_epochs(env, Lara(stickiness=stickiness, exploration_points=2))
+        play_epochs(
+            env, Lara(stickiness=stickiness, exploration_points=2, allocation="proportional")
+        )
         assert env.episode_metrics()["completed"] == 2
         return int(env.simulator.state.switches)
 
@@ -187,6 +235,27 @@ def test_stickiness_keeps_a_node_on_its_task_when_shares_are_even() -> None:
 
 
 # ---------------------------------------------------------------------------- search and rounding
+@pytest.mark.parametrize(
+    ("time_left", "cost", "capacity", "kept"),
+    [
+        # Worked by hand: EDF order 2, 4, 5 runs out at the third job (6 > 5), which drops the
+        # longest job so far (cost 3); the last two then fit (7 <= 7, 8 <= 8).
+        ([2, 4, 5, 7, 8], [1, 3, 2, 4, 1], 1.0, [True, False, True, True, True]),
+        # The same jobs at twice the capacity all fit.
+        ([2, 4, 5, 7, 8], [1, 3, 2, 4, 1], 2.0, [True] * 5),
+        # Order is by deadline, not by index; at each overflow the costliest job so far goes.
+        ([6, 3, 3, 1], [5, 2, 2, 1], 1.0, [False, True, False, True]),
+        # Nothing fits a machine that does nothing; zero-cost jobs always do.
+        ([1, 2], [1, 0], 0.0, [False, True]),
+    ],
+)
+def test_moore_hodgson_known_answers(
+    time_left: list[float], cost: list[float], capacity: float, kept: list[bool]
+) -> None:
+    result = moore_hodgson(np.array(time_left, float), np.array(cost, float), capacity)
+    assert result.tolist() == kept
+
+
 def on_time_count_brute_force(time_left: list[float], cost: list[float], capacity: float) -> int:
     """Largest subset whose jobs, run in earliest-deadline order, all meet their deadlines."""
     jobs = range(len(cost))
