@@ -1,22 +1,26 @@
 """LaiRA (Wang, Liu, Zhou; AAAI 2026) adapted to discrete nodes and arriving tasks.
 
-LaiRA (``/work/shared/PAPERS.md`` §3) works in time slices of adaptive length ``M``. At the
-start of each slice:
+LaiRA (``/work/shared/PAPERS.md`` §3) works in time slices of adaptive length ``M``. Work is
+counted here in node-epochs at one node (curve steps divided by the task's speed). At the start
+of each slice:
 
 1. **Look-ahead feasibility (DKF).** Every visible task's loss is tracked by the Dynamic Kalman
    Filter of :mod:`predictors.dkf` (a power law with drifting parameters, updated at constant
    cost per new report). Its state is projected to the deadline assuming the task got all the
-   remaining compute (``time_left * speed * K**alpha`` curve steps for ``K`` nodes); a task
-   whose predicted loss stays above its target even then is **infeasible** for this slice and
-   gets no compute. The test is repeated every slice.
+   remaining compute (``time_left * K**alpha`` node-epochs for ``K`` nodes); a task whose
+   **success probability** there is below ``success_threshold`` is **infeasible** for this
+   slice. The probability comes from the filter's margin (how many predicted standard
+   deviations the best predicted log-loss lies below the target) through a per-family logistic
+   calibration fitted on training episodes (:meth:`LairaSettings.success_probability`). The
+   test is repeated every slice, once a task has ``min_reports`` reports.
 2. **Immediate evaluation with a confidence bound.** A discounted ridge least-squares fit
    (:class:`predictors.wls.DiscountedLeastSquares`, features ``[ln(s + s0), 1]``) gives a
    lower confidence bound on the log-loss after one more slice:
-   ``r_hat = <x_hat, theta_hat> - beta ||x_hat||_{V^-1}`` at ``x_hat = [ln(s + M N + s0), 1]``.
-3. **UCB ratio.** Optimistic slope over the slice ``rho_hat = (ln l(s) - r_hat) /
-   (ln(s + M N + s0) - ln(s + s0))``; slope required to reach the target by the deadline
-   ``rho = (ln l(s) - ln target) / (ln(s + T N + s0) - ln(s + s0))``. Feasible tasks are ranked
-   by ``rho_hat / rho``, largest first.
+   ``r_hat = <x_hat, theta_hat> - beta ||x_hat||_{V^-1}`` at ``x_hat = [ln(s + M + s0), 1]``.
+3. **UCB ratio.** Optimistic slope over the slice ``rho_hat = (ln l_fit(s) - r_hat) /
+   (ln(s + M + s0) - ln(s + s0))``; slope required to reach the target by the deadline
+   ``rho = (ln l(s) - ln target) / (ln(s + T + s0) - ln(s + s0))``. Feasible tasks are ranked
+   by the score ``min(rho_hat / rho, ratio_cap)``, largest first, ties by earliest deadline.
 4. **Adaptive slice length (PD control).** After each slice the mean absolute error of the
    fits' predictions of the log-loss reached during the slice, ``e``, steers the next length:
    ``M <- clip(M + k_p (e_ref - e) - k_d (e - e_previous), 1, max_slice)`` (accurate
@@ -26,44 +30,61 @@ start of each slice:
    report fix both parameters of the fit).
 
 Faithful: the DKF and its look-ahead test repeated every slice (with all the remaining compute),
-the discounted ridge fit with its confidence bound, the ratio ``rho_hat / rho``, no compute for
-infeasible tasks, PD-controlled slice lengths with a fixed first length, and holding an
-allocation for a whole slice (LaiRA's answer to LARA's many switches).
+the discounted ridge fit with its confidence bound, the ratio ``rho_hat / rho`` up to its cap,
+PD-controlled slice lengths with a fixed first length, and holding an allocation for a whole
+slice (LaiRA's answer to LARA's many switches).
 
-Deviations, and why:
+Deviations, and why. Each one that is a setting has its effect measured by
+``python -m benchmarks.baseline_deviations`` (paired episodes on the evaluation preset at the
+training load; table in ``benchmarks/results/deviations/README.md``):
 
 * **Discrete nodes (allocation rule).** LaiRA gives the whole (divisible) compute of a slice to
   the single best task. Here compute is ``K`` nodes and ``k`` nodes advance a task only
   ``speed * k**alpha`` curve steps per epoch (alpha < 1), so one task cannot use the whole
-  cluster well. Rule: feasible tasks are served in rank order, each getting the nodes it
-  **needs** to reach its target by its deadline according to the DKF's look-ahead (the extra
-  work ``W`` at which the predicted loss first reaches the target; ``ceil((W / (speed T)) **
-  (1 / alpha))`` nodes, at least 1, at most what is left and ``max_nodes_per_task``). The best
-  task thus gets as many nodes as it usefully can, as in the paper, and the rest go down the
-  ranking instead of being wasted on diminishing returns. A task without enough reports for
-  the DKF gets one node (enough to learn about it). Nodes left when every feasible task is
-  served go round the ranking again, one more node each (an idle node completes nothing).
-* **Per-node speed ``N``.** ``N`` in ``rho_hat`` and ``rho`` is the task's speed on one node:
-  which tasks get several nodes is decided only after ranking.
+  cluster well. Feasible tasks are served in rank order, each getting (``allocation="need"``)
+  the nodes it needs to reach its target by its deadline according to the look-ahead's mean
+  path (``ceil((W / T) ** (1 / alpha))`` nodes for extra work ``W``; one node when the mean
+  path does not reach the target), or (``"one_each"``) one node each; nodes left go round the
+  ranking again. The tuned setting is in ``agents/tuned_settings.json``.
+* **A calibrated probability, not the mean.** The paper drops a task when the projected
+  (mean) loss stays above the target. On the shipped curves that verdict is wrong for most
+  tasks early on (power laws cannot foresee the late drops of many RL runs or the plateaus of
+  others), and the filter's own normal probability is badly calibrated, so the verdict uses a
+  calibrated probability and a tuned threshold.
+* **Verdicts are revisited.** In the paper a dropped task gets no compute, hence no new
+  reports, so its verdict can only change through its shrinking time left. Here nodes that no
+  feasible task can use probe the dropped tasks (one each, most probable first): their new
+  reports can turn the verdict, and no node idles while a visible task could use it.
+* **A bounded ranking score.** ``rho`` tends to 0 as a task's loss nears its target, so the
+  raw ratio has a ``1 / gap`` singularity: a task just above a target it may never reach
+  outranks everything. Scores are capped at ``ratio_cap`` and ties go to the earliest deadline.
+* **The fit's log-loss in ``rho_hat``.** On noisy curves the latest report often lies below
+  the fit, which makes the optimistic slope negative and ranks a healthy task last; the slope
+  starts from the fit's value at the current work instead.
+* **Work in node-epochs.** The paper counts samples; curve steps per epoch vary several-fold
+  with a task's speed here, so ``s0`` is in node-epochs at one node (one epoch of one node
+  moves ``ln(s + s0)`` the same for fast and slow tasks), for the fit and the DKF alike.
+* **Per-node speed ``N``.** ``N`` in ``rho_hat`` and ``rho`` is one node-epoch per epoch: which
+  tasks get several nodes is decided only after ranking.
 * **Arrivals.** LaiRA's tasks are all present at the start. Here tasks arrive during a slice:
   they wait for the next slice unless nodes are idle (freed by a task that completed or
   expired, or never used); idle nodes are handed out mid-slice by the same rule, ranking the
-  tasks present by their current ratio (tasks already holding nodes keep them).
+  tasks present by their current score (tasks already holding nodes keep them).
 * **Too little data.** The look-ahead only drops a task once it has ``min_reports`` reports
-  after arrival; before that it is presumed feasible (the DKF would only be echoing its prior).
-  Tasks with few reports have a wide confidence bound, hence a large ratio, so they are
-  explored first: the bound is LaiRA's exploration mechanism. As in the paper, a dropped task
-  gets no compute, hence no new reports, so its verdict can only change through its shrinking
-  time left: in practice it stays dropped. On noisy curves (rl) an early report that happens
-  to lie above the arrival loss can therefore drop a task that would have made it.
+  after arrival; before that it is presumed feasible.
 * **Relative losses.** Schedulers see losses relative to each task's loss at arrival
   (:mod:`agents.observed_history`); both the DKF and the fit are invariant to that scale
   apart from a constant shift of ``ln a``.
 * **Switch cost.** Switching costs ``switch_cost`` of an epoch here; nodes stay on their task
   whenever the new allocation keeps it served (:func:`agents.assignment.keep_nodes_in_place`),
   and allocations are held for a slice. The cost is not added to predicted needs.
-* **Hyperparameters.** PAPERS.md gives none of LaiRA's values; the defaults are ours (see
-  :class:`LairaSettings`).
+* **Hyperparameters.** The paper's values were not available; :class:`LairaSettings` holds our
+  defaults and ``make_agent("laira")`` the ones ``python -m benchmarks.tune_baselines`` chose
+  on training seeds with the same budget as every other baseline.
+
+Variants (:data:`agents.registry.VARIANTS`): ``sta`` (LaiRA's paper baseline STA, without the
+look-ahead, which is also the "without the DKF check" ablation), ``laira_no_ucb`` (``beta=0``)
+and ``laira_no_pd`` (fixed slices), all with LaiRA's tuned settings otherwise.
 
 Example:
     >>> from agents import evaluate
@@ -88,16 +109,22 @@ from mara_env.observation import SlotView
 from predictors.dkf import DKF, FilterState
 from predictors.wls import DiscountedLeastSquares
 
+#: How the ranked tasks share the nodes: ``"need"`` gives each the nodes its look-ahead says it
+#: needs, ``"one_each"`` one node each down the ranking (both then wrap around).
+ALLOCATIONS = ("need", "one_each")
+
 
 @dataclass(frozen=True)
 class LairaSettings:
-    """LaiRA's hyperparameters (PAPERS.md gives no values; these defaults are ours).
+    """LaiRA's hyperparameters (the paper gives no values; these defaults are ours, and
+    ``make_agent("laira")`` uses the ones ``python -m benchmarks.tune_baselines`` chose).
 
     Attributes:
         gamma: Forgetting factor of the discounted least-squares fit, in (0, 1].
         ridge: Ridge penalty ``lambda`` of the fit (> 0).
-        beta: Width of the confidence bound on the next log-loss (>= 0).
-        offset: ``s0`` in curve steps, added to the work before taking logarithms (> 0).
+        beta: Width of the confidence bound on the next log-loss (>= 0; 0 removes the UCB).
+        offset: ``s0`` in node-epochs at one node, added to the work before taking logarithms,
+            for the fit and the DKF alike (> 0; larger values let a curve start flat).
         first_slice: ``M_1``: epochs per slice during the first ``warmup_slices`` slices.
         warmup_slices: Slices of fixed length before the PD control takes over (>= 1).
         max_slice: Longest slice in epochs (>= ``first_slice``).
@@ -107,13 +134,30 @@ class LairaSettings:
         derivative_gain: ``k_d``: epochs removed per unit of error increase since the
             previous slice.
         min_reports: Reports after arrival a task needs before the look-ahead may drop it.
-        dkf: The Dynamic Kalman Filter used for the look-ahead.
+        success_threshold: The look-ahead drops a task for the slice when its success
+            probability with all the nodes (:meth:`success_probability`) is below this, in
+            [0, 1) (0 never drops).
+        ratio_cap: Ranking scores ``rho_hat / rho`` above this count as equal, and ties go to
+            the earliest deadline (> 0; ``inf``: the paper's raw ratio).
+        lookahead: Run the DKF look-ahead (``False``: STA, LaiRA without it).
+        allocation: ``"need"``: each ranked task gets the nodes its look-ahead needs;
+            ``"one_each"``: one node each down the ranking (then both wrap around).
+        fitted_loss: The optimistic slope starts from the fit's log-loss now (``False``: from
+            the latest report, as in the paper).
+        probe_excluded: Nodes no feasible task can use probe the dropped tasks, one each
+            (``False``: they idle, as in the paper).
+        calibration: ``{family: (scale, shift)}`` of the logistic map from the DKF's margin to
+            a success probability, fitted on training episodes
+            (:mod:`benchmarks.lookahead_calibration`); ``None`` or a missing family: the DKF's
+            own normal probability.
+        dkf: The Dynamic Kalman Filter used for the look-ahead (its ``offset`` is replaced by
+            this ``offset``).
     """
 
     gamma: float = 0.95
     ridge: float = 1e-3
     beta: float = 0.1
-    offset: float = 1.0
+    offset: float = 2.0
     first_slice: int = 2
     warmup_slices: int = 3
     max_slice: int = 8
@@ -121,6 +165,13 @@ class LairaSettings:
     proportional_gain: float = 10.0
     derivative_gain: float = 2.0
     min_reports: int = 2
+    success_threshold: float = 0.2
+    ratio_cap: float = 2.0
+    lookahead: bool = True
+    allocation: str = "need"
+    fitted_loss: bool = True
+    probe_excluded: bool = True
+    calibration: tuple[tuple[str, float, float], ...] | None = None
     dkf: DKF = field(default_factory=DKF)
 
     def __post_init__(self) -> None:
@@ -160,6 +211,20 @@ class LairaSettings:
                 "a finite number >= 0",
             ),
             ("min_reports", whole(self.min_reports) and self.min_reports >= 1, "an int >= 1"),
+            (
+                "success_threshold",
+                number(self.success_threshold) and 0.0 <= self.success_threshold < 1.0,
+                "a number in [0, 1)",
+            ),
+            (
+                "ratio_cap",
+                number(self.ratio_cap) and 0.0 < self.ratio_cap <= math.inf,
+                "a number > 0 (inf: no cap)",
+            ),
+            ("lookahead", isinstance(self.lookahead, bool), "True or False"),
+            ("allocation", self.allocation in ALLOCATIONS, f"one of {ALLOCATIONS}"),
+            ("fitted_loss", isinstance(self.fitted_loss, bool), "True or False"),
+            ("probe_excluded", isinstance(self.probe_excluded, bool), "True or False"),
             ("dkf", isinstance(self.dkf, DKF), "a predictors.dkf.DKF"),
         )
         for name, ok, rule in checks:
@@ -168,6 +233,58 @@ class LairaSettings:
                     f"LairaSettings.{name} must be {rule}, got {getattr(self, name)!r}. See "
                     "the LairaSettings docstring for what it controls and its default."
                 )
+        object.__setattr__(self, "calibration", _calibration_table(self.calibration))
+
+    def success_probability(self, margin: float, family: str) -> float:
+        """The look-ahead's success probability for a DKF margin (in predicted std devs).
+
+        Without a ``calibration`` entry for ``family`` it is the DKF's own normal CDF of the
+        margin; with ``(scale, shift)`` it is the logistic ``1 / (1 + exp(-(scale * margin +
+        shift)))`` fitted to outcomes on training episodes
+        (:mod:`benchmarks.lookahead_calibration`).
+
+        Example:
+            >>> LairaSettings().success_probability(0.0, "rl")
+            0.5
+            >>> settings = LairaSettings(calibration={"rl": (2.0, 1.0)})
+            >>> round(settings.success_probability(0.0, "rl"), 3)
+            0.731
+        """
+        for name, scale, shift in self.calibration or ():
+            if name == family:
+                logit = min(max(scale * margin + shift, -700.0), 700.0)
+                return 1.0 / (1.0 + math.exp(-logit))
+        return 0.5 * math.erfc(-margin / math.sqrt(2.0))
+
+
+def _calibration_table(value: object) -> tuple[tuple[str, float, float], ...] | None:
+    """``LairaSettings.calibration`` as ``((family, scale, shift), ...)`` sorted by family.
+
+    Accepts that form or a mapping ``{family: (scale, shift)}`` (as JSON holds it).
+    """
+    if value is None:
+        return None
+    entries: list[tuple[object, ...]] = []
+    if isinstance(value, dict):
+        entries = [(key, *pair) for key, pair in value.items() if isinstance(pair, (list, tuple))]
+    elif isinstance(value, (list, tuple)):
+        entries = [tuple(entry) for entry in value if isinstance(entry, (list, tuple))]
+    table = [
+        (str(entry[0]), float(entry[1]), float(entry[2]))  # type: ignore[arg-type]
+        for entry in entries
+        if len(entry) == 3
+        and entry[0] in FAMILY_NAMES
+        and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in entry[1:]
+        )
+    ]
+    if not table or len(table) != len(entries) or len(entries) != len(value):  # type: ignore[arg-type]
+        raise ValueError(
+            "LairaSettings.calibration must be None or a mapping {family: (scale, shift)} with "
+            f"families from {FAMILY_NAMES} and finite numbers, got {value!r}."
+        )
+    return tuple(sorted(table))
 
 
 def nodes_needed(work: float, speed: float, time_left: float, alpha: float, limit: int) -> int:
@@ -195,12 +312,14 @@ def nodes_needed(work: float, speed: float, time_left: float, alpha: float, limi
 
 @dataclass
 class _TaskMemory:
-    """What LaiRA keeps per task between epochs."""
+    """What LaiRA keeps per task between epochs (work in node-epochs at one node)."""
 
     filter: FilterState
     fit: DiscountedLeastSquares
     reports: int = 0
     feasible: bool = True
+    probability: float = 1.0
+    margin: float = math.inf
     needed_nodes: int = 1
 
 
@@ -219,16 +338,22 @@ class Laira(HistoryScheduler):
         slice_lengths: Lengths of every slice started this episode, in order.
         last_feasible: Per slot, the latest look-ahead verdict of its task (``False`` for empty
             slots).
-        last_ratio: Per slot, the ratio ``rho_hat / rho`` of the latest ranking (``nan`` for
-            tasks not ranked).
+        last_probability: Per slot, the look-ahead's success probability of its task with all
+            the nodes, at the latest slice start (``nan`` for empty slots; 1 before
+            ``min_reports`` reports or without the look-ahead).
+        last_margin: Per slot, the DKF margin behind that probability (``inf`` where the
+            look-ahead did not run).
+        last_reports: Per slot, the reports its task had then.
+        last_ratio: Per slot, the ranking score ``min(rho_hat / rho, ratio_cap)`` of the latest
+            ranking (``nan`` for tasks not ranked).
 
     Example:
         >>> Laira(beta=0.5).settings.beta
         0.5
-        >>> Laira(bta=0.5)
+        >>> Laira(bta=0.5)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        TypeError: Laira: unknown setting(s) ['bta']; known settings: ['beta', 'derivative_gain', 'dkf', 'error_reference', 'first_slice', 'gamma', 'max_slice', 'min_reports', 'offset', 'proportional_gain', 'ridge', 'warmup_slices'].
+        TypeError: Laira: unknown setting(s) ['bta']; known settings: ['allocation', 'beta', ...].
     """
 
     name = "laira"
@@ -245,6 +370,8 @@ class Laira(HistoryScheduler):
                 )
             base = replace(base, **overrides)
         self.settings = base
+        #: The look-ahead filter, on the same work axis (node-epochs + ``offset``) as the fit.
+        self._dkf = replace(base.dkf, offset=base.offset)
 
     def on_reset(self) -> None:
         """Forget every task and start the first slice afresh."""
@@ -260,21 +387,28 @@ class Laira(HistoryScheduler):
         self.slice_length = self.settings.first_slice
         self.slice_lengths: list[int] = []
         self.last_feasible = np.zeros(n_slots, dtype=bool)
+        self.last_probability = np.full(n_slots, np.nan)
+        self.last_margin = np.full(n_slots, np.nan)
+        self.last_reports = np.zeros(n_slots, dtype=np.int64)
         self.last_ratio = np.full(n_slots, np.nan)
 
     # ------------------------------------------------------------------ per-task memory
+    def _node_epochs(self, slot: int) -> float:
+        """Work the slot's task has received, in node-epochs at one node."""
+        return float(self.histories.curve_steps[slot] / self.histories.speed[slot])
+
     def _absorb_new_points(self, occupied: np.ndarray) -> None:
         """Feed each task's new reports to its DKF and its fit (constant cost per point)."""
-        histories, settings = self.histories, self.settings
-        dkf = settings.dkf
+        histories, settings, dkf = self.histories, self.settings, self._dkf
         for task in histories.departed_ids:
             self._tasks.pop(task, None)
             self._held.pop(task, None)
             self._predicted.pop(task, None)
         for slot in occupied.tolist():
-            work, loss = histories.new_points(slot)
-            if len(work) == 0:
+            steps, loss = histories.new_points(slot)
+            if len(steps) == 0:
                 continue
+            work = steps / histories.speed[slot]
             task = int(histories.task_ids[slot])
             memory = self._tasks.get(task)
             start = 0
@@ -303,25 +437,31 @@ class Laira(HistoryScheduler):
 
     def _check_feasibility(self, view: SlotView, slots: np.ndarray) -> None:
         """Run the DKF look-ahead of every task in ``slots`` with all the remaining compute."""
-        dkf, histories = self.settings.dkf, self.histories
+        settings, histories = self.settings, self.histories
         limit = self._node_limit()
         for slot in slots.tolist():
             memory = self._tasks[int(histories.task_ids[slot])]
-            if memory.reports < self.settings.min_reports:
-                memory.feasible, memory.needed_nodes = True, 1
+            if not settings.lookahead or memory.reports < settings.min_reports:
+                memory.feasible, memory.probability, memory.needed_nodes = True, 1.0, 1
+                memory.margin = math.inf
                 continue
             alpha = self._alpha(view, slot)
-            speed, time_left = float(histories.speed[slot]), max(float(view.time_left[slot]), 1.0)
-            extra = time_left * speed * limit**alpha
+            time_left = max(float(view.time_left[slot]), 1.0)
             target = math.exp(float(view.log_target_ratio[slot]))
-            verdict = dkf.lookahead(memory.filter, target, extra)
-            memory.feasible = verdict.feasible
-            memory.needed_nodes = nodes_needed(
-                verdict.work_to_target, speed, time_left, alpha, limit
-            )
+            verdict = self._dkf.lookahead(memory.filter, target, time_left * limit**alpha)
+            memory.margin = verdict.margin
+            family = FAMILY_NAMES[int(view.family[slot])]
+            memory.probability = settings.success_probability(verdict.margin, family)
+            memory.feasible = memory.probability >= settings.success_threshold
+            if settings.allocation == "need" and math.isfinite(verdict.work_to_target):
+                memory.needed_nodes = nodes_needed(
+                    verdict.work_to_target, 1.0, time_left, alpha, limit
+                )
+            else:
+                memory.needed_nodes = 1
 
     def ratios(self, view: SlotView, slots: np.ndarray) -> np.ndarray:
-        """LaiRA's UCB ratio ``rho_hat / rho`` of each task in ``slots`` (larger is better).
+        """LaiRA's UCB ratio ``rho_hat / rho`` of each task in ``slots``, capped at ``ratio_cap``.
 
         Args:
             view: The current decoded observation.
@@ -333,10 +473,10 @@ class Laira(HistoryScheduler):
         ratios = np.empty(len(slots))
         for index, slot in enumerate(slots.tolist()):
             fit = self._tasks[int(histories.task_ids[slot])].fit
-            work, speed = float(histories.curve_steps[slot]), float(histories.speed[slot])
+            work = self._node_epochs(slot)
             log_loss = float(view.log_loss_ratio[slot])
             here = math.log(work + offset)
-            ahead = math.log(work + horizon * speed + offset)
+            ahead = math.log(work + horizon + offset)
             # x^T V^-1 x and x^T V^-1 r for x = [ahead, 1], with V^-1 of the 2 x 2 precision.
             (a, b), (_, d) = fit.precision.tolist()
             first, second = fit.moment.tolist()
@@ -344,43 +484,61 @@ class Laira(HistoryScheduler):
             left = (d * ahead - b) / determinant, (a - b * ahead) / determinant
             spread = math.sqrt(max(left[0] * ahead + left[1], 0.0))
             bound = left[0] * first + left[1] * second - beta * spread
-            optimistic = (log_loss - bound) / (ahead - here)
+            slope = (d * first - b * second) / determinant
+            intercept = (a * second - b * first) / determinant
+            now = slope * here + intercept if settings.fitted_loss else log_loss
+            optimistic = (now - bound) / (ahead - here)
             time_left = max(float(view.time_left[slot]), 1.0)
-            deadline = math.log(work + time_left * speed + offset)
+            deadline = math.log(work + time_left + offset)
             gap = max(log_loss - float(view.log_target_ratio[slot]), 1e-12)
             required = gap / (deadline - here)
-            ratios[index] = optimistic / required
+            ratios[index] = min(max(optimistic / required, 0.0), settings.ratio_cap)
         return ratios
 
-    def _ranking(self, view: SlotView, slots: np.ndarray) -> np.ndarray:
-        """Feasible tasks of ``slots`` by ratio, best first (ties: the task seen first)."""
+    def _ranking(self, view: SlotView, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Feasible tasks of ``slots`` by score, best first (ties: earliest deadline, then the
+        task seen first), and the infeasible ones, most likely to succeed first."""
         ids = self.histories.task_ids[slots]
-        feasible = np.array([self._tasks[int(task)].feasible for task in ids], dtype=bool)
-        slots, ids = slots[feasible], ids[feasible]
-        ratios = self.ratios(view, slots)
+        memories = [self._tasks[int(task)] for task in ids]
+        feasible = np.array([memory.feasible for memory in memories], dtype=bool)
+        probability = np.array([memory.probability for memory in memories])
+        time_left = view.time_left[slots]
+        ratios = self.ratios(view, slots[feasible])
         self.last_ratio = np.full(self.config.n_slots, np.nan)
-        self.last_ratio[slots] = ratios
-        return slots[np.lexsort((ids, -ratios))]
+        self.last_ratio[slots[feasible]] = ratios
+        ranked = np.lexsort((ids[feasible], time_left[feasible], -ratios))
+        hopeless = np.lexsort((ids[~feasible], time_left[~feasible], -probability[~feasible]))
+        return slots[feasible][ranked], slots[~feasible][hopeless]
 
-    def _deal(self, order: np.ndarray, nodes: int, counts: dict[int, int]) -> None:
-        """Hand ``nodes`` out along ``order``: each task what it needs, then round again."""
+    def _deal(
+        self, ranked: np.ndarray, excluded: np.ndarray, nodes: int, counts: dict[int, int]
+    ) -> None:
+        """Hand ``nodes`` out: each ranked task what it needs, in order; then one node to each
+        excluded task (a probe that brings new reports, so its verdict can change); then the
+        rest round the ranked tasks, then round everyone, one node at a time."""
         ids = self.histories.task_ids
         limit = self._node_limit()
-        for task in ids[order].tolist():
-            if nodes <= 0:
-                return
-            wanted = self._tasks[task].needed_nodes
+        if not self.settings.probe_excluded:
+            excluded = excluded[:0]
+
+        def give(task: int, wanted: int) -> int:
             given = min(wanted, nodes, limit - counts.get(task, 0))
             if given > 0:
                 counts[task] = counts.get(task, 0) + given
-                nodes -= given
-        while nodes > 0:
-            open_tasks = [task for task in ids[order].tolist() if counts.get(task, 0) < limit]
-            if not open_tasks:
-                return
-            for task in open_tasks[:nodes]:
-                counts[task] = counts.get(task, 0) + 1
-            nodes -= min(nodes, len(open_tasks))
+            return max(given, 0)
+
+        for task in ids[ranked].tolist():
+            nodes -= give(task, self._tasks[task].needed_nodes)
+        for task in ids[excluded].tolist():
+            if counts.get(task, 0) == 0:
+                nodes -= give(task, 1)
+        for group in (ids[ranked].tolist(), ids[np.concatenate((ranked, excluded))].tolist()):
+            while nodes > 0:
+                open_tasks = [task for task in group if counts.get(task, 0) < limit]
+                if not open_tasks:
+                    break
+                for task in open_tasks[:nodes]:
+                    nodes -= give(task, 1)
 
     def _end_slice(self, view: SlotView) -> None:
         """PD update of the slice length from the prediction error of the slice just ended.
@@ -393,7 +551,7 @@ class Laira(HistoryScheduler):
         for slot in np.flatnonzero(view.occupied).tolist():
             task = int(histories.task_ids[slot])
             prediction = self._predicted.get(task)
-            work = float(histories.curve_steps[slot])
+            work = self._node_epochs(slot)
             if prediction is None or work <= prediction[0]:
                 continue
             predicted = float(self._features(work) @ prediction[1:])
@@ -420,26 +578,35 @@ class Laira(HistoryScheduler):
         self._slice_left = self.slice_length
         self._check_feasibility(view, slots)
         ids = self.histories.task_ids[slots]
+        memories = [self._tasks[int(task)] for task in ids]
         self.last_feasible[:] = False
-        self.last_feasible[slots] = [self._tasks[int(task)].feasible for task in ids]
+        self.last_feasible[slots] = [memory.feasible for memory in memories]
+        self.last_probability[:] = np.nan
+        self.last_probability[slots] = [memory.probability for memory in memories]
+        self.last_margin[:] = np.nan
+        self.last_margin[slots] = [memory.margin for memory in memories]
+        self.last_reports[:] = 0
+        self.last_reports[slots] = [memory.reports for memory in memories]
         self._held = {}
-        self._deal(self._ranking(view, slots), self.config.n_nodes, self._held)
+        self._deal(*self._ranking(view, slots), self.config.n_nodes, self._held)
         self._predicted = {}
         for slot, task in zip(slots.tolist(), ids.tolist(), strict=True):
             memory = self._tasks[task]
             if memory.reports >= 1:  # the arrival point and one report fix both parameters
-                work = float(self.histories.curve_steps[slot])
-                self._predicted[task] = np.concatenate([[work], memory.fit.theta])
+                self._predicted[task] = np.concatenate(
+                    [[self._node_epochs(slot)], memory.fit.theta]
+                )
 
     def _fill_idle(self, view: SlotView, slots: np.ndarray) -> None:
-        """Mid-slice: give nodes nobody holds to the ranked tasks present (new ones first)."""
+        """Mid-slice: give nodes nobody holds to the tasks present (unserved ones first)."""
         idle = self.config.n_nodes - sum(self._held.values())
         if idle <= 0 or len(slots) == 0:
             return
-        order = self._ranking(view, slots)
-        ids = self.histories.task_ids[order]
-        unserved = np.array([int(task) not in self._held for task in ids], dtype=bool)
-        self._deal(np.concatenate([order[unserved], order[~unserved]]), idle, self._held)
+        ranked, excluded = self._ranking(view, slots)
+        ids = self.histories.task_ids
+        unserved = np.array([int(task) not in self._held for task in ids[ranked]], dtype=bool)
+        ranked = np.concatenate([ranked[unserved], ranked[~unserved]])
+        self._deal(ranked, excluded, idle, self._held)
 
     def plan_epoch(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
         """Update the filters and fits; start a new slice or keep the current one."""

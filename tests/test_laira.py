@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import ExactTraceSource, make_tasks, synthetic_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mara_env
 from agents import evaluate
@@ -71,9 +73,10 @@ def play(scheduler: Laira, curves: list[np.ndarray], tasks: TaskTable, **config:
     return episode
 
 
-def test_an_infeasible_task_is_dropped_and_gets_no_more_compute() -> None:
+def test_an_infeasible_task_is_dropped_while_a_feasible_one_needs_the_node() -> None:
     """Task 1's target lies far below its curve: once LaiRA has seen enough of it, the
-    look-ahead says infeasible and the node serves task 0 only, which completes."""
+    look-ahead says infeasible and the node serves task 0 only, which completes. Then the node
+    would idle, so it probes task 1 (new reports), whose verdict stays "infeasible"."""
     tasks = make_tasks(
         2, curve_row=[0, 1], target=[power_law_curves()[0][60], 1e-3], speed=4.0, deadline=80
     )
@@ -89,9 +92,31 @@ def test_an_infeasible_task_is_dropped_and_gets_no_more_compute() -> None:
     ]
     assert marked, "the hopeless task was never marked infeasible"
     assert len(state.history_work[1]) - 1 >= LairaSettings().min_reports  # it was explored
-    # Re-checked every slice, it stays infeasible and untrained until it expires.
+    # Re-checked every slice, it stays infeasible until it expires.
     assert marked == list(range(marked[0], len(episode.slot_tasks)))
-    assert all(1 not in nodes for nodes in episode.node_tasks[marked[0] :])
+    done = int(state.end_epoch[0])
+    assert all(1 not in nodes for nodes in episode.node_tasks[marked[0] : done])
+    assert all(nodes == [1] for nodes in episode.node_tasks[done:]), "probed, never idle"
+
+
+def test_an_excluded_task_is_readmitted_when_probes_show_it_can_make_it() -> None:
+    """Task 1 starts on a plateau (its first reports barely move), so the look-ahead drops it
+    while task 0 holds the node; when task 0 completes, the spare node probes task 1, its
+    curve drops, the verdict turns and it completes too."""
+    steps = np.arange(LENGTH, dtype=np.float64)
+    plateau = np.where(steps < 12, 1.0 - 0.001 * steps, 0.3 * np.maximum(steps - 11.0, 1.0) ** -0.5)
+    curves = [power_law_curves()[0], plateau]
+    tasks = make_tasks(2, curve_row=[0, 1], target=[curves[0][40], 0.1], speed=2.0, deadline=120)
+    episode = play(Laira(min_reports=2), curves, tasks)
+    state = episode.env.simulator.state
+    verdicts = [
+        bool(feasible[slots.index(1)])
+        for slots, feasible in zip(episode.slot_tasks, episode.feasible, strict=True)
+        if 1 in slots
+    ]
+    first_drop = verdicts.index(False)
+    assert True in verdicts[first_drop:], "never re-admitted"
+    assert state.status.tolist() == [COMPLETED, COMPLETED]
 
 
 def test_the_assignment_is_held_for_a_whole_slice() -> None:
@@ -158,7 +183,9 @@ def test_slices_lengthen_when_predictions_are_exact_and_shorten_when_not() -> No
     assert np.argmax(noisy <= noisy_target) > 150
     lengths = {}
     for name, curve, target in (("smooth", smooth, smooth[200]), ("noisy", noisy, noisy_target)):
-        scheduler = Laira(first_slice=2, warmup_slices=2, max_slice=8, min_reports=10**6)
+        scheduler = Laira(  # offset 1 node-epoch = 1 curve step: the fit is exact on `smooth`
+            first_slice=2, warmup_slices=2, max_slice=8, min_reports=10**6, offset=1.0
+        )
         episode = play(scheduler, [curve], make_tasks(1, target=target, deadline=400))
         assert episode.env.simulator.state.status[0] == COMPLETED
         assert scheduler.slice_lengths[:2] == [2, 2]
@@ -244,3 +271,42 @@ def test_decision_time_script_times_laira(capsys: pytest.CaptureFixture[str]) ->
     assert "laira" in printed and "edf" in printed and "full epochs" in printed
     with pytest.raises(ValueError, match="clock must be one of"):
         decision_time.time_scheduler("laira", "tiny", [0], clock="sundial")
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 999),
+    n_nodes=st.integers(1, 4),
+    n_slots=st.integers(1, 5),
+    load=st.floats(0.5, 4.0),
+    cap=st.one_of(st.none(), st.integers(1, 2)),
+    variant=st.sampled_from([{}, {"lookahead": False}, {"success_threshold": 0.9}]),
+)
+def test_laira_never_idles_a_node_while_a_visible_task_could_use_it(
+    seed: int,
+    n_nodes: int,
+    n_slots: int,
+    load: float,
+    cap: int | None,
+    variant: dict[str, Any],
+) -> None:
+    """Whatever the verdicts (a threshold of 0.9 drops nearly everything), a node idles only
+    when every visible task already has all the nodes it may hold (``max_nodes_per_task``)."""
+    config = mara_env.get_config(
+        "tiny", n_nodes=n_nodes, n_slots=n_slots, load=load, max_nodes_per_task=cap
+    )
+    env = mara_env.raw_env(config)
+    env.reset(seed=seed)
+    scheduler = Laira(**variant)
+    scheduler.reset(config, seed=seed)
+    limit = n_nodes if cap is None else cap
+    actions: list[int] = []
+    for agent, node in mara_env.node_turns(env):
+        if node == 0:
+            occupied = env.simulator.state.slots >= 0
+            actions = []
+        actions.append(scheduler.act(env.observe(agent), node))
+        if node == n_nodes - 1 and config.idle_action in actions:
+            counts = np.bincount(actions, minlength=config.n_actions)[: config.n_slots]
+            assert np.all(counts[occupied] >= limit), (env.simulator.state.epoch, actions)
+        env.step(actions[-1])
