@@ -2,7 +2,8 @@
 
 Every scheduler follows :class:`agents.base.Scheduler`: ``reset(config, seed)`` then
 ``act(observation, node) -> action`` with the AEC observation of one node. Build the shipped
-ones by name with :func:`make_agent` (names in :data:`AGENTS`), or your own from an import path
+ones by name with :func:`make_agent` (names in :data:`AGENTS`, paper variants and ablations in
+:data:`VARIANTS`), or your own from an import path
 ``"package.module:ClassName"``, and run them with :func:`evaluate`.
 
 Example:
@@ -24,6 +25,7 @@ from agents.base import (
 )
 from agents.clairvoyant import Clairvoyant
 from agents.evaluation import SchedulerError, evaluate, scheduler_seed, start_episode
+from agents.laira import Laira, LairaSettings
 from agents.lara import Lara, LaraSettings
 from agents.least_slack import LeastSlack, estimated_remaining_work
 from agents.observed_history import HistoryScheduler, ObservedHistories
@@ -31,6 +33,7 @@ from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed, Priorit
 from agents.random_agent import RandomScheduler
 from agents.registry import (
     AGENTS,
+    VARIANTS,
     AgentImportError,
     UnknownAgentError,
     known_agents,
@@ -43,12 +46,15 @@ from agents.uniform import UniformShare
 
 __all__ = [
     "AGENTS",
+    "VARIANTS",
     "AgentImportError",
     "Clairvoyant",
     "EarliestDeadlineFirst",
     "EpochScheduler",
     "FirstComeFirstServed",
     "HistoryScheduler",
+    "Laira",
+    "LairaSettings",
     "Lara",
     "LaraSettings",
     "LeastSlack",

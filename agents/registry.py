@@ -1,9 +1,15 @@
 """Scheduler names and import paths.
 
 :data:`AGENTS` maps the short names used on the command line and in result tables to scheduler
-classes (like Stable-Baselines3's ``policy_aliases``). :func:`make_agent` builds a scheduler from
-such a name or from an import path ``"package.module:ClassName"``, which is how your own
-scheduler joins the leaderboard.
+factories (like Stable-Baselines3's ``policy_aliases``); :data:`VARIANTS` adds the paper
+variants and ablations that the leaderboard does not run by default (LARA's proportional
+shares, LaiRA's STA and its ablations). :func:`make_agent` builds a scheduler from such a name
+or from an import path ``"package.module:ClassName"``, which is how your own scheduler joins the
+leaderboard.
+
+The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
+``python -m benchmarks.tune_baselines`` chose on training seeds (:mod:`agents.tuned`); keyword
+arguments to :func:`make_agent` override them.
 
 Example:
     >>> from agents.registry import make_agent
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -33,6 +40,7 @@ from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
 from agents.random_agent import RandomScheduler
 from agents.round_robin import RoundRobin
 from agents.successive_halving import SuccessiveHalving
+from agents.tuned import tuned_settings
 from agents.uniform import UniformShare
 
 
@@ -43,6 +51,27 @@ def _mara(**kwargs: Any) -> Scheduler:
     return Mara.load(**kwargs)
 
 
+def _tuned(
+    factory: Callable[..., Scheduler], tuned_as: str, *, name: str | None = None, **fixed: Any
+) -> Callable[..., Scheduler]:
+    """A factory that builds ``factory`` with the tuned settings of ``tuned_as``, then the
+    ``fixed`` ones, then the caller's keyword arguments; ``name`` relabels the result."""
+    return partial(_build_tuned, factory, tuned_as, name, fixed)
+
+
+def _build_tuned(
+    factory: Callable[..., Scheduler],
+    tuned_as: str,
+    name: str | None,
+    fixed: dict[str, Any],
+    **kwargs: Any,
+) -> Scheduler:
+    scheduler = factory(**{**tuned_settings(tuned_as), **fixed, **kwargs})
+    if name is not None:
+        scheduler.name = name
+    return scheduler
+
+
 #: The shipped schedulers by name, in the order result tables list them by default.
 AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
     {
@@ -51,12 +80,33 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "uniform": UniformShare,
         "fcfs": FirstComeFirstServed,
         "edf": EarliestDeadlineFirst,
-        "least_slack": LeastSlack,
-        "successive_halving": SuccessiveHalving,
-        "lara": Lara,
+        "least_slack": _tuned(LeastSlack, "least_slack"),
+        "successive_halving": _tuned(SuccessiveHalving, "successive_halving"),
+        "lara": _tuned(Lara, "lara"),
         "clairvoyant": Clairvoyant,
-        "laira": Laira,
+        "laira": _tuned(Laira, "laira"),
         "mara": _mara,
+    }
+)
+
+#: Paper variants and ablations, by name: built by :func:`make_agent`, not run by the
+#: leaderboard unless asked for (``--agents sta``). The ablations keep LaiRA's tuned settings
+#: and remove one part; ``lara_proportional`` is tuned on its own.
+VARIANTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
+    {
+        # The paper's LARA allocation: shares in proportion to need over time left.
+        "lara_proportional": _tuned(
+            Lara, "lara_proportional", name="lara_proportional", allocation="proportional"
+        ),
+        # LaiRA's paper baseline STA: LaiRA without the DKF look-ahead (the "without the DKF
+        # check" ablation).
+        "sta": _tuned(Laira, "laira", name="sta", lookahead=False),
+        # LaiRA ranking without the confidence bound (beta = 0).
+        "laira_no_ucb": _tuned(Laira, "laira", name="laira_no_ucb", beta=0.0),
+        # LaiRA with slices of fixed length (no PD control of the slice length).
+        "laira_no_pd": _tuned(
+            Laira, "laira", name="laira_no_pd", proportional_gain=0.0, derivative_gain=0.0
+        ),
     }
 )
 
@@ -69,16 +119,17 @@ class AgentImportError(ImportError):
     """An import path that does not lead to a scheduler."""
 
 
-def known_agents() -> tuple[str, ...]:
-    """Names of the shipped schedulers."""
-    return tuple(AGENTS)
+def known_agents(*, variants: bool = False) -> tuple[str, ...]:
+    """Names of the shipped schedulers (with ``variants=True``, of :data:`VARIANTS` too)."""
+    return tuple(AGENTS) + (tuple(VARIANTS) if variants else ())
 
 
 def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
     """Build a scheduler from a name in :data:`AGENTS` or an import path.
 
     Args:
-        name_or_path: ``"edf"``, ``"least_slack"``, ... or ``"package.module:ClassName"``
+        name_or_path: ``"edf"``, ``"least_slack"``, ... (:data:`AGENTS`), a variant such as
+            ``"sta"`` (:data:`VARIANTS`), or ``"package.module:ClassName"``
             (any class or factory whose result has ``name``, ``reset`` and ``act``).
         **kwargs: Passed to the class or factory.
 
@@ -87,12 +138,12 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
     """
-    factory = AGENTS.get(name_or_path)
+    factory = AGENTS.get(name_or_path) or VARIANTS.get(name_or_path)
     if factory is None:
         if ":" not in name_or_path:
             raise UnknownAgentError(
-                f"Unknown agent {name_or_path!r}. Known agents: {', '.join(AGENTS)}; or give an "
-                "import path 'package.module:ClassName'."
+                f"Unknown agent {name_or_path!r}. Known agents: {', '.join(AGENTS)}; variants: "
+                f"{', '.join(VARIANTS)}; or give an import path 'package.module:ClassName'."
             )
         factory = _import_factory(name_or_path)
         try:
