@@ -1,0 +1,162 @@
+"""Fair tuning of the baselines: it can only reach training seeds and the train split, it writes
+settings the registry reads, and the look-ahead calibration and the deviation table run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents.tuned
+import mara_env
+from agents import VARIANTS, Lara, make_agent
+from agents.laira import Laira
+from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
+from benchmarks import baseline_deviations, tune_baselines
+from benchmarks.lookahead_calibration import collect_verdicts, fit_logistic
+from benchmarks.trials import Trial, TrialJournal
+
+
+@pytest.fixture
+def recorded_episodes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str, str]]:
+    """Every episode any environment starts: (seed, split, preset-independent config repr)."""
+    seen: list[tuple[int, str, str]] = []
+    original = mara_env.raw_env.reset
+
+    def reset(self: Any, seed: int | None = None, options: Any = None) -> None:
+        seen.append((int(seed if seed is not None else -1), self.config.split, repr(self.config)))
+        original(self, seed=seed, options=options)
+
+    monkeypatch.setattr(mara_env.raw_env, "reset", reset)
+    return seen
+
+
+def test_tuning_only_plays_training_seeds_on_the_train_split(
+    tmp_path: Path, recorded_episodes: list[tuple[int, str, str]]
+) -> None:
+    settings_file = tmp_path / "tuned.json"
+    argv = ["--quick", "--workers", "1", "--no-progress", "--output", str(tmp_path / "log")]
+    argv += ["--settings-file", str(settings_file), "--agents", "lara", "laira"]
+    assert tune_baselines.main(argv) == 0
+    assert recorded_episodes, "no episode was played"
+    assert all(0 <= seed < tune_baselines.TRAINING_SEED_LIMIT for seed, _, _ in recorded_episodes)
+    assert {split for _, split, _ in recorded_episodes} == {"train"}
+    document = json.loads(settings_file.read_text())
+    assert set(document["agents"]) == {"lara", "laira"}
+    for name, factory in (("lara", Lara), ("laira", Laira)):
+        factory(**document["agents"][name]["settings"])  # valid settings for the class
+    assert "calibration" in document["agents"]["laira"]["settings"]
+    report = (tmp_path / "log" / "README.md").read_text()
+    assert "| lara |" in report and "| laira |" in report
+    trials = (tmp_path / "log" / "trials.jsonl").read_text().splitlines()
+    assert trials and all(json.loads(line)["seed"] < 1000 for line in trials)
+
+
+def test_a_second_run_reuses_every_trial(tmp_path: Path) -> None:
+    argv = ["--quick", "--workers", "1", "--no-progress", "--output", str(tmp_path)]
+    argv += ["--settings-file", str(tmp_path / "tuned.json"), "--agents", "least_slack"]
+    assert tune_baselines.main(argv) == 0
+    before = (tmp_path / "trials.jsonl").read_text()
+    assert tune_baselines.main(argv) == 0
+    assert (tmp_path / "trials.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize(("start", "count"), [(999, 2), (1000, 1), (-1, 1), (500, 600)])
+def test_tuning_seeds_refuse_evaluation_seeds(start: int, count: int) -> None:
+    with pytest.raises(ValueError, match="training seeds below 1000"):
+        tune_baselines.tuning_seeds(start, count)
+
+
+def test_tuning_configs_use_the_train_split_at_the_training_load() -> None:
+    configs = tune_baselines.tuning_configs()
+    assert set(configs) == set(tune_baselines.WORKLOADS)
+    assert {config.split for config in configs.values()} == {"train"}
+    assert {config.load for config in configs.values()} == {mara_env.TRAINING_LOAD}
+
+
+def test_every_search_space_builds_its_defaults_and_draws() -> None:
+    rng = np.random.default_rng(0)
+    for name, space in tune_baselines.SEARCH_SPACES.items():
+        candidates = [c for c in space.candidates(4, rng) if "calibration" not in c]
+        for settings in candidates:
+            space.build(settings).reset(mara_env.get_config("tiny"), seed=0)
+        assert candidates[0] == {} or name == "laira"
+
+
+def test_the_registry_builds_the_baselines_with_the_shipped_tuned_settings() -> None:
+    document = json.loads(TUNED_SETTINGS_PATH.read_text())
+    for name, entry in document["agents"].items():
+        assert entry["settings"] == tuned_settings(name)
+    lara = make_agent("lara")
+    for field, value in tuned_settings("lara").items():
+        assert getattr(lara.settings, field) == value  # type: ignore[attr-defined]
+    assert make_agent("lara", gamma=0.5).settings.gamma == 0.5  # type: ignore[attr-defined]
+
+
+def test_variants_are_named_and_remove_one_part() -> None:
+    built = {name: make_agent(name) for name in VARIANTS}
+    assert {name: agent.name for name, agent in built.items()} == {name: name for name in VARIANTS}
+    assert built["lara_proportional"].settings.allocation == "proportional"  # type: ignore[attr-defined]
+    assert built["sta"].settings.lookahead is False  # type: ignore[attr-defined]
+    assert built["laira_no_ucb"].settings.beta == 0.0  # type: ignore[attr-defined]
+    laira = make_agent("laira").settings  # type: ignore[attr-defined]
+    no_pd = built["laira_no_pd"].settings  # type: ignore[attr-defined]
+    assert no_pd.proportional_gain == no_pd.derivative_gain == 0.0
+    assert no_pd.success_threshold == laira.success_threshold  # the tuned settings otherwise
+
+
+def test_a_corrupt_tuned_settings_file_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "tuned.json"
+    path.write_text("{not json")
+    with pytest.raises(TunedSettingsError, match="not valid JSON"):
+        tuned_settings("lara", path)
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"agents": {"lara": [1, 2]}}))
+    with pytest.raises(TunedSettingsError, match="must hold"):
+        tuned_settings("lara", path)
+    assert tuned_settings("lara", tmp_path / "missing.json") == {}
+    agents.tuned._load.cache_clear()
+
+
+def test_the_logistic_fit_recovers_a_known_map() -> None:
+    rng = np.random.default_rng(0)
+    margin = rng.normal(0.0, 2.0, 20_000)
+    truth = rng.random(margin.size) < 1.0 / (1.0 + np.exp(-(0.7 * margin - 0.4)))
+    scale, shift = fit_logistic(margin, truth)
+    assert scale == pytest.approx(0.7, abs=0.05) and shift == pytest.approx(-0.4, abs=0.05)
+    with pytest.raises(ValueError, match="every outcome is the same"):
+        fit_logistic(margin, np.ones_like(truth))
+
+
+def test_calibration_verdicts_come_with_the_privileged_truth() -> None:
+    config = mara_env.get_config("training", arrival_horizon=15)
+    verdicts = collect_verdicts(Laira().settings, [config], seeds=[3])
+    assert len(verdicts.margin) > 10
+    assert verdicts.reports.min() >= 2 and np.isfinite(verdicts.margin).all()
+    assert 0 < verdicts.feasible.mean() < 1
+    assert set(verdicts.family.tolist()) <= {"tabular", "vision", "rl"}
+
+
+def test_deviations_smoke_run_writes_a_paired_table(tmp_path: Path) -> None:
+    argv = ["--quick", "--workers", "1", "--no-progress", "--output", str(tmp_path)]
+    assert baseline_deviations.main(argv) == 0
+    table = (tmp_path / "README.md").read_text()
+    assert table.count("| lara |") == 3 and table.count("| laira |") == 8
+    journal = TrialJournal(tmp_path / "trials.jsonl", "any")
+    assert journal.scores == {}  # keyed by the code: another fingerprint reuses nothing
+    lines = (tmp_path / "trials.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["seed"] >= 1000 for line in lines)
+
+
+def test_a_trial_journal_ignores_foreign_lines(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    journal = TrialJournal(path, "code-a")
+    trial = Trial("edf", "{}", "rl", 3, preset="tiny")
+    journal.append(trial, 0.5)
+    with path.open("a") as handle:
+        handle.write("not json\n")
+    assert TrialJournal(path, "code-a").score(trial) == 0.5
+    assert TrialJournal(path, "code-b").scores == {}
