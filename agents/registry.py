@@ -33,6 +33,7 @@ from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
 from agents.random_agent import RandomScheduler
 from agents.round_robin import RoundRobin
 from agents.successive_halving import SuccessiveHalving
+from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.uniform import UniformShare
 
 
@@ -53,6 +54,7 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "edf": EarliestDeadlineFirst,
         "least_slack": LeastSlack,
         "successive_halving": SuccessiveHalving,
+        "successive_halving_stream": SuccessiveHalvingStream,
         "lara": Lara,
         "clairvoyant": Clairvoyant,
         "laira": Laira,

@@ -86,7 +86,9 @@ def test_agents_are_deterministic_given_the_seed(name: str) -> None:
     assert without_timing(first) == without_timing(second)
 
 
-@pytest.mark.parametrize("name", ["edf", "uniform", "round_robin", "successive_halving"])
+@pytest.mark.parametrize(
+    "name", ["edf", "uniform", "round_robin", "successive_halving", "successive_halving_stream"]
+)
 def test_epoch_schedulers_run_the_same_episode_in_the_parallel_form(name: str) -> None:
     """Asked node by node in index order, an epoch scheduler plans once per epoch in the
     Parallel form too, and plays exactly the episode it plays in the AEC form."""
@@ -272,7 +274,9 @@ def first_unseen_index(env: mara_env.raw_env) -> np.ndarray:
     return first
 
 
-@pytest.mark.parametrize("name", ["edf", "least_slack", "successive_halving", "uniform"])
+@pytest.mark.parametrize(
+    "name", ["edf", "least_slack", "successive_halving", "successive_halving_stream", "uniform"]
+)
 def test_hidden_future_of_curves_does_not_change_actions(name: str) -> None:
     config = mara_env.get_config("tiny")
     for seed in HIDDEN_FUTURE_SEEDS:
@@ -355,7 +359,7 @@ def test_shipped_agents_accept_keyword_arguments() -> None:
     assert isinstance(uniform, UniformShare)
     assert uniform.quantum == 2.0
     with pytest.raises(ValueError, match="rungs must be increasing"):
-        make_agent("successive_halving", rungs=(4.0, 2.0))
+        make_agent("successive_halving_stream", rungs=(4.0, 2.0))
 
 
 # ---------------------------------------------------------------------------- evaluation harness
