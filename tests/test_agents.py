@@ -34,6 +34,7 @@ from agents import (
     scheduler_seed,
 )
 from agents.assignment import keep_nodes_in_place, nodes_per_slot
+from agents.statistics import ratio_ci
 from agents.tracking import NO_TASK, SlotTracker
 
 #: Timing keys differ between identical runs; everything else must not.
@@ -519,3 +520,17 @@ def test_mean_ci() -> None:
         mean_ci([])
     with pytest.raises(ValueError, match="finite"):
         mean_ci([1.0, float("nan")])
+
+
+def test_ratio_ci_resamples_clusters_and_reduces_to_mean_ci() -> None:
+    values = [0.1, 0.7, 0.4, 0.9, 0.2]
+    assert ratio_ci(values, [1.0] * 5) == mean_ci(values)
+    # One cluster of 9 wrong verdicts out of 10 among nine clean ones: the pooled rate is 9/19,
+    # and resampling whole clusters gives a far wider interval than 19 independent verdicts.
+    clustered = ratio_ci([9] + [0] * 9, [10] + [1] * 9)
+    assert clustered.mean == pytest.approx(9 / 19) and clustered.n == 10
+    pooled = ratio_ci([1] * 9 + [0] * 10, [1] * 19)
+    assert clustered.high - clustered.low > pooled.high - pooled.low
+    for numerators, denominators in (([], []), ([1], [1, 2]), ([1], [0]), ([float("nan")], [1])):
+        with pytest.raises(ValueError, match="ratio_ci"):
+            ratio_ci(numerators, denominators)
