@@ -166,6 +166,7 @@ def test_the_two_bundles_rows_are_kept_apart_and_both_reach_results_md(
     results = (tmp_path / "results.md").read_text()
     assert "## `paper`" in results and "## `tight`" in results
     assert "| edf | 2 |" in results
+    assert "| agent | `paper`: completed of 10 | switches | `tight`: completed of 10 |" in results
 
 
 def test_the_default_agents_include_the_reference_and_the_papers_variants() -> None:

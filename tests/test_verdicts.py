@@ -89,6 +89,7 @@ def test_the_script_writes_its_table_csv_and_figure(
     out = capsys.readouterr().out
     assert "| predictor | reports | feasible (tasks) | false-negative rate |" in out
     assert "episodes played by `round_robin`" in out and "seed 100" in out
+    assert "| false-negative / false-positive rate | 1 report | 2 reports |" in out
     with (tmp_path / "verdicts.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [row["reports"] for row in rows] == ["1", "2", "3-4", "5-8", "9+"]

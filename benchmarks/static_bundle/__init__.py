@@ -29,13 +29,10 @@ Usage::
     python -m benchmarks.static_bundle --quick --output /tmp/bundle
 
 Example:
-    >>> import numpy as np
-    >>> from mara_env import default_trace_source
-    >>> from mara_env.workload import build_workload
-    >>> workload = build_workload(bundle_config(), default_trace_source())
-    >>> tasks = draw_bundle(workload, np.random.default_rng(0), BUNDLES["tight"])
-    >>> len(tasks), int(tasks.arrival.max())
-    (10, 0)
+    >>> sorted(BUNDLES), DEFAULT_BUNDLE
+    (['paper', 'tight'], 'paper')
+    >>> BUNDLES["paper"].unreachable, BUNDLES["paper"].too_short, PAPER_DEADLINE_SCALE
+    (1, 1, 2.0)
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -25,7 +26,7 @@ from benchmarks.static_bundle.bundles import (
 from benchmarks.static_bundle.calibration import CALIBRATION_SEEDS, calibrate
 from benchmarks.static_bundle.log import BundleLog, setup_fingerprint
 from benchmarks.static_bundle.play import play
-from benchmarks.static_bundle.report import markdown_table, results_markdown
+from benchmarks.static_bundle.report import markdown_table, results_markdown, side_by_side
 from mara_env import TraceSource, default_trace_source
 from mara_env.workload import build_workload
 
@@ -53,9 +54,10 @@ QUICK_CALIBRATION_SEEDS = range(CALIBRATION_SEEDS.start, CALIBRATION_SEEDS.start
 
 def describe(spec: BundleSpec) -> str:
     """One line on how a bundle's deadlines and hopeless tasks are set."""
+    low, high = bundle_config().slack_range
     text = (
         f"{N_TASKS} tasks at epoch 0 on 1 node, test-split curves; deadline = "
-        f"ceil({spec.deadline_scale:g} * slack * demand)"
+        f"ceil({spec.deadline_scale:g} * slack * demand), slack ~ U({low:g}, {high:g})"
     )
     if spec.unreachable:
         text += f"; {spec.unreachable} target(s) below anything the curve reaches"
@@ -129,13 +131,22 @@ def run_calibration(args: argparse.Namespace) -> int:
 
 def write_results(log: BundleLog, setups: dict[str, str], agents: Sequence[str]) -> None:
     """``results.md`` beside the CSV: every bundle that has rows of the current code."""
-    sections = {}
+    sections, rows_by_bundle = {}, {}
     for name, setup in setups.items():
         rows = log.rows_of(setup)
         if rows:
-            names = list(dict.fromkeys([*agents, *(row["agent"] for row in rows)]))
-            sections[name] = (describe(BUNDLES[name]), markdown_table(rows, names))
-    write_atomically(log.path.parent / "results.md", results_markdown(sections))
+            command = f"`python -m benchmarks.static_bundle --bundle {name}`"
+            text = f"{describe(BUNDLES[name])} Command: {command}."
+            rows_by_bundle[name] = rows
+            sections[name] = (text, markdown_table(rows, names_in(rows, agents)))
+    names = names_in([row for rows in rows_by_bundle.values() for row in rows], agents)
+    overview = side_by_side(rows_by_bundle, names) if rows_by_bundle else ""
+    write_atomically(log.path.parent / "results.md", results_markdown(sections, overview))
+
+
+def names_in(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[str]:
+    """``agents``, then any other agent that has rows, in order of appearance."""
+    return list(dict.fromkeys([*agents, *(row["agent"] for row in rows)]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -56,8 +56,41 @@ def markdown_table(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> str
     return "\n".join(lines)
 
 
-def results_markdown(sections: Mapping[str, tuple[str, str]]) -> str:
-    """``results.md``: one section per bundle, ``{bundle: (description, table)}``."""
+def side_by_side(
+    rows_by_bundle: Mapping[str, Sequence[dict[str, Any]]], agents: Sequence[str]
+) -> str:
+    """Every bundle's tasks completed (95% CI) and switches per agent, beside the paper's count;
+    ordered by the first bundle (the README's table)."""
+    bundles = list(rows_by_bundle)
+    header = ["agent"]
+    for bundle in bundles:
+        header += [f"`{bundle}`: completed of {N_TASKS}", "switches"]
+    lines = [
+        "| " + " | ".join([*header, "LaiRA's paper (mixed bundle)"]) + " |",
+        "| --- |" + " ---: |" * (2 * len(bundles) + 1),
+    ]
+    table = []
+    for agent in agents:
+        cells, key = [f"`{agent}`"], None
+        for bundle in bundles:
+            mine = [row for row in rows_by_bundle[bundle] if row["agent"] == agent]
+            if not mine:
+                cells += ["—", "—"]
+                continue
+            completed = mean_ci(row["completed"] for row in mine)
+            switches = float(np.mean([row["switches"] for row in mine]))
+            cells += [f"{completed.mean:.1f} [{completed.low:.1f}, {completed.high:.1f}]"]
+            cells += [f"{switches:.1f}"]
+            key = completed.mean if key is None else key
+        if key is not None:
+            cells.append(str(PAPER_MIXED_BUNDLE.get(agent, "—")))
+            table.append((-key, "| " + " | ".join(cells) + " |"))
+    return "\n".join(lines + [line for _, line in sorted(table, key=lambda item: item[0])])
+
+
+def results_markdown(sections: Mapping[str, tuple[str, str]], overview: str = "") -> str:
+    """``results.md``: ``overview`` (e.g. :func:`side_by_side`), then one section per bundle,
+    ``{bundle: (description, table)}``."""
     parts = [
         "# Static bundles",
         "",
@@ -66,6 +99,8 @@ def results_markdown(sections: Mapping[str, tuple[str, str]]) -> str:
         "(its paper's counts, PAPERS.md §3b), a different set of tasks: compare orders, not "
         "counts.",
     ]
+    if overview:
+        parts += ["", overview]
     for bundle, (description, table) in sections.items():
         parts += ["", f"## `{bundle}`", "", description, "", table]
     return "\n".join(parts) + "\n"

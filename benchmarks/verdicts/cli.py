@@ -24,7 +24,7 @@ from benchmarks.verdicts.record import (
     build_predictors,
     record_episode,
 )
-from benchmarks.verdicts.summary import csv_text, markdown_table, summarise
+from benchmarks.verdicts.summary import compact_table, csv_text, markdown_table, summarise
 
 DEFAULT_OUTPUT = Path("benchmarks/results/verdicts")
 #: ``--quick``: one seed, arrivals during 30 epochs.
@@ -140,8 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             records += record_episode(settings, seed, predictors)
     rows = summarise(records, settings.predictors, settings.threshold)
     table = markdown_table(rows)
-    command = "python -m benchmarks.verdicts" + " ".join(["", *(argv or sys.argv[1:])])
-    text = f"{describe(settings, records)}\n\n{table}\n\nProduced by `{command.strip()}`.\n"
+    shown = [arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--no-progress"]
+    command = " ".join(["python -m benchmarks.verdicts", *shown])
+    text = (
+        f"{describe(settings, records)}\n\n{table}\n\nIn short (the README's table):\n\n"
+        f"{compact_table(rows)}\n\nProduced by `{command}`.\n"
+    )
     args.output.mkdir(parents=True, exist_ok=True)
     write_atomically(args.output / "verdicts.md", f"# Verdict diagnostics\n\n{text}")
     write_atomically(args.output / "verdicts.csv", csv_text(rows))

@@ -151,6 +151,32 @@ def markdown_table(rows: Sequence[Rates]) -> str:
     return "\n".join(lines)
 
 
+def compact_table(rows: Sequence[Rates]) -> str:
+    """False-negative / false-positive rates, predictors by buckets, under the counts of
+    judgements (tasks) of each kind: the README's table."""
+    labels = [label for label, _, _ in BUCKETS]
+    first = [row for row in rows if row.predictor == rows[0].predictor] if rows else []
+    lines = [
+        "| false-negative / false-positive rate | "
+        + " | ".join(f"{label} report{'s' * (label != '1')}" for label in labels)
+        + " |",
+        "| --- |" + " ---: |" * len(labels),
+        "| truly feasible: judgements (tasks) | "
+        + " | ".join(f"{r.feasible[0]} ({r.feasible[1]})" for r in first)
+        + " |",
+        "| truly infeasible: judgements (tasks) | "
+        + " | ".join(f"{r.infeasible[0]} ({r.infeasible[1]})" for r in first)
+        + " |",
+    ]
+    for name in dict.fromkeys(row.predictor for row in rows):
+        cells = []
+        for row in (r for r in rows if r.predictor == name):
+            pair = (row.false_negative, row.false_positive)
+            cells.append(" / ".join("—" if s is None else f"{s.mean:.2f}" for s in pair))
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def csv_text(rows: Sequence[Rates]) -> str:
     """The rates as CSV: one line per predictor and bucket, empty cells for no count."""
     buffer = io.StringIO()
