@@ -42,6 +42,7 @@ from agents.registry import (
 from agents.round_robin import RoundRobin
 from agents.statistics import Summary, mean_ci
 from agents.successive_halving import SuccessiveHalving
+from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.uniform import UniformShare
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "Scheduler",
     "SchedulerError",
     "SuccessiveHalving",
+    "SuccessiveHalvingStream",
     "Summary",
     "UniformShare",
     "UnknownAgentError",

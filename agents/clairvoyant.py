@@ -46,6 +46,7 @@ from agents.base import EpochScheduler
 from agents.lara import moore_hodgson
 from mara_env.env_base import ClusterEnvBase
 from mara_env.observation import SlotView
+from mara_env.simulator import ClusterSimulator
 
 #: Epoch count of a task that cannot reach its target in time.
 NEVER = np.iinfo(np.int64).max
@@ -87,6 +88,41 @@ def epochs_to_target(
     reached = curve[index] <= target
     hit = reached.argmax(axis=1)
     return np.where(reached.any(axis=1), hit + 1, NEVER).astype(np.int64)
+
+
+def task_epochs_to_target(
+    simulator: ClusterSimulator, task: int, nodes: np.ndarray, held: int, horizon: int
+) -> np.ndarray:
+    """**Privileged**: the exact epochs task ``task`` of ``simulator`` needs to report a loss at
+    or below its target with ``nodes[j]`` nodes from now on (:func:`epochs_to_target` on its
+    hidden curve, from its current progress; ``NEVER``: not within ``horizon`` epochs).
+
+    ``held`` nodes trained the task last epoch and keep their whole share in the first epoch;
+    the other nodes pay the switch cost. Only clairvoyant references and diagnostics that
+    compare schedulers with the truth may call this.
+
+    Example:
+        >>> import mara_env
+        >>> env = mara_env.raw_env(config="tiny")
+        >>> env.reset(seed=0)
+        >>> task = int(env.simulator.state.slots[0])
+        >>> task_epochs_to_target(env.simulator, task, np.array([1, 2]), 0, 1000).shape
+        (2,)
+    """
+    state, config = simulator.state, simulator.config
+    tasks = state.tasks
+    staying = np.minimum(nodes, held)
+    first_share = staying + (nodes - staying) * (1.0 - config.switch_cost)
+    return epochs_to_target(
+        simulator.workload.curves[tasks.curve_row[task]],
+        float(state.progress[task]),
+        float(tasks.target[task]),
+        float(tasks.speed[task]),
+        float(tasks.alpha[task]),
+        first_share,
+        nodes,
+        horizon,
+    )
 
 
 class Clairvoyant(EpochScheduler):
@@ -178,28 +214,15 @@ class Clairvoyant(EpochScheduler):
             )
         config = self.config
         simulator = self._env.simulator
-        state = simulator.state
-        curves = simulator.workload.curves
-        tasks = state.tasks
         width = config.n_nodes
         if config.max_nodes_per_task is not None:
             width = min(width, config.max_nodes_per_task)
         nodes = np.arange(1, width + 1)
         held = np.bincount(self.previous_slots, minlength=config.n_actions)
-        keep = 1.0 - config.switch_cost
         result = np.full((len(slots), width), NEVER, dtype=np.int64)
         for row, slot in enumerate(slots.tolist()):
-            task = int(state.slots[slot])
-            staying = np.minimum(nodes, held[slot])
-            first_share = staying + (nodes - staying) * keep
-            result[row] = epochs_to_target(
-                curves[tasks.curve_row[task]],
-                float(state.progress[task]),
-                float(tasks.target[task]),
-                float(tasks.speed[task]),
-                float(tasks.alpha[task]),
-                first_share,
-                nodes,
-                int(time_left[row]),
+            task = int(simulator.state.slots[slot])
+            result[row] = task_epochs_to_target(
+                simulator, task, nodes, int(held[slot]), int(time_left[row])
             )
         return result

@@ -40,6 +40,7 @@ from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
 from agents.random_agent import RandomScheduler
 from agents.round_robin import RoundRobin
 from agents.successive_halving import SuccessiveHalving
+from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import tuned_settings
 from agents.uniform import UniformShare
 
@@ -82,6 +83,7 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "edf": EarliestDeadlineFirst,
         "least_slack": _tuned(LeastSlack, "least_slack"),
         "successive_halving": _tuned(SuccessiveHalving, "successive_halving"),
+        "successive_halving_stream": _tuned(SuccessiveHalvingStream, "successive_halving_stream"),
         "lara": _tuned(Lara, "lara"),
         "clairvoyant": Clairvoyant,
         "laira": _tuned(Laira, "laira"),

@@ -65,13 +65,56 @@ def mean_ci(
         raise ValueError("mean_ci: no values to summarise; run at least one episode.")
     if not np.isfinite(data).all():
         raise ValueError(f"mean_ci: values must be finite, got {data.tolist()}.")
+    return _bootstrap_ratio(data, np.ones_like(data), confidence, n_resamples, seed, "mean_ci")
+
+
+def ratio_ci(
+    numerators: Iterable[float],
+    denominators: Iterable[float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Summary:
+    """``sum(numerators) / sum(denominators)`` with a percentile-bootstrap interval over clusters.
+
+    Each (numerator, denominator) pair is one cluster, resampled as a whole: e.g. per task, the
+    wrong verdicts among its verdicts and the number of its verdicts, so that a task judged many
+    times counts as one draw, not as many independent ones. With all denominators 1 this is
+    :func:`mean_ci`. ``n`` of the result is the number of clusters.
+
+    Raises:
+        ValueError: For no clusters, mismatched lengths, non-finite values, a negative or zero
+            denominator, or a confidence outside (0, 1).
+
+    Example:
+        >>> summary = ratio_ci([1, 0, 2], [1, 1, 4])
+        >>> summary.mean, summary.n
+        (0.5, 3)
+    """
+    num = np.asarray(list(numerators), dtype=np.float64)
+    den = np.asarray(list(denominators), dtype=np.float64)
+    if num.size == 0 or num.shape != den.shape:
+        raise ValueError(
+            f"ratio_ci: need one denominator per numerator and at least one cluster, got "
+            f"{num.size} and {den.size}."
+        )
+    if not (np.isfinite(num).all() and np.isfinite(den).all() and (den > 0).all()):
+        raise ValueError("ratio_ci: values must be finite and denominators > 0.")
+    return _bootstrap_ratio(num, den, confidence, n_resamples, seed, "ratio_ci")
+
+
+def _bootstrap_ratio(
+    num: np.ndarray, den: np.ndarray, confidence: float, n_resamples: int, seed: int, caller: str
+) -> Summary:
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"mean_ci: confidence must be in (0, 1), got {confidence!r}.")
-    mean = float(data.mean())
-    if data.size == 1:
-        return Summary(mean, mean, mean, 1)
+        raise ValueError(f"{caller}: confidence must be in (0, 1), got {confidence!r}.")
+    estimate = float(num.sum() / den.sum())
+    if num.size == 1:
+        return Summary(estimate, estimate, estimate, 1)
     rng = np.random.default_rng(seed)
-    resampled = data[rng.integers(data.size, size=(n_resamples, data.size))].mean(axis=1)
+    draws = rng.integers(num.size, size=(n_resamples, num.size))
+    resampled = num[draws].sum(axis=1) / den[draws].sum(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(resampled, [tail, 1.0 - tail])
-    return Summary(mean, float(min(low, mean)), float(max(high, mean)), int(data.size))
+    return Summary(estimate, float(min(low, estimate)), float(max(high, estimate)), int(num.size))

@@ -35,7 +35,8 @@ import numpy as np
 from agents import mean_ci
 from benchmarks.arguments import positive_int
 from benchmarks.leaderboard.report import write_atomically
-from benchmarks.trials import Trial, TrialJournal, code_fingerprint, run_trials
+from benchmarks.source_fingerprint import source_fingerprint
+from benchmarks.trials import Trial, TrialJournal, run_trials
 from benchmarks.tune_baselines import WORKLOADS
 
 FIRST_EVALUATION_SEED = 1000
@@ -182,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + (1 if args.quick else args.seeds))
     )
     start = time.perf_counter()
-    journal = TrialJournal(args.output / "trials.jsonl", code_fingerprint())
+    journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
     agents = list(dict.fromkeys(deviation.agent for deviation in DEVIATIONS))
     wanted = [trial for agent in agents for trial in trials_of({}, agent, seeds, args.quick)]
     for deviation in DEVIATIONS:

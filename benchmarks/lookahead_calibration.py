@@ -16,7 +16,7 @@ fits, per family (observable: the family is in the observation), a logistic map
   gives its margin;
 * **truth** (privileged, read only here): whether the task can still report a loss at or below
   its target by its deadline with all the nodes from now on, from the clairvoyant reference's
-  exact stepping of its true curve (:meth:`agents.clairvoyant.Clairvoyant.epochs_needed`);
+  exact stepping of its true curve (:func:`agents.clairvoyant.task_epochs_to_target`);
 * **fit**: maximum-likelihood logistic regression of truth on the margin (Newton's method),
   one per family.
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from agents import start_episode
-from agents.clairvoyant import Clairvoyant
+from agents.clairvoyant import task_epochs_to_target
 from agents.laira import Laira, LairaSettings
 from mara_env import ClusterConfig, node_turns, raw_env
 from mara_env.families import FAMILY_NAMES
@@ -77,11 +77,12 @@ def collect_verdicts(
     seeds = list(seeds)
     for config in configs:
         for seed in seeds:
-            driver, oracle = Laira(driver_settings), Clairvoyant()
+            driver = Laira(driver_settings)
             env = raw_env(config)
             env.reset(seed=seed)
             start_episode(driver, env, seed)
-            start_episode(oracle, env, seed)
+            cap = config.max_nodes_per_task
+            nodes = np.array([config.n_nodes if cap is None else min(cap, config.n_nodes)])
             slices = 0
             for agent, node in node_turns(env):
                 observation = env.observe(agent)
@@ -93,9 +94,17 @@ def collect_verdicts(
                     view = driver.histories.view
                     if view is not None and len(slots):
                         time_left = np.rint(view.time_left[slots]).astype(np.int64)
-                        # The last column: every node the task may hold, each paying the
-                        # switch cost on the first epoch (the oracle never acts).
-                        epochs = oracle.epochs_needed(slots, time_left)[:, -1]
+                        # Every node the task may hold, each paying the switch cost at first.
+                        epochs = np.array(
+                            [
+                                task_epochs_to_target(env.simulator, task, nodes, 0, horizon)[0]
+                                for task, horizon in zip(
+                                    env.simulator.state.slots[slots].tolist(),
+                                    time_left.tolist(),
+                                    strict=True,
+                                )
+                            ]
+                        )
                         margins += driver.last_margin[slots].tolist()
                         reports += driver.last_reports[slots].tolist()
                         families += [FAMILY_NAMES[int(f)] for f in view.family[slots]]

@@ -49,16 +49,14 @@ Example:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import io
 import math
 import os
 import platform
-import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +65,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from benchmarks.arguments import non_negative_int, positive_int
+from benchmarks.collect.threads import one_torch_thread_if_loaded
 from benchmarks.leaderboard import available_cores
 from mara_env import WORKLOADS
 from predictors.base import Predictor, TaskHistory
@@ -269,18 +268,6 @@ def predict_samples(
     return np.concatenate(parts)
 
 
-@contextlib.contextmanager
-def _torch_on_one_thread() -> Iterator[None]:
-    """One torch thread if a predictor has imported torch; nothing otherwise."""
-    if "torch" not in sys.modules:
-        yield
-        return
-    from benchmarks.collect.threads import one_torch_thread
-
-    with one_torch_thread():
-        yield
-
-
 def latency_cases(cases: PredictionCases) -> PredictionCases:
     """:data:`LATENCY_TASKS` cases evenly spaced through ``cases`` (all families)."""
     count = min(LATENCY_TASKS, len(cases))
@@ -294,7 +281,7 @@ def measure_latency_ms(predictor: Predictor, cases: PredictionCases, repeats: in
     for _ in range(LATENCY_WARMUP):
         predictor.predict(histories, LATENCY_SAMPLES, np.random.default_rng(0))
     timings = []
-    with _torch_on_one_thread():
+    with one_torch_thread_if_loaded():
         predictor.predict(histories, LATENCY_SAMPLES, np.random.default_rng(0))
         for repeat in range(repeats):
             rng = np.random.default_rng(repeat)

@@ -4,8 +4,9 @@ The baseline scripts (:mod:`benchmarks.tune_baselines`, :mod:`benchmarks.baselin
 each play many short episodes of one scheduler with some settings. A :class:`Trial` names one
 such episode; :func:`run_trials` plays the ones a :class:`TrialJournal` does not hold yet, on
 worker processes, appending each result to the journal the moment it ends, so an interrupted
-run resumes. Journal lines are keyed by :func:`code_fingerprint` (the package sources and the
-trace data): lines written by other code are kept in the file but never reused.
+run resumes. Journal lines are keyed by a fingerprint of the code, weights and data
+(:func:`benchmarks.source_fingerprint.source_fingerprint`): lines written by other code are kept
+in the file but never reused.
 
 Example:
     >>> trial = Trial("edf", "{}", "rl", seed=3, preset="tiny")
@@ -15,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -27,11 +27,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-import agents
-import mara_env
-import predictors
 from agents import Scheduler, evaluate, make_agent
-from mara_env import TRAINING_LOAD, ClusterConfig, default_trace_source, get_config
+from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
@@ -90,17 +87,6 @@ def play_trial(trial: Trial) -> float:
     """The completion rate of the trial's episode (runs in a worker process)."""
     rows = evaluate(trial.build(), trial.config(), seeds=[trial.seed])
     return float(rows[0]["completion_rate"])
-
-
-def code_fingerprint() -> str:
-    """Hash of the package sources and the trace data that a trial's result depends on."""
-    digest = hashlib.sha256(default_trace_source().fingerprint.encode())
-    for package in (mara_env, agents, predictors):
-        root = Path(next(iter(package.__path__)))
-        for path in sorted([*root.rglob("*.py"), *root.glob("*.json")]):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 class TrialJournal:

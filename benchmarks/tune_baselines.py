@@ -61,15 +61,16 @@ from agents.laira import Laira, LairaSettings
 from agents.lara import Lara
 from agents.least_slack import LeastSlack
 from agents.successive_halving import SuccessiveHalving
+from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import TUNED_SETTINGS_PATH
 from benchmarks.arguments import positive_int
 from benchmarks.leaderboard.report import write_atomically
 from benchmarks.lookahead_calibration import calibrate
+from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import (
     QUICK_ARRIVAL_HORIZON,
     Trial,
     TrialJournal,
-    code_fingerprint,
     run_trials,
 )
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
@@ -174,7 +175,10 @@ SEARCH_SPACES: Mapping[str, SearchSpace] = {
         prepare=_with_calibration,
     ),
     "successive_halving": SearchSpace(
-        SuccessiveHalving,
+        SuccessiveHalving, {"eta": (2, 3, 4), "bracket_epochs": (None, 5, 10, 20, 40)}
+    ),
+    "successive_halving_stream": SearchSpace(
+        SuccessiveHalvingStream,
         {
             "rungs": ((2.0, 8.0), (4.0, 16.0), (8.0, 32.0), (4.0,), (8.0,)),
             "window": (8, 16, 32),
@@ -418,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: search and confirmation seeds overlap; use fewer seeds.", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    journal = TrialJournal(args.output / "trials.jsonl", code_fingerprint())
+    journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
     outcomes = []
     for agent in dict.fromkeys(args.agents):
         outcome = tune(

@@ -31,6 +31,8 @@ from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
 from mara_env.traces import TraceSource
 
+#: A hopeless target is its curve's minimum times ``U(HOPELESS_TARGET_RANGE)``: never reached.
+HOPELESS_TARGET_RANGE = (0.5, 0.9)
 _DEMAND_ESTIMATE_TASKS = 4096
 _DEMAND_ESTIMATE_SEED = 20_240_901
 
@@ -256,7 +258,7 @@ def _draw_tasks(
     target = np.minimum(curves[np.arange(n), position], 0.99 * initial_loss)
     infeasible = rng.random(n) < config.infeasible_share
     curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
-    hopeless_target = curve_min * rng.uniform(0.5, 0.9, size=n)
+    hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
     offered_steps = _first_step_at_or_below(curves, lengths, target)
     offered = offered_steps / speed
     alpha = np.array([config.alpha_for(config.families[s]) for s in family_slot])

@@ -64,7 +64,7 @@ import numpy as np
 from mara_env import ClusterConfig, ConfigError, get_config
 from mara_env.sources import default_trace_source
 from mara_env.traces import CurvePool, TraceSource
-from mara_env.workload import _first_step_at_or_below
+from mara_env.workload import HOPELESS_TARGET_RANGE, _first_step_at_or_below
 from predictors.base import TaskHistory
 
 #: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
@@ -73,8 +73,8 @@ CAP_CURVE_LENGTHS = 4.0
 DEFAULT_DRAWS_PER_CURVE = 4
 #: The workloads of the prediction benchmark.
 BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
-#: A hopeless target is the curve's minimum times U(HOPELESS_RANGE) (as in the simulator).
-HOPELESS_RANGE = (0.5, 0.9)
+#: A hopeless target is the curve's minimum times U(HOPELESS_RANGE) (the simulator's rule).
+HOPELESS_RANGE = HOPELESS_TARGET_RANGE
 #: A feasible target is at most this share of the initial loss (as in the simulator).
 MAX_TARGET_SHARE = 0.99
 

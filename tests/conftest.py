@@ -17,7 +17,8 @@ import numpy as np
 import pettingzoo
 import pytest
 
-from mara_env import ClusterConfig, CurvePool
+from agents import PrivilegedScheduler
+from mara_env import ClusterConfig, CurvePool, node_turns, raw_env
 from mara_env.families import FAMILY_NAMES
 from mara_env.workload import TaskTable
 
@@ -132,6 +133,38 @@ def make_tasks(n: int = 1, **columns: Any) -> TaskTable:
         for name, value in defaults.items()
     }
     return TaskTable(**table)
+
+
+def prepared_env(tasks: TaskTable, curves: Sequence[Sequence[float]], **overrides: Any) -> Any:
+    """A ``raw_env`` running exactly ``tasks`` on ``curves`` (the synthetic family): one node,
+    four slots, no switch cost, alpha 1, arrivals in epoch 0 unless ``overrides`` say otherwise."""
+    fields: dict[str, Any] = {
+        "n_nodes": 1,
+        "n_slots": 4,
+        "switch_cost": 0.0,
+        "alpha": 1.0,
+        "arrival_horizon": 1,
+    }
+    fields.update(overrides)
+    source = ExactTraceSource({"synthetic": curves})
+    env = raw_env(synthetic_config(**fields), trace_source=source)
+    env.reset(seed=0)
+    env.simulator.reset(np.random.default_rng(0), tasks=tasks)
+    env.builder.refresh()
+    return env
+
+
+def play(env: Any, scheduler: Any) -> list[int]:
+    """Run to the end; returns every action in order."""
+    scheduler.reset(env.config, seed=0)
+    if isinstance(scheduler, PrivilegedScheduler):
+        scheduler.bind(env)
+    actions = []
+    for agent, node in node_turns(env):
+        action = scheduler.act(env.observe(agent), node)
+        actions.append(int(action))
+        env.step(action)
+    return actions
 
 
 # ---------------------------------------------------------------------------- episode runners

@@ -34,6 +34,7 @@ from agents import (
     scheduler_seed,
 )
 from agents.assignment import keep_nodes_in_place, nodes_per_slot
+from agents.statistics import ratio_ci
 from agents.tracking import NO_TASK, SlotTracker
 
 #: Timing keys differ between identical runs; everything else must not.
@@ -86,7 +87,9 @@ def test_agents_are_deterministic_given_the_seed(name: str) -> None:
     assert without_timing(first) == without_timing(second)
 
 
-@pytest.mark.parametrize("name", ["edf", "uniform", "round_robin", "successive_halving"])
+@pytest.mark.parametrize(
+    "name", ["edf", "uniform", "round_robin", "successive_halving", "successive_halving_stream"]
+)
 def test_epoch_schedulers_run_the_same_episode_in_the_parallel_form(name: str) -> None:
     """Asked node by node in index order, an epoch scheduler plans once per epoch in the
     Parallel form too, and plays exactly the episode it plays in the AEC form."""
@@ -272,7 +275,9 @@ def first_unseen_index(env: mara_env.raw_env) -> np.ndarray:
     return first
 
 
-@pytest.mark.parametrize("name", ["edf", "least_slack", "successive_halving", "uniform"])
+@pytest.mark.parametrize(
+    "name", ["edf", "least_slack", "successive_halving", "successive_halving_stream", "uniform"]
+)
 def test_hidden_future_of_curves_does_not_change_actions(name: str) -> None:
     config = mara_env.get_config("tiny")
     for seed in HIDDEN_FUTURE_SEEDS:
@@ -355,7 +360,7 @@ def test_shipped_agents_accept_keyword_arguments() -> None:
     assert isinstance(uniform, UniformShare)
     assert uniform.quantum == 2.0
     with pytest.raises(ValueError, match="rungs must be increasing"):
-        make_agent("successive_halving", rungs=(4.0, 2.0))
+        make_agent("successive_halving_stream", rungs=(4.0, 2.0))
 
 
 # ---------------------------------------------------------------------------- evaluation harness
@@ -515,3 +520,17 @@ def test_mean_ci() -> None:
         mean_ci([])
     with pytest.raises(ValueError, match="finite"):
         mean_ci([1.0, float("nan")])
+
+
+def test_ratio_ci_resamples_clusters_and_reduces_to_mean_ci() -> None:
+    values = [0.1, 0.7, 0.4, 0.9, 0.2]
+    assert ratio_ci(values, [1.0] * 5) == mean_ci(values)
+    # One cluster of 9 wrong verdicts out of 10 among nine clean ones: the pooled rate is 9/19,
+    # and resampling whole clusters gives a far wider interval than 19 independent verdicts.
+    clustered = ratio_ci([9] + [0] * 9, [10] + [1] * 9)
+    assert clustered.mean == pytest.approx(9 / 19) and clustered.n == 10
+    pooled = ratio_ci([1] * 9 + [0] * 10, [1] * 19)
+    assert clustered.high - clustered.low > pooled.high - pooled.low
+    for numerators, denominators in (([], []), ([1], [1, 2]), ([1], [0]), ([float("nan")], [1])):
+        with pytest.raises(ValueError, match="ratio_ci"):
+            ratio_ci(numerators, denominators)

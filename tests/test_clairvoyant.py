@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ExactTraceSource, make_tasks, synthetic_config
+from conftest import make_tasks, play, prepared_env
 
 import mara_env
 from agents import PrivilegedScheduler, evaluate, make_agent
@@ -25,36 +25,6 @@ LONG_LINE = [1.0 - step / 100.0 for step in range(100)]
 def target_at(step: int) -> float:
     """A target first reported at ``step`` of LONG_LINE."""
     return LONG_LINE[step] + 1e-9
-
-
-def prepared_env(tasks: TaskTable, curves: list[list[float]], **overrides: Any) -> mara_env.raw_env:
-    fields: dict[str, Any] = {
-        "n_nodes": 1,
-        "n_slots": 4,
-        "switch_cost": 0.0,
-        "alpha": 1.0,
-        "arrival_horizon": 1,
-    }
-    fields.update(overrides)
-    source = ExactTraceSource({"synthetic": curves})
-    env = mara_env.raw_env(synthetic_config(**fields), trace_source=source)
-    env.reset(seed=0)
-    env.simulator.reset(np.random.default_rng(0), tasks=tasks)
-    env.builder.refresh()
-    return env
-
-
-def play(env: mara_env.raw_env, scheduler: Any) -> list[int]:
-    """Run to the end; returns every action in order."""
-    scheduler.reset(env.config, seed=0)
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
-    actions = []
-    for agent, node in mara_env.node_turns(env):
-        action = scheduler.act(env.observe(agent), node)
-        actions.append(int(action))
-        env.step(action)
-    return actions
 
 
 # ---------------------------------------------------------------------------- known answers

@@ -7,6 +7,7 @@ machine idle-spinning threads slow them down many times over.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,3 +23,13 @@ def one_torch_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextmanager
+def one_torch_thread_if_loaded() -> Iterator[None]:
+    """:func:`one_torch_thread` if something (a predictor) has imported torch; else nothing."""
+    if "torch" not in sys.modules:
+        yield
+        return
+    with one_torch_thread():
+        yield
