@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mara_env
+from agents import make_agent, start_episode
 from benchmarks import verdicts
 from benchmarks.verdicts import VerdictRecord, VerdictSettings, record_episode, summarise
+from benchmarks.verdicts.laira_judge import laira_success
 from predictors.registry import make_predictor
 
 
@@ -39,7 +42,7 @@ def test_the_truth_follows_the_hidden_curves() -> None:
 
     certain = record_episode(settings, 101, {"wls": Certain()})  # type: ignore[dict-item]
     assert [r.feasible for r in certain] == [r.feasible for r in records]
-    rows = summarise(certain, ["wls"], 0.5)
+    rows = summarise(certain, {"wls": 0.5})
     assert all(row.dropped == (0, 0) and row.wrong_drops is None for row in rows)
     assert all(row.false_negative is None or row.false_negative.mean == 0.0 for row in rows)
 
@@ -56,7 +59,7 @@ def test_rates_count_judgements_and_resample_tasks() -> None:
         record(3, 3, False, 0.2),
         record(3, 20, False, 0.2),
     ]
-    rows = {row.bucket: row for row in summarise(records, ["p"], 0.5)}
+    rows = {row.bucket: row for row in summarise(records, {"p": 0.5})}
     middle = rows["3-4"]
     assert middle.feasible == (3, 2) and middle.infeasible == (2, 2) and middle.dropped == (2, 2)
     assert middle.false_negative is not None and middle.false_negative.mean == pytest.approx(1 / 3)
@@ -92,8 +95,8 @@ def test_the_script_writes_its_table_csv_and_figure(
     assert "| false-negative / false-positive rate | 1 report | 2 reports |" in out
     with (tmp_path / "verdicts.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["reports"] for row in rows] == ["1", "2", "3-4", "5-8", "9+"]
-    assert all(row["predictor"] == "wls" for row in rows)
+    assert [row["reports"] for row in rows] == ["1", "2", "3-4", "5-8", "9+"] * 2
+    assert [row["predictor"] for row in rows] == ["wls"] * 5 + ["laira"] * 5
     assert (
         "Produced by `python -m benchmarks.verdicts --quick"
         in (tmp_path / "verdicts.md").read_text()
@@ -101,3 +104,29 @@ def test_the_script_writes_its_table_csv_and_figure(
     assert (tmp_path / "verdicts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert verdicts.main([*argv, "--threshold", "2"]) == 2
     assert "threshold" in capsys.readouterr().err
+
+
+def test_the_laira_judge_is_the_shipped_agents_own_verdict() -> None:
+    """Replaying LaiRA's look-ahead on a history gives the probability the agent computed."""
+    config = mara_env.get_config("training", arrival_horizon=10)
+    env = mara_env.raw_env(config)
+    env.reset(seed=5)
+    agent = make_agent("laira")
+    start_episode(agent, env, 5)
+    checked = slices = 0
+    for name, node in mara_env.node_turns(env):
+        env.step(agent.act(env.observe(name), node))
+        started = len(agent.slice_lengths) > slices
+        slices = len(agent.slice_lengths)
+        if node == 0 and started and agent.histories.view is not None:
+            for slot in np.flatnonzero(np.isfinite(agent.last_margin)).tolist():
+                history = agent.histories.history(slot)
+                assert history is not None
+                alpha = np.array([config.alpha_for(history.family)])
+                time_left = float(agent.histories.view.time_left[slot])
+                history = dataclasses.replace(history, time_left=time_left)
+                expected = agent.last_probability[slot]
+                got = laira_success(agent.settings, [history], alpha, config.n_nodes)[0]
+                checked += 1
+                assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert checked > 0

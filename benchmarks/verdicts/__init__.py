@@ -10,7 +10,8 @@ privileged truth, as a function of how many losses the task has reported:
   ``round_robin`` so that every visible task is reported on regularly;
 * **verdicts**: after each new report, each predictor's probability that the task reaches its
   target by its deadline with all the nodes from now on; "infeasible" below ``--threshold``
-  (0.5);
+  (0.5); and the shipped LaiRA's own look-ahead verdict at its own tuned threshold
+  (:mod:`~.laira_judge`, ``--no-laira`` leaves it out);
 * **truth**: whether it could, from the clairvoyant reference's exact epochs to target
   (:func:`agents.clairvoyant.task_epochs_to_target`);
 * **output** (:mod:`~.summary`, :mod:`~.figure`): false-negative rate, false-positive rate and the
@@ -32,7 +33,7 @@ Example:
     >>> from predictors.registry import make_predictor
     >>> settings = VerdictSettings(seeds=(100,), predictors=("wls",), arrival_horizon=5)
     >>> records = record_episode(settings, 100, {"wls": make_predictor("wls")})
-    >>> [row.bucket for row in summarise(records, ["wls"], 0.5)]
+    >>> [row.bucket for row in summarise(records, {"wls": 0.5})]
     ['1', '2', '3-4', '5-8', '9+']
 """
 

@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"Where verdicts.md, verdicts.csv and verdicts.png go (default {DEFAULT_OUTPUT}).",
     )
+    parser.add_argument(
+        "--no-laira", action="store_true", help="Do not judge with LaiRA's own look-ahead."
+    )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
 
@@ -92,6 +95,7 @@ def settings_from(args: argparse.Namespace) -> VerdictSettings:
         threshold=args.threshold,
         n_samples=args.samples,
         arrival_horizon=QUICK_ARRIVAL_HORIZON if args.quick else None,
+        laira=not args.no_laira,
     )
 
 
@@ -114,7 +118,9 @@ def describe(settings: VerdictSettings, records: Sequence[VerdictRecord]) -> str
         f"during {horizon} epochs), {seed_range(settings.seeds)}, episodes played by "
         f"`{DRIVER}`; {len(records)} judgements of {tasks} tasks. Infeasible = predicted "
         f"probability of success by the deadline with all {settings.config.n_nodes} nodes below "
-        f"{settings.threshold:g} ({settings.n_samples} samples); truth from the clairvoyant "
+        f"{settings.threshold:g} ({settings.n_samples} samples); `laira` is the shipped LaiRA's "
+        "own look-ahead (DKF in node-epochs, calibrated probability) at its own threshold "
+        f"({settings.thresholds().get('laira', float('nan')):g}); truth from the clairvoyant "
         "reference's exact epochs to target. Counts are judgements (tasks); intervals are 95% "
         "bootstrap intervals over tasks."
     )
@@ -138,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with one_torch_thread_if_loaded():
         for seed in tqdm(settings.seeds, desc="episodes", disable=args.no_progress):
             records += record_episode(settings, seed, predictors)
-    rows = summarise(records, settings.predictors, settings.threshold)
+    rows = summarise(records, settings.thresholds())
     table = markdown_table(rows)
     shown = [arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--no-progress"]
     command = " ".join(["python -m benchmarks.verdicts", *shown])

@@ -33,6 +33,7 @@ import numpy as np
 from agents import make_agent, start_episode
 from agents.clairvoyant import NEVER, task_epochs_to_target
 from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
+from benchmarks.verdicts.laira_judge import LAIRA_JUDGE, laira_settings, laira_success
 from mara_env import ClusterConfig, get_config, node_turns, raw_env
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
@@ -60,6 +61,8 @@ class VerdictSettings:
             this, in (0, 1].
         n_samples: Samples of remaining work per prediction.
         arrival_horizon: Shorter arrivals (``--quick``); ``None`` keeps the preset's.
+        laira: Judge with the shipped LaiRA's own look-ahead too (:mod:`~.laira_judge`), at its
+            own threshold.
 
     Raises:
         ValueError: For an evaluation seed, a preset on the test split, an unknown predictor, a
@@ -72,6 +75,7 @@ class VerdictSettings:
     threshold: float = 0.5
     n_samples: int = 32
     arrival_horizon: int | None = None
+    laira: bool = True
 
     def __post_init__(self) -> None:
         if not self.seeds or any(not 0 <= seed < EVALUATION_SEED_BASE for seed in self.seeds):
@@ -94,6 +98,18 @@ class VerdictSettings:
             raise ValueError(f"VerdictSettings.threshold must be in (0, 1], got {self.threshold}.")
         if self.n_samples < 1:
             raise ValueError(f"VerdictSettings.n_samples must be >= 1, got {self.n_samples}.")
+
+    @property
+    def judges(self) -> tuple[str, ...]:
+        """The predictors, then LaiRA's look-ahead if it is judged."""
+        return self.predictors + ((LAIRA_JUDGE,) if self.laira else ())
+
+    def thresholds(self) -> dict[str, float]:
+        """Each judge's threshold: ``threshold`` for the predictors, LaiRA's own for it."""
+        chosen = dict.fromkeys(self.predictors, self.threshold)
+        if self.laira:
+            chosen[LAIRA_JUDGE] = laira_settings().success_threshold
+        return chosen
 
     @property
     def config(self) -> ClusterConfig:
@@ -181,6 +197,9 @@ def _judge_epoch(
         )
         for name, predictor in predictors.items()
     }
+    if settings.laira:
+        alpha = state.tasks.alpha[fresh]
+        success[LAIRA_JUDGE] = laira_success(laira_settings(), histories, alpha, nodes)
     records = []
     for index, task in enumerate(fresh):
         epochs = task_epochs_to_target(

@@ -18,7 +18,7 @@ Example:
     >>> from benchmarks.verdicts.record import VerdictRecord
     >>> records = [VerdictRecord(100, 0, 1, True, {"wls": 0.2}),
     ...            VerdictRecord(100, 1, 1, False, {"wls": 0.1})]
-    >>> row = summarise(records, ["wls"], 0.5)[0]
+    >>> row = summarise(records, {"wls": 0.5})[0]
     >>> row.bucket, row.false_negative.mean, row.false_positive.mean
     ('1', 1.0, 0.0)
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agents.statistics import Summary, ratio_ci
@@ -101,12 +101,10 @@ def _rate(
     return (total, len(judgements)), ratio_ci(errors, counts, n_resamples=RESAMPLES)
 
 
-def summarise(
-    records: Sequence[VerdictRecord], predictors: Sequence[str], threshold: float
-) -> list[Rates]:
-    """The :class:`Rates` of every predictor in every bucket (predictor-major)."""
+def summarise(records: Sequence[VerdictRecord], thresholds: Mapping[str, float]) -> list[Rates]:
+    """The :class:`Rates` of every judge (name -> its threshold) in every bucket, judge-major."""
     rows = []
-    for name in predictors:
+    for name, threshold in thresholds.items():
         for label, _, _ in BUCKETS:
             mine = [record for record in records if bucket_of(record.reports) == label]
             verdicts = [((r.seed, r.task), r.feasible, r.success[name] < threshold) for r in mine]
