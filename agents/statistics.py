@@ -37,6 +37,15 @@ class Summary:
         spec = spec or ".3f"
         return f"{self.mean:{spec}} ± {self.half_width:{spec}}"
 
+    def bracketed(self, spec: str = ".3f") -> str:
+        """``"mean [low, high]"`` with each number formatted by ``spec``.
+
+        Example:
+            >>> Summary(0.1, -0.02, 0.2, 30).bracketed("+.2f")
+            '+0.10 [-0.02, +0.20]'
+        """
+        return f"{self.mean:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
 
 def mean_ci(
     values: Iterable[float],

@@ -152,8 +152,7 @@ def markdown_table(
         difference = mean_ci(paper - shipped)
         lines.append(
             f"| {deviation.agent} | {deviation.adaptation} | {deviation.paper} | "
-            f"{shipped.mean():.3f} | {paper.mean():.3f} | {difference.mean:+.3f} "
-            f"[{difference.low:+.3f}, {difference.high:+.3f}] |"
+            f"{shipped.mean():.3f} | {paper.mean():.3f} | {difference.bracketed('+.3f')} |"
         )
     return "\n".join(lines) + "\n"
 

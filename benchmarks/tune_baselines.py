@@ -355,7 +355,7 @@ def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) ->
         lines.append(
             f"| {outcome.agent} | {outcome.candidates} | {shown} | {summary['search_mean']:.3f} "
             f"| {summary['confirmation_mean']:.3f} | {summary['defaults_confirmation_mean']:.3f}"
-            f" | {difference.mean:+.3f} [{difference.low:+.3f}, {difference.high:+.3f}] |"
+            f" | {difference.bracketed('+.3f')} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -129,7 +129,7 @@ def summarise(records: Sequence[VerdictRecord], thresholds: Mapping[str, float])
 def _interval(summary: Summary | None) -> str:
     if summary is None:
         return "—"
-    return f"{summary.mean:.2f} [{summary.low:.2f}, {summary.high:.2f}]"
+    return summary.bracketed(".2f")
 
 
 def markdown_table(rows: Sequence[Rates]) -> str:
