@@ -4,8 +4,9 @@
 or that raises while acting gives a :class:`CellOutcome` with ``error`` set, so one broken agent
 does not stop a leaderboard of hundreds of episodes. Illegal actions are not failures: the
 environment turns masked actions into idle and counts them (``illegal_actions``), and
-:func:`agents.evaluate` does the same for actions outside the action space
-(``invalid_actions``); the leaderboard reports both.
+:func:`agents.evaluate` does the same for ints outside the action space (``invalid_actions``);
+the leaderboard reports both. An action that is not an int (a float, ``None``) fails the cell
+with an error naming the value.
 
 Torch, once an agent has imported it (at the latest while being built), runs on one thread
 inside a cell whatever the backend: two worker processes on two cores should not oversubscribe
