@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(registered),
         metavar="AGENT",
         help="The agents to rank: registered names or import paths 'package.module:ClassName' "
-        f"(default: every registered agent: {' '.join(registered)}).",
+        f"(default: every registered agent: {' '.join(registered)}). Import paths resolve "
+        "against the working directory, which the command puts first on sys.path as python -m "
+        "does: run it from the folder holding my_sched.py to rank my_sched:MyScheduler.",
     )
     parser.add_argument(
         "--agent",
@@ -80,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="IMPORT_PATH",
         help="Add a scheduler of your own beside --agents, e.g. my_pkg.my_module:MyScheduler "
-        "(any class following agents.base.Scheduler); repeatable.",
+        "(any class following agents.base.Scheduler, importable from the working directory or "
+        "installed); repeatable.",
     )
     parser.add_argument(
         "--workloads",
