@@ -1,0 +1,246 @@
+"""The source code a module runs: its static import closure, and a hash of each module in it.
+
+:func:`import_closure` starts from some modules and follows their ``import`` statements
+(including those inside functions, and ``if TYPE_CHECKING`` blocks) to every module a
+``follow`` predicate accepts, and returns ``{module name: hash of its source}``. It reads files
+and never runs them; it imports nothing except, while resolving names, parent packages of
+followed modules (which the code being fingerprinted imports anyway).
+
+The rules, and what they cannot see:
+
+- ``import a.b`` adds ``a.b``; ``from a.b import c`` adds the submodule ``a.b.c`` if there is
+  one, else ``a.b``. When ``a.b`` is a package, ``c`` is traced through the package's
+  ``__init__`` re-exports (``from a.b.impl import c``) to the module that defines it, so that
+  ``from agents import EpochScheduler`` adds ``agents.base``, not everything ``agents`` exports.
+  A package's ``__init__`` itself joins the closure only when something is taken from it that
+  it defines, or when it is imported as such (``import agents``); merely being the parent of a
+  followed module does not count (on the assumption that ``__init__`` modules re-export).
+- A module's hash covers its whole text (newlines normalised): any edit, even to a comment or a
+  docstring, counts as a change. That errs on the side of running again.
+- Not seen: code reached without an ``import`` statement (``importlib.import_module`` with a
+  computed name, ``getattr`` on a module, plugins), modules ``follow`` rejects (third-party
+  libraries: their versions are recorded in the provenance instead), and data files a module
+  reads (the leaderboard hashes checkpoints and trace data separately).
+
+Example:
+    >>> ours = lambda name: name.split(".")[0] in ("mara_env", "agents", "benchmarks")
+    >>> files = import_closure(["agents.least_slack"], ours)
+    >>> "agents.least_slack" in files and "mara_env.config" in files
+    True
+    >>> "agents.lara" in files  # not imported by least slack
+    False
+    >>> len(files["agents.least_slack"])
+    16
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+Follow = Callable[[str], bool]
+#: The hash recorded for a followed module that cannot be found (a change if it appears).
+MISSING = "missing"
+#: How many re-export hops a name is traced through before its package counts as its home.
+_MAX_HOPS = 16
+
+
+def import_closure(
+    roots: Iterable[str], follow: Follow, *, skip: Collection[str] = ()
+) -> dict[str, str]:
+    """``{module: source hash}`` of ``roots`` and every module they import that ``follow`` takes.
+
+    Args:
+        roots: Module names to start from (always included, followed or not).
+        follow: Which imported module names to include and follow further.
+        skip: Module names never to include (the roots excepted).
+
+    Returns:
+        The closure, sorted by module name; a missing module's hash is :data:`MISSING`.
+    """
+    resolver = _Resolver(follow)
+    found: dict[str, str] = {}
+    queue = deque(roots)
+    while queue:
+        name = queue.popleft()
+        if name in found:
+            continue
+        path = module_file(name)
+        if path is None:
+            found[name] = MISSING
+            continue
+        source = path.read_bytes()
+        found[name] = source_hash(source)
+        if path.suffix != ".py":
+            continue  # a compiled module: hashed, but no imports to read
+        for imported in resolver.imports(name, source, path.name == "__init__.py"):
+            if imported not in found and imported not in skip and follow(imported):
+                queue.append(imported)
+    return dict(sorted(found.items()))
+
+
+def imports_of_source(source: str, module: str, follow: Follow) -> list[str]:
+    """The modules a piece of source (e.g. one function's) imports, as if it were in ``module``.
+
+    Example:
+        >>> imports_of_source("from agents.mara.agent import Mara", "agents.registry",
+        ...                   lambda name: name.startswith("agents"))
+        ['agents.mara.agent']
+    """
+    resolver = _Resolver(follow)
+    imported = resolver.imports(module, source.encode(), False)
+    return sorted(name for name in imported if follow(name))
+
+
+def source_hash(source: bytes) -> str:
+    """A short SHA-256 of source text, the same for ``\\n`` and ``\\r\\n`` line ends."""
+    return hashlib.sha256(source.replace(b"\r\n", b"\n")).hexdigest()[:16]
+
+
+def module_file(name: str) -> Path | None:
+    """The file module ``name`` is loaded from, or ``None`` (not found, built in, namespace).
+
+    Submodules of regular packages are looked up in their package's folder, so nothing is
+    imported; only a top-level name goes through the import system's finders (which locate it
+    without running it).
+    """
+    parent, _, last = name.rpartition(".")
+    if not parent:
+        return _found_file(name)
+    package = module_file(parent)
+    if package is None or package.name != "__init__.py":
+        return None  # a plain module has no submodules; namespace packages are not followed
+    for candidate in (package.parent / f"{last}.py", package.parent / last / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _found_file(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.has_location or spec.origin is None:
+        return None
+    path = Path(spec.origin)
+    return path if path.is_file() else None
+
+
+class _Resolver:
+    """Turns import statements into module names, tracing names through package re-exports."""
+
+    def __init__(self, follow: Follow) -> None:
+        self._follow = follow
+        self._files: dict[str, Path | None] = {}
+
+    def imports(self, module: str, source: bytes, is_package: bool) -> Iterator[str]:
+        """Every module an import statement anywhere in ``source`` (of ``module``) names."""
+        for statement in _statements(source):
+            if statement.module is None and statement.level == 0:
+                yield from (name for name, _ in statement.names)
+                continue
+            base = _absolute(statement, module, is_package)
+            if base is None:
+                continue
+            for name, _ in statement.names:
+                yield self._home(base, name) if self._follow(base) else base
+
+    def _home(self, base: str, attribute: str, hops: int = 0) -> str:
+        """The module that defines what ``from base import attribute`` binds."""
+        path = self._file(base)
+        if attribute == "*" or path is None or path.name != "__init__.py" or hops > _MAX_HOPS:
+            return base
+        if self._file(f"{base}.{attribute}") is not None:
+            return f"{base}.{attribute}"
+        for statement in _statements(path.read_bytes()):
+            if not statement.top_level:
+                continue
+            for name, alias in statement.names:
+                bound = alias or (name if statement.is_from else name.split(".")[0])
+                if bound != attribute:
+                    continue
+                if not statement.is_from:
+                    return name if alias else attribute
+                source = _absolute(statement, base, True)
+                if source is None or not self._follow(source):
+                    return base
+                return self._home(source, name, hops + 1)
+        return base  # defined in the package's __init__ itself
+
+    def _file(self, name: str) -> Path | None:
+        if name not in self._files:
+            self._files[name] = module_file(name)
+        return self._files[name]
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One ``import`` or ``from ... import`` statement.
+
+    Attributes:
+        is_from: A ``from ... import`` statement.
+        module: Its module (``None`` for ``import x`` and ``from . import x``).
+        level: Its number of leading dots.
+        names: ``(name, alias or None)`` pairs.
+        top_level: Outside any function or class (it binds names of the module).
+    """
+
+    is_from: bool
+    module: str | None
+    level: int
+    names: tuple[tuple[str, str | None], ...]
+    top_level: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def _statements(source: bytes) -> tuple[_Statement, ...]:
+    """The import statements of a module's source, in order (a pure function of the text)."""
+    found: list[_Statement] = []
+    pending: list[tuple[ast.AST, bool]] = [(ast.parse(source), True)]
+    while pending:
+        node, top_level = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            is_from = isinstance(node, ast.ImportFrom)
+            found.append(
+                _Statement(
+                    is_from,
+                    node.module if isinstance(node, ast.ImportFrom) else None,
+                    node.level if isinstance(node, ast.ImportFrom) else 0,
+                    tuple((alias.name, alias.asname) for alias in node.names),
+                    top_level,
+                )
+            )
+            continue
+        inner = top_level and not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        )
+        for name in _BLOCKS:  # statements only: imports never hide inside expressions
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                pending.extend((child, inner) for child in reversed(children))
+    found.reverse()
+    return tuple(found)
+
+
+#: The fields of compound statements that hold statements (or handlers and match cases).
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _absolute(statement: _Statement, module: str, is_package: bool) -> str | None:
+    """The absolute module name ``from ... import`` reads from, or ``None`` if unresolvable."""
+    if statement.level == 0:
+        return statement.module
+    package = module if is_package else module.rpartition(".")[0]
+    try:
+        return importlib.util.resolve_name(
+            "." * statement.level + (statement.module or ""), package
+        )
+    except ImportError:
+        return None
