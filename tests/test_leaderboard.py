@@ -18,6 +18,7 @@ import pytest
 from benchmarks import calibrate_load
 from benchmarks.leaderboard import main
 from benchmarks.leaderboard.cells import TIMING_COLUMNS
+from benchmarks.leaderboard.journal import read_journal
 
 #: Two seeds of the tiny preset on one workload and load: 2 episodes per agent.
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
@@ -26,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def journal_rows(directory: Path) -> list[dict[str, Any]]:
-    lines = (directory / "episodes.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines[1:]]
+    contents = read_journal(directory / "episodes.jsonl")
+    assert contents.problems == []
+    return contents.rows
 
 
 def results(directory: Path) -> list[dict[str, Any]]:
