@@ -20,14 +20,21 @@ workload and overall, and the probability of improvement over LARA.
 
 Output (``--output``, default ``./leaderboard_results``): ``episodes.jsonl``, the resumable
 journal every finished episode is appended to atomically as it ends (a re-run skips finished
-cells; a killed run loses at most the episodes in flight; a foreign or corrupt file is reported,
-never overwritten), and, derived from it, ``episodes.csv`` and ``episodes.json`` (every
-episode), ``leaderboard.md`` (the tables, plots, provenance and the regenerating command),
-``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and ``gantt.png``.
+cells; a killed run loses at most the episodes in flight; a foreign, corrupt or edited file is
+reported, never overwritten), and, derived from it, ``episodes.csv`` and ``episodes.json``
+(every episode), ``leaderboard.md`` (the tables, plots, provenance and the regenerating
+command), ``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and ``gantt.png``.
 
-Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs),
-``journal`` (the results file), ``summary`` and ``report`` (statistics and tables), ``plots``,
-``provenance`` and ``cli`` (the command).
+Every episode is keyed by what produced it, code included (:mod:`.fingerprints`): changing an
+agent's code or weights plays that agent's episodes again, changing the simulator plays them
+all, and the command says how many finished episodes were invalidated and why.
+
+Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs) and
+``lifeline`` (workers that end with the main process), ``source_closure`` and ``fingerprints``
+(what an episode depends on), ``labels`` (agent names in tables), ``records`` and ``journal``
+(the results file), ``invalidation`` (why episodes play again), ``summary`` and ``report``
+(statistics and tables), ``plots``, ``provenance``, ``session`` (one run) and ``cli`` (the
+command).
 
 Example:
     >>> import tempfile
@@ -52,6 +59,7 @@ from benchmarks.leaderboard.backends import (
 )
 from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
 from benchmarks.leaderboard.cli import build_parser, check_agents, main
+from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
@@ -61,7 +69,7 @@ from benchmarks.leaderboard.grid import (
     Grid,
     config_hash,
 )
-from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
 from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
 
 __all__ = [
@@ -71,6 +79,7 @@ __all__ = [
     "EVALUATION_SEED_BASE",
     "Backend",
     "BackendError",
+    "BuiltAgent",
     "Cell",
     "CellError",
     "CellOutcome",
@@ -78,9 +87,11 @@ __all__ = [
     "Grid",
     "Leaderboard",
     "LocalBackend",
+    "Manifest",
     "RayBackend",
     "ResultsFileError",
     "available_cores",
+    "build_agent",
     "build_leaderboard",
     "build_parser",
     "check_agents",
@@ -88,6 +99,8 @@ __all__ = [
     "execute_cell",
     "execute_cells",
     "main",
+    "read_journal",
     "run_cell",
     "run_cells",
+    "shared_manifest",
 ]

@@ -8,19 +8,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from agents import known_agents, make_agent
+from agents import known_agents
 from benchmarks.arguments import positive_float, positive_int
 from benchmarks.leaderboard.backends import (
     Backend,
-    BackendError,
     LocalBackend,
     RayBackend,
     available_cores,
-    execute_cells,
 )
-from benchmarks.leaderboard.cells import CellOutcome
+from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
@@ -31,30 +28,17 @@ from benchmarks.leaderboard.grid import (
     Grid,
 )
 from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
-from benchmarks.leaderboard.plots import (
-    GANTT_PLOT,
-    LOAD_PLOT,
-    PlotsUnavailable,
-    plot_completion_vs_load,
-    plot_gantts,
-)
-from benchmarks.leaderboard.provenance import provenance, results_fingerprint
-from benchmarks.leaderboard.report import (
-    episodes_csv,
-    episodes_json,
-    format_markdown,
-    format_terminal,
-    summary_json,
-    write_atomically,
-)
-from benchmarks.leaderboard.summary import REFERENCE_AGENT, Leaderboard, build_leaderboard
+from benchmarks.leaderboard.labels import agent_labels
+from benchmarks.leaderboard.provenance import provenance
+from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
+from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
 #: The resumable results file, and the files derived from it, inside the output directory.
 JOURNAL = "episodes.jsonl"
-EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", "failures.log")
+EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", FAILURES_LOG)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,11 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> None:
-    """Build each agent once so that a typo or a missing dependency fails before any episode."""
+def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
+    """Build and fingerprint each agent once, so that a typo or a missing dependency fails
+    before any episode; returns ``{agent: built agent}``."""
+    built = {}
     for agent in agents:
         try:
-            make_agent(agent)
+            built[agent] = build_agent(agent)
         except Exception as error:
             message = (
                 str(error)
@@ -193,6 +179,7 @@ def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> None
                     "out with --agents."
                 )
             parser.error(message)
+    return built
 
 
 def _missing_module(error: BaseException | None) -> str | None:
@@ -235,30 +222,52 @@ def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the leaderboard; returns the process exit code (1 if some cells failed)."""
+    """Run the leaderboard; returns the exit code.
+
+    Returns:
+        0 on success; 1 if some cells failed; 2 for bad arguments or unusable results; 130
+        after Ctrl-C.
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(arguments)
-    agents = tuple(dict.fromkeys([*args.agents, *args.agent]))
-    check_agents(parser, agents)
-    if args.reference is not None and args.reference not in agents:
-        parser.error(f"--reference {args.reference!r} is not among the agents {list(agents)}.")
+    specs = tuple(dict.fromkeys([*args.agents, *args.agent]))
+    built = check_agents(parser, specs)
+    labels, notes = agent_labels({spec: agent.scheduler for spec, agent in built.items()})
+    for note in notes:
+        print(f"Note: {note}", file=sys.stderr)
+    reference = labels.get(args.reference, args.reference)
+    if args.reference is not None and reference not in labels.values():
+        parser.error(
+            f"--reference {args.reference!r} is not among the agents {list(labels.values())}."
+        )
+    shared = shared_manifest()
     try:
         grid = Grid(
-            agents=agents,
+            agents=tuple(labels[spec] for spec in specs),
             workloads=tuple(dict.fromkeys(args.workloads)),
             load_factors=tuple(dict.fromkeys(args.loads)),
             n_seeds=args.seeds or (QUICK_SEEDS if args.quick else DEFAULT_SEEDS),
             base=args.config,
             quick=args.quick,
-            fingerprint=results_fingerprint(),
+            fingerprint=shared.digest,
+            specs={labels[spec]: spec for spec in specs if labels[spec] != spec},
+            agent_fingerprints={labels[s]: built[s].manifest.digest for s in specs},
         )
     except ConfigError as error:
         parser.error(str(error))
     backend = _backend(parser, args)
     _check_output(parser, args.output)
     facts = provenance()
-    command = shlex.join(["mara-leaderboard", *arguments])
+    settings = RunSettings(
+        output=args.output,
+        reference=reference or REFERENCE_AGENT,
+        resamples=args.resamples,
+        plots=not args.no_plots,
+        progress=not args.no_progress,
+        command=shlex.join(["mara-leaderboard", *arguments]),
+        provenance=facts,
+    )
     try:
         journal = EpisodeJournal.open(
             args.output / JOURNAL,
@@ -267,106 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ResultsFileError as error:
         parser.error(str(error))
+    manifests: dict[str, Manifest] = {shared.digest: shared}
+    manifests.update({agent.manifest.digest: agent.manifest for agent in built.values()})
     with journal:
-        return _run(grid, journal, backend, args, facts, command)
-
-
-def _run(
-    grid: Grid,
-    journal: EpisodeJournal,
-    backend: Backend,
-    args: argparse.Namespace,
-    facts: dict[str, Any],
-    command: str,
-) -> int:
-    cells = grid.cells()
-    done = journal.done()
-    todo = [cell for cell in cells if cell.key not in done]
-    failures: list[CellOutcome] = []
-
-    def on_outcome(outcome: CellOutcome) -> None:
-        if outcome.error is None:
-            journal.append(outcome.row)
-        else:
-            failures.append(outcome)
-
-    start = time.perf_counter()
-    try:
-        execute_cells(
-            todo, backend, on_outcome, progress=not args.no_progress, description="leaderboard"
-        )
-    except KeyboardInterrupt:
-        print(
-            f"\nInterrupted: finished episodes are saved in {journal.path}; run the same "
-            "command again to resume.",
-            file=sys.stderr,
-        )
-        return 130
-    except BackendError as error:
-        print(f"mara-leaderboard: error: {error}", file=sys.stderr)
-        return 2
-    elapsed = time.perf_counter() - start
-
-    board = build_leaderboard(
-        grid, journal.rows, reference=args.reference or REFERENCE_AGENT, n_resamples=args.resamples
-    )
-    print(format_terminal(board))
-    _report_failures(failures, args.output)
-    ran = len(todo) - len(failures)
-    reused = len(cells) - len(todo)
-    run_fact = (
-        f"{ran} episodes run in {elapsed:.1f} s wall on {backend.name}"
-        f"{f', {reused} reused from {journal.path}' if reused else ''}"
-    )
-    print(f"\n{len(cells)} episodes in the grid; {run_fact}.")
-    facts = {**facts, "run": run_fact}
-    plots = [] if args.no_plots else _plot(board, args.output)
-    rows = list(board.rows)
-    write_atomically(args.output / "episodes.csv", episodes_csv(rows))
-    write_atomically(args.output / "episodes.json", episodes_json(rows))
-    write_atomically(args.output / "leaderboard.json", summary_json(board, facts, command))
-    markdown = format_markdown(board, provenance=facts, command=command, plots=plots)
-    write_atomically(args.output / "leaderboard.md", markdown)
-    print(
-        f"Wrote {args.output}/: leaderboard.md, leaderboard.json, episodes.csv, episodes.json"
-        f"{''.join(f', {name}' for _, name in plots)}."
-    )
-    return 1 if failures else 0
-
-
-def _plot(board: Leaderboard, directory: Path) -> list[tuple[str, str]]:
-    plots: list[tuple[str, str]] = []
-    try:
-        if board.summary is not None:
-            plot_completion_vs_load(board, directory / LOAD_PLOT)
-            plots.append(("Completion rate against load", LOAD_PLOT))
-        written, notes = plot_gantts(board, directory / GANTT_PLOT)
-        if written:
-            plots.append(("One episode per agent", GANTT_PLOT))
-    except PlotsUnavailable as error:
-        print(f"Note: {error}", file=sys.stderr)
-        return plots
-    for note in notes:
-        print(f"Note: {note}", file=sys.stderr)
-    return plots
-
-
-def _report_failures(failures: Sequence[CellOutcome], directory: Path) -> None:
-    if not failures:
-        return
-    log = directory / "failures.log"
-    by_agent: dict[str, list[CellOutcome]] = {}
-    for outcome in failures:
-        by_agent.setdefault(outcome.cell.agent, []).append(outcome)
-    with log.open("a") as handle:
-        for outcome in failures:
-            cell = outcome.cell
-            handle.write(
-                f"== {cell.agent} seed {cell.seed} {cell.config_name}\n{outcome.details}\n"
+        try:
+            return run_grid(grid, journal, backend, manifests, settings)
+        except KeyboardInterrupt:  # before or after the episodes (during them it is deferred)
+            print(
+                f"\nInterrupted: finished episodes are saved in {journal.path}; run the same "
+                "command again to resume.",
+                file=sys.stderr,
             )
-    for agent, outcomes in by_agent.items():
-        print(
-            f"Error: {agent} failed in {len(outcomes)} episodes (not saved; a re-run retries "
-            f"them). First: {outcomes[0].error}. Tracebacks in {log}.",
-            file=sys.stderr,
-        )
+            return 130
