@@ -13,6 +13,7 @@ Usage::
     mara-leaderboard --agent my_pkg.my_module:MyScheduler   # yours beside the shipped agents
     mara-leaderboard --agents edf lara --workloads rl --loads 1 2 --seeds 20
     mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
+    mara-leaderboard --validate benchmarks/results/leaderboard   # check published results
 
 Statistics (:mod:`benchmarks.statistics`): mean completion rate with a 95% stratified-bootstrap
 interval (seeds resampled within each workload and load), the interquartile mean, ranks per
@@ -28,13 +29,15 @@ command), ``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and 
 Every episode is keyed by what produced it, code included (:mod:`.fingerprints`): changing an
 agent's code or weights plays that agent's episodes again, changing the simulator plays them
 all, and the command says how many finished episodes were invalidated and why.
+``--validate DIR`` checks a results folder against its journal and the installed code
+(:mod:`.validate`).
 
 Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs) and
 ``lifeline`` (workers that end with the main process), ``source_closure`` and ``fingerprints``
 (what an episode depends on), ``labels`` (agent names in tables), ``records`` and ``journal``
 (the results file), ``invalidation`` (why episodes play again), ``summary`` and ``report``
-(statistics and tables), ``plots``, ``provenance``, ``session`` (one run) and ``cli`` (the
-command).
+(statistics and tables), ``plots``, ``provenance``, ``session`` (one run), ``validate`` and
+``cli`` (the command).
 
 Example:
     >>> import tempfile
@@ -71,6 +74,7 @@ from benchmarks.leaderboard.grid import (
 )
 from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
 from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
+from benchmarks.leaderboard.validate import validate_results
 
 __all__ = [
     "DEFAULT_LOAD_FACTORS",
@@ -103,4 +107,5 @@ __all__ = [
     "run_cell",
     "run_cells",
     "shared_manifest",
+    "validate_results",
 ]

@@ -32,6 +32,7 @@ from benchmarks.leaderboard.labels import agent_labels
 from benchmarks.leaderboard.provenance import provenance
 from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
+from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
@@ -154,6 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-plots", action="store_true", help="Skip the figures.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
+    parser.add_argument(
+        "--validate",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="Check the results in DIR instead of running: every line's integrity hash, every "
+        f"table recomputed from {JOURNAL}, the recorded code fingerprints against the "
+        "installed code, and a replay from scratch of a sample of episodes (--sample), each "
+        "metric compared exactly. Prints what differs; exits 1 on any difference.",
+    )
+    parser.add_argument(
+        "--sample",
+        type=parse_sample,
+        default=DEFAULT_SAMPLE,
+        metavar="N|all",
+        help="With --validate: how many episodes to replay, at random ('all': every one; "
+        "default: one per agent, workload and load).",
+    )
+    parser.add_argument(
+        "--sample-seed",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="With --validate: seed of the sample (default: a fresh one, printed).",
+    )
     return parser
 
 
@@ -222,15 +248,26 @@ def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the leaderboard; returns the exit code.
+    """Run the leaderboard (or ``--validate`` a results folder); returns the exit code.
 
     Returns:
-        0 on success; 1 if some cells failed; 2 for bad arguments or unusable results; 130
-        after Ctrl-C.
+        0 on success; 1 if some cells failed (or, validating, something differs); 2 for bad
+        arguments or unusable results; 130 after Ctrl-C.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(arguments)
+    if args.validate is not None:
+        try:
+            return validate_results(
+                args.validate,
+                backend=_backend(parser, args),
+                sample=args.sample,
+                seed=args.sample_seed,
+                progress=not args.no_progress,
+            )
+        except ResultsFileError as error:
+            parser.error(str(error))
     specs = tuple(dict.fromkeys([*args.agents, *args.agent]))
     built = check_agents(parser, specs)
     labels, notes = agent_labels({spec: agent.scheduler for spec, agent in built.items()})
