@@ -13,17 +13,39 @@ import pytest
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
 SCHEDULER_BLOCK = next(block for block in PYTHON_BLOCKS if "class MostProgressFirst" in block)
-USAGE_BLOCKS = [
-    block
-    for block in PYTHON_BLOCKS
-    if block is not SCHEDULER_BLOCK and "my_curves.npz" not in block
-]
+USAGE_BLOCKS = [block for block in PYTHON_BLOCKS if block is not SCHEDULER_BLOCK]
+AEC_BLOCK = next(block for block in USAGE_BLOCKS if "env.agent_iter()" in block)
+PREDICTOR_BLOCK = next(block for block in USAGE_BLOCKS if "TaskHistory(" in block)
+
+
+def run_block(block: str, capsys: pytest.CaptureFixture[str]) -> str:
+    exec(compile(block, "README.md", "exec"), {})
+    return capsys.readouterr().out
 
 
 @pytest.mark.parametrize("block", USAGE_BLOCKS, ids=lambda block: block.splitlines()[0][:40])
-def test_usage_examples_run(block: str) -> None:
-    """Every usage example executes without error."""
-    exec(compile(block, "README.md", "exec"), {})
+def test_usage_examples_run(
+    block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every usage example executes as pasted (in an empty folder: some write files)."""
+    monkeypatch.chdir(tmp_path)
+    run_block(block, capsys)
+
+
+def test_the_aec_example_prints_the_same_every_run(capsys: pytest.CaptureFixture[str]) -> None:
+    first = run_block(AEC_BLOCK, capsys)
+    assert 0.0 < float(first) < 1.0
+    assert run_block(AEC_BLOCK, capsys) == first
+
+
+def test_the_predictor_example_predicts_something_not_yet_reached(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its target lies beyond the history: remaining work > 0, success neither sure nor hopeless."""
+    quantiles, probability = run_block(PREDICTOR_BLOCK, capsys).splitlines()
+    low, median, _ = (float(value) for value in quantiles.strip("[]").split())
+    assert 0.0 < low < median < 200.0
+    assert 0.0 < float(probability.strip("[]")) < 1.0
 
 
 def test_own_scheduler_command_runs_as_written_from_the_folder_holding_the_file(
