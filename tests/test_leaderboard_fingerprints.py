@@ -71,6 +71,16 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
+def edit_shipped_module(module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the fingerprints read an edited copy of one of our modules (the tree stays as is)."""
+    edited = tmp_path / f"{module}.py"
+    edited.write_text((ROOT / (module.replace(".", "/") + ".py")).read_text() + "\n# edited\n")
+    original = closure.module_file
+    monkeypatch.setattr(
+        closure, "module_file", lambda name: edited if name == module else original(name)
+    )
+
+
 def test_changing_a_scheduler_replays_its_cells_only_and_says_why(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,46 +109,51 @@ def test_changing_a_scheduler_replays_its_cells_only_and_says_why(
     assert f"most_progress: 2 (its code changed ({sched} changed))" in run(argv, capsys)
 
 
-def test_a_change_in_one_shipped_agents_module_replays_that_agent_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("module", "agents", "replayed", "reasons", "untouched"),
+    [
+        # LARA's own module: LARA plays again, EDF does not.
+        (
+            "agents.lara",
+            ["edf", "lara"],
+            2,
+            ["lara: 2 (its code changed (agents.lara changed))"],
+            "edf:",
+        ),
+        # The simulator: part of every agent's code and of the shared code, so all play again.
+        (
+            "mara_env.simulator",
+            ["edf", "random"],
+            4,
+            [
+                "4 finished episodes were invalidated and play again:",
+                "edf: 2 (its code changed (mara_env.simulator changed); the code, data or version",
+            ],
+            None,
+        ),
+    ],
+    ids=["one agent", "shared"],
+)
+def test_a_change_in_a_shipped_module_replays_the_agents_that_run_it(
+    module: str,
+    agents: list[str],
+    replayed: int,
+    reasons: list[str],
+    untouched: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """LARA's module edited (the fingerprint reads an edited copy): LARA plays again, EDF not."""
-    out = tmp_path / "results"
-    argv = [*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)]
+    """A module edited (the fingerprints read an edited copy): only the agents running it play
+    again, each with the reason."""
+    argv = [*TINY, *QUIET, "--agents", *agents, "--output", str(tmp_path / "results")]
     run(argv, capsys)
-    edited = tmp_path / "lara.py"
-    edited.write_text((ROOT / "agents" / "lara.py").read_text() + "\n# edited\n")
-    original = closure.module_file
-    monkeypatch.setattr(
-        closure, "module_file", lambda name: edited if name == "agents.lara" else original(name)
-    )
+    edit_shipped_module(module, tmp_path, monkeypatch)
     printed = run(argv, capsys)
-    assert "2 episodes run" in printed and "2 reused" in printed
-    assert "lara: 2 (its code changed (agents.lara changed))" in printed
-    assert "edf:" not in printed
-
-
-def test_a_change_in_the_shared_simulator_replays_every_agent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "results"
-    argv = [*TINY, *QUIET, "--agents", "edf", "random", "--output", str(out)]
-    run(argv, capsys)
-    edited = tmp_path / "simulator.py"
-    edited.write_text((ROOT / "mara_env" / "simulator.py").read_text() + "\n# edited\n")
-    original = closure.module_file
-    monkeypatch.setattr(
-        closure,
-        "module_file",
-        lambda name: edited if name == "mara_env.simulator" else original(name),
-    )
-    printed = run(argv, capsys)
-    assert "4 episodes run" in printed
-    assert "4 finished episodes were invalidated and play again:" in printed
-    assert (
-        "edf: 2 (its code changed (mara_env.simulator changed); the code, data or version"
-        in printed
-    )
+    assert f"{replayed} episodes run" in printed
+    for reason in reasons:
+        assert reason in printed
+    assert untouched is None or untouched not in printed
 
 
 def test_closure_follows_reexports_and_local_imports_but_not_the_rest(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,23 @@ def wait_until_gone(group: int) -> list[str]:
     return members
 
 
+@contextmanager
+def group_killed_at_exit(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Whatever the test's outcome, nothing of ``process``'s group outlives it."""
+    try:
+        yield
+    finally:
+        if process.poll() is None or group_members(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def kill_main(process: subprocess.Popen[bytes]) -> list[str]:
+    """SIGKILL the main process only; what of its group is left after the grace time."""
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    return wait_until_gone(process.pid)
+
+
 def console_script() -> str:
     script = Path(sys.executable).parent / "mara-leaderboard"
     assert script.is_file(), f"{script} is missing: install the package (pip install -e .)"
@@ -64,21 +83,16 @@ def test_kill_9_of_the_main_process_leaves_no_worker_behind(tmp_path: Path) -> N
         start_new_session=True,  # its own process group, which must empty
     )
     journal = out / "episodes.jsonl"
-    try:
+    with group_killed_at_exit(process):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
-            if journal.exists() and len(journal.read_bytes().splitlines()) > 4:
+            if journal.exists() and journal.read_bytes().count(b'"kind":"episode"') > 2:
                 break
             time.sleep(0.05)
         assert process.poll() is None, "the run ended before it could be killed"
         before = group_members(process.pid)
         assert len(before) >= 4, before  # main, resource tracker, two workers
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        left = wait_until_gone(process.pid)
-    finally:
-        if group_members(process.pid):
-            os.killpg(process.pid, signal.SIGKILL)
+        left = kill_main(process)
     assert left == [], f"still running {GRACE_SECONDS} s after kill -9: {left}"
 
 
@@ -105,14 +119,9 @@ def test_the_watcher_thread_alone_ends_an_orphan(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-c", parent], cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE
     )
-    try:
+    with group_killed_at_exit(process):
         assert process.stdout is not None
         assert process.stdout.readline().strip() == b"ready"
         assert len(group_members(process.pid)) == 2
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        left = wait_until_gone(process.pid)
-    finally:
-        if group_members(process.pid):
-            os.killpg(process.pid, signal.SIGKILL)
+        left = kill_main(process)
     assert left == []

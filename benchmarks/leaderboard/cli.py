@@ -27,7 +27,7 @@ from benchmarks.leaderboard.grid import (
     QUICK_SEEDS,
     Grid,
 )
-from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
 from benchmarks.leaderboard.provenance import provenance
 from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
@@ -37,8 +37,7 @@ from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
-#: The resumable results file, and the files derived from it, inside the output directory.
-JOURNAL = "episodes.jsonl"
+#: The files derived from the journal, inside the output directory.
 EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", FAILURES_LOG)
 
 

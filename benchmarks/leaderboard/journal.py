@@ -59,7 +59,17 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "EpisodeJournal", "ResultsFileError", "read_journal"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "JOURNAL",
+    "EpisodeJournal",
+    "ResultsFileError",
+    "read_journal",
+]
+
+#: The journal's file name inside a results directory.
+JOURNAL = "episodes.jsonl"
 
 
 class EpisodeJournal:

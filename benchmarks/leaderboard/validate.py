@@ -45,14 +45,12 @@ from benchmarks.leaderboard.backends import Backend, execute_cells
 from benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
 from benchmarks.leaderboard.fingerprints import Manifest, build_agent, shared_manifest
 from benchmarks.leaderboard.grid import Cell, Grid, config_from_fields, config_hash
-from benchmarks.leaderboard.journal import read_journal
+from benchmarks.leaderboard.journal import JOURNAL, read_journal
 from benchmarks.leaderboard.records import JournalContents
 from benchmarks.leaderboard.report import render_tables
 from benchmarks.leaderboard.summary import build_leaderboard
 from mara_env import ClusterConfig, ConfigError
 
-#: The journal's file name inside a results folder.
-JOURNAL = "episodes.jsonl"
 #: ``--sample`` values: a count, every episode, or one per agent, workload and load.
 ALL = "all"
 DEFAULT_SAMPLE = None
@@ -128,32 +126,9 @@ def validate_results(
     )
     if run is None:
         findings.check("tables", ["the journal records no finished run: no tables to check"], "")
-        rows = contents.rows
-        grid = None
+        grid, rows = None, contents.rows
     else:
-        grid, problems = recorded_grid(run, contents)
-        rows = []
-        if grid is not None:
-            board = build_leaderboard(
-                grid, contents.rows, reference=run["reference"], n_resamples=run["resamples"]
-            )
-            rows = list(board.rows)
-            tables = render_tables(
-                board,
-                provenance=run["provenance"],
-                command=run["command"],
-                plots=[(title, name) for title, name in run["plots"]],
-            )
-            problems += _compare_tables(directory, tables)
-            missing = len(grid.cells()) - len(rows)
-            if missing:
-                findings.notes.append(f"{missing} cells of the run's grid have no episode.")
-        findings.check(
-            "tables",
-            problems,
-            f"{', '.join(sorted(_TABLES))} equal their recomputation from the journal's "
-            f"{len(rows)} episodes (plots not compared).",
-        )
+        grid, rows = _check_tables(directory, run, contents, findings)
         findings.check(
             "fingerprints",
             _compare_fingerprints(run, contents, grid),
@@ -190,7 +165,36 @@ def validate_results(
     return 0
 
 
-_TABLES = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md")
+def _check_tables(
+    directory: Path, run: dict[str, Any], contents: JournalContents, findings: Findings
+) -> tuple[Grid | None, list[dict[str, Any]]]:
+    """Render the run's tables again from the journal and compare them with the files."""
+    grid, problems = recorded_grid(run, contents)
+    rows: list[dict[str, Any]] = []
+    names = "the tables"
+    if grid is not None:
+        board = build_leaderboard(
+            grid, contents.rows, reference=run["reference"], n_resamples=run["resamples"]
+        )
+        rows = list(board.rows)
+        tables = render_tables(
+            board,
+            provenance=run["provenance"],
+            command=run["command"],
+            plots=[(title, name) for title, name in run["plots"]],
+        )
+        names = ", ".join(tables)
+        problems += _compare_tables(directory, tables)
+        missing = len(grid.cells()) - len(rows)
+        if missing:
+            findings.notes.append(f"{missing} cells of the run's grid have no episode.")
+    findings.check(
+        "tables",
+        problems,
+        f"{names} equal their recomputation from the journal's {len(rows)} episodes (plots "
+        "not compared).",
+    )
+    return grid, rows
 
 
 def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid | None, list[str]]:
