@@ -153,7 +153,7 @@ def validate_results(
     if sample != ALL and rows:
         findings.notes.append(
             f"an episode altered with a recomputed check hash is caught by this replay with "
-            f"probability {len(chosen)}/{len(rows)} = {len(chosen) / len(rows):.0%}; "
+            f"probability {len(chosen)}/{len(rows)} = {len(chosen) / len(rows):.1%}; "
             "--sample all replays every one."
         )
     for note in findings.notes:
