@@ -22,9 +22,10 @@ simulator and environments; plus the trace data's fingerprint and the package ve
 
 So changing LARA's module plays again the cells of the agents that import it (LARA's, and the
 clairvoyant reference's, which uses its Moore-Hodgson rule) and no others; changing the
-simulator plays every cell again. What is not seen: code reached without an ``import`` statement, and files read
-without :func:`predictors.checkpoint.load_checkpoint` (see the two modules above); library
-versions (numpy, torch), which are recorded in the provenance but are not part of any key.
+simulator plays every cell again. What is not seen: code reached without an ``import``
+statement, and files read without :func:`predictors.checkpoint.load_checkpoint` (see the two
+modules above); library versions (numpy, torch), which are recorded in the provenance but are
+not part of any key.
 
 Example:
     >>> edf = build_agent("edf")
