@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,7 @@ def test_agent_manifests_hold_their_own_modules_and_checkpoints() -> None:
     for card in ("agents/checkpoints/mara.json", "predictors/checkpoints/flow_matching.json"):
         sha = json.loads((ROOT / card).read_text())["sha256"]
         assert mara[f"checkpoint:{card.replace('.json', '.pt')}"] == sha[:16]
+        assert f"file:{card.replace('.json', '.pt')}" in mara  # named in the source, too
 
 
 def test_a_fingerprint_attribute_joins_the_manifest(
@@ -231,3 +233,57 @@ def test_a_custom_agent_named_like_a_shipped_one_keeps_its_import_path(
     captured = capsys.readouterr()
     assert f"Note: {sched}:MostProgress is named 'edf', like the shipped agent edf" in captured.err
     assert f"{sched}:MostProgress" in captured.out
+
+
+def test_a_factory_reading_tuned_settings_is_keyed_by_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry entry ``partial(build, Class, name)`` whose ``build`` reads settings from a
+    JSON file through another module: that module and the file join the agent's manifest."""
+    package = tmp_path / "tunedpkg_q"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    write(
+        package / "tuned.py",
+        """
+        import json
+        from pathlib import Path
+
+        PATH = Path(__file__).with_name("settings.json")
+
+        def settings(name):
+            return json.loads(PATH.read_text())[name]
+        """,
+    )
+    write(
+        package / "factories.py",
+        """
+        from tunedpkg_q.tuned import settings
+
+        def build(factory, name):
+            return factory(**settings(name))
+        """,
+    )
+    (package / "settings.json").write_text('{"uniform": {"quantum": 2.0}}')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from agents import UniformShare, registry
+    from benchmarks.leaderboard import fingerprints
+
+    factories = __import__("tunedpkg_q.factories", fromlist=["build"])
+    entries = {
+        **registry.AGENTS,
+        "tuned_uniform": partial(factories.build, UniformShare, "uniform"),
+    }
+    monkeypatch.setattr(registry, "AGENTS", entries)
+    monkeypatch.setattr(
+        fingerprints, "_own_packages", lambda name: name.split(".")[0] in ("agents", "tunedpkg_q")
+    )
+    first = build_agent("tuned_uniform")
+    assert first.scheduler.quantum == 2.0
+    assert {"tunedpkg_q.factories", "tunedpkg_q.tuned", "agents.uniform"} <= set(
+        first.manifest.items
+    )
+    assert "file:tunedpkg_q/settings.json" in first.manifest.items
+    (package / "settings.json").write_text('{"uniform": {"quantum": 3.0}}')
+    second = build_agent("tuned_uniform").manifest
+    assert second.changes_since(first.manifest.items) == ["file:tunedpkg_q/settings.json changed"]

@@ -5,10 +5,12 @@ digest of a :class:`Manifest`, a mapping from what was hashed to its hash:
 
 **The agent's** (:func:`build_agent`):
 
-- for a shipped agent, its registry entry (the factory's source or name), and the source of the
-  modules that define its class and its base classes together with everything they import from
-  mara-env's four packages (:mod:`benchmarks.leaderboard.source_closure`; the registry module,
-  which imports every agent, is left out: each agent's own entry stands for it);
+- for a shipped agent, its registry entry (the factory's source or name and arguments), and the
+  source of the modules that define its class and its base classes, and of the modules its
+  factory uses (imports, or reads a global from: ``agents.tuned`` for tuned settings), together
+  with everything they import from mara-env's four packages and the data files they name
+  (:mod:`benchmarks.leaderboard.source_closure`; the registry module, which imports every agent,
+  is left out: each agent's own entry stands for it);
 - for an import path ``pkg.module:Class``, the module itself and the modules it imports from
   its own package (for a single-file module outside site-packages: from its folder) and from
   mara-env's packages;
@@ -37,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -47,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import AGENTS, Scheduler, make_agent
+from agents import Scheduler, make_agent, registry
 from benchmarks.leaderboard.provenance import data_hashes, package_version
 from benchmarks.leaderboard.source_closure import (
     Follow,
@@ -122,16 +125,17 @@ def build_agent(spec: str) -> BuiltAgent:
     """
     with recording_checkpoint_loads() as loads:
         scheduler = make_agent(spec)
-    follow = _own_packages if spec in AGENTS else _project_of(spec.partition(":")[0])
+    registered = ":" not in spec  # a name of the registry, not an import path
+    follow = _own_packages if registered else _project_of(spec.partition(":")[0])
     roots = [cls.__module__ for cls in type(scheduler).__mro__ if follow(cls.__module__)]
     items: dict[str, str] = {}
-    if spec in AGENTS:
+    if registered:
         entry, entry_roots = _registry_entry(spec, follow)
         items[f"registry:{spec}"] = _hash(entry)
-        roots += entry_roots
+        roots += [root for root in entry_roots if root not in REGISTRY_MODULES]
     else:
         roots.insert(0, spec.partition(":")[0])
-    items.update(import_closure(roots, follow, skip=REGISTRY_MODULES))
+    items.update(import_closure(dict.fromkeys(roots), follow, skip=REGISTRY_MODULES))
     for load in loads:
         items[f"checkpoint:{_file_label(load.path)}"] = load.sha256[:16]
     extra = getattr(scheduler, "fingerprint", None)
@@ -180,24 +184,57 @@ def _in_site_packages(path: Path) -> bool:
 
 
 def _registry_entry(name: str, follow: Follow) -> tuple[str, list[str]]:
-    """A text standing for the registry's entry ``name``, and the modules it imports itself."""
-    factory: Any = AGENTS[name]
+    """A text standing for the registry's entry ``name``, and the modules it uses itself."""
+    factory = _registered_factory(name)
     if isinstance(factory, functools.partial):
-        return (
-            f"partial {_describe(factory.func)} {factory.args!r} "
-            f"{sorted(factory.keywords.items())!r}",
-            [],
-        )
+        values = (*factory.args, *factory.keywords.values())
+        text = f"partial {_describe(factory.func)} {[_stable(v) for v in factory.args]} "
+        text += f"{sorted((k, _stable(v)) for k, v in factory.keywords.items())}"
+        roots = [_module_of(value) for value in values if callable(value)]
+        if inspect.isfunction(factory.func):
+            source, used = _function_entry(factory.func, follow)
+            text, roots = f"{text}\n{source}", [*roots, *used]
+        return text, [root for root in roots if root is not None and follow(root)]
     if inspect.isfunction(factory):
-        try:
-            source = textwrap.dedent(inspect.getsource(factory))
-        except OSError:
-            return _describe(factory), []
-        try:
-            return source, imports_of_source(source, factory.__module__, follow)
-        except SyntaxError:  # a lambda inside a larger expression
-            return source, []
+        return _function_entry(factory, follow)
     return _describe(factory), []
+
+
+def _registered_factory(name: str) -> Any:
+    """The factory :func:`agents.make_agent` builds ``name`` with, from whichever of the
+    registry's name maps holds it (:data:`agents.AGENTS`, or another map of names it keeps)."""
+    for value in vars(registry).values():
+        if isinstance(value, Mapping) and name in value and callable(value[name]):
+            return value[name]
+    return None
+
+
+def _function_entry(function: Any, follow: Follow) -> tuple[str, list[str]]:
+    """A factory function's source, and the modules it uses: its own, those it imports, and
+    those that define the globals it reads (``tuned_settings`` -> ``agents.tuned``)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except OSError:
+        return _describe(function), []
+    roots: list[str | None] = [function.__module__]  # (the registry's is left out later)
+    with contextlib.suppress(SyntaxError):  # a lambda inside a larger expression
+        roots += imports_of_source(source, function.__module__, follow)
+    used = inspect.getclosurevars(function)
+    roots += [_module_of(value) for value in (*used.globals.values(), *used.nonlocals.values())]
+    return source, [root for root in roots if root is not None and follow(root)]
+
+
+def _module_of(value: Any) -> str | None:
+    """The module a function, class or module comes from (``None`` for other values)."""
+    if inspect.ismodule(value):
+        return value.__name__
+    module = getattr(value, "__module__", None)
+    return module if isinstance(module, str) and callable(value) else None
+
+
+def _stable(value: Any) -> str:
+    """``repr`` without memory addresses: callables by their qualified name."""
+    return _describe(value) if callable(value) else repr(value)
 
 
 def _describe(factory: Any) -> str:

@@ -17,10 +17,14 @@ The rules, and what they cannot see:
   followed module does not count (on the assumption that ``__init__`` modules re-export).
 - A module's hash covers its whole text (newlines normalised): any edit, even to a comment or a
   docstring, counts as a change. That errs on the side of running again.
+- Data files a module names also join the closure (as ``file:<path>``): a string literal that is
+  a file name (``"tuned_settings.json"``, ``"data/traces.npz"``) of a file beside the module, or,
+  for a module of a package, anywhere in that package's folder. Python files are left to the
+  import rules.
 - Not seen: code reached without an ``import`` statement (``importlib.import_module`` with a
   computed name, ``getattr`` on a module, plugins), modules ``follow`` rejects (third-party
-  libraries: their versions are recorded in the provenance instead), and data files a module
-  reads (the leaderboard hashes checkpoints and trace data separately).
+  libraries: their versions are recorded in the provenance instead), and files whose names are
+  computed rather than written out (the leaderboard records checkpoint loads separately).
 
 Example:
     >>> ours = lambda name: name.split(".")[0] in ("mara_env", "agents", "benchmarks")
@@ -39,6 +43,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import re
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -82,6 +87,7 @@ def import_closure(
         for imported in resolver.imports(name, source, path.name == "__init__.py"):
             if imported not in found and imported not in skip and follow(imported):
                 queue.append(imported)
+        found.update(resolver.data_files(name, path, source))
     return dict(sorted(found.items()))
 
 
@@ -139,10 +145,11 @@ class _Resolver:
     def __init__(self, follow: Follow) -> None:
         self._follow = follow
         self._files: dict[str, Path | None] = {}
+        self._package_files: dict[Path, dict[str, list[Path]]] = {}
 
     def imports(self, module: str, source: bytes, is_package: bool) -> Iterator[str]:
         """Every module an import statement anywhere in ``source`` (of ``module``) names."""
-        for statement in _statements(source):
+        for statement in _parse(source).statements:
             if statement.module is None and statement.level == 0:
                 yield from (name for name, _ in statement.names)
                 continue
@@ -159,7 +166,7 @@ class _Resolver:
             return base
         if self._file(f"{base}.{attribute}") is not None:
             return f"{base}.{attribute}"
-        for statement in _statements(path.read_bytes()):
+        for statement in _parse(path.read_bytes()).statements:
             if not statement.top_level:
                 continue
             for name, alias in statement.names:
@@ -178,6 +185,34 @@ class _Resolver:
         if name not in self._files:
             self._files[name] = module_file(name)
         return self._files[name]
+
+    def data_files(self, module: str, path: Path, source: bytes) -> dict[str, str]:
+        """``{"file:<path>": hash}`` of the data files ``module``'s string literals name."""
+        parts = module.split(".")
+        depth = len(parts) if path.name == "__init__.py" else len(parts) - 1
+        root = path.parents[depth]  # the sys.path entry the module was found in
+        package = root / parts[0] if len(parts) > 1 or path.name == "__init__.py" else None
+        found = {}
+        for literal in _parse(source).file_names:
+            for candidate in self._candidates(path.parent, package, literal):
+                found[f"file:{candidate.relative_to(root).as_posix()}"] = source_hash(
+                    candidate.read_bytes()
+                )
+        return found
+
+    def _candidates(self, folder: Path, package: Path | None, literal: str) -> list[Path]:
+        beside = folder / literal
+        if beside.is_file():
+            return [beside]
+        if package is None or "/" in literal:
+            return [package / literal] if package and (package / literal).is_file() else []
+        if package not in self._package_files:
+            files: dict[str, list[Path]] = {}
+            for file in sorted(package.rglob("*")):
+                if file.is_file() and file.suffix not in _CODE_SUFFIXES:
+                    files.setdefault(file.name, []).append(file)
+            self._package_files[package] = files
+        return self._package_files[package].get(literal, [])
 
 
 @dataclass(frozen=True)
@@ -199,11 +234,25 @@ class _Statement:
     top_level: bool
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """What the closure reads from a module's source.
+
+    Attributes:
+        statements: Its import statements, in order.
+        file_names: Its string literals that look like file names (not Python files).
+    """
+
+    statements: tuple[_Statement, ...]
+    file_names: tuple[str, ...]
+
+
 @functools.lru_cache(maxsize=4096)
-def _statements(source: bytes) -> tuple[_Statement, ...]:
-    """The import statements of a module's source, in order (a pure function of the text)."""
+def _parse(source: bytes) -> _Parsed:
+    """The import statements and file-name literals of a module (a pure function of its text)."""
     found: list[_Statement] = []
-    pending: list[tuple[ast.AST, bool]] = [(ast.parse(source), True)]
+    tree = ast.parse(source)
+    pending: list[tuple[ast.AST, bool]] = [(tree, True)]
     while pending:
         node, top_level = pending.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -226,9 +275,21 @@ def _statements(source: bytes) -> tuple[_Statement, ...]:
             if isinstance(children, list):
                 pending.extend((child, inner) for child in reversed(children))
     found.reverse()
-    return tuple(found)
+    names = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _FILE_NAME.fullmatch(node.value)
+        and Path(node.value).suffix not in _CODE_SUFFIXES
+    }
+    return _Parsed(tuple(found), tuple(sorted(names)))
 
 
+#: A string literal that may name a data file: a relative path with an extension.
+_FILE_NAME = re.compile(r"(?:[\w-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}")
+#: Files the import rules cover (or that are not source at all).
+_CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd")
 #: The fields of compound statements that hold statements (or handlers and match cases).
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
