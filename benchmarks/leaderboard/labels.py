@@ -1,10 +1,11 @@
 """How agents are named in the leaderboard's tables.
 
-A shipped agent is listed under its registered name (``edf``, ``lara``). A scheduler of your
-own, given by import path, is listed under its ``name`` attribute (``most_progress`` rather than
-``my_sched:MostProgressFirst``), unless that name would be ambiguous: a name of a shipped agent,
-one shared by two of the run's own schedulers, or no usable name at all. Such a scheduler keeps
-its import path as its label, and :func:`agent_labels` says why.
+A shipped agent (any name without a colon) is listed under its registered name (``edf``,
+``lara``). A scheduler of your own, given by import path, is listed under its ``name`` attribute
+(``most_progress`` rather than ``my_sched:MostProgressFirst``), unless that name would be
+ambiguous: a name of a shipped agent, one shared by two of the run's own schedulers, or no usable
+name at all. Such a scheduler keeps its import path as its label, and :func:`agent_labels` says
+why.
 
 Example:
     >>> class Mine:
@@ -37,7 +38,7 @@ def agent_labels(schedulers: Mapping[str, Any]) -> tuple[dict[str, str], list[st
         ``({spec: label}, notes)``: labels are unique, and never a shipped agent's name for
         anything but that agent.
     """
-    shipped = set(known_agents())
+    shipped = {*known_agents(), *(spec for spec in schedulers if ":" not in spec)}
     names = {
         spec: getattr(s, "name", None) for spec, s in schedulers.items() if spec not in shipped
     }
