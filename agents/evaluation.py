@@ -8,10 +8,11 @@ only ever receives ``env.observe(agent)``, except that a :class:`agents.base.Pri
 (a clairvoyant reference) is handed the environment with ``bind(env)`` after the resets.
 
 A scheduler that returns a masked action does not stop the run: the environment turns it into
-idle and counts it in ``illegal_actions``. An action outside the action space (wrong type or
-range), which the environment would reject, is also replaced by idle here and counted in
-``invalid_actions``. An exception raised by the scheduler stops the run with a
-:class:`SchedulerError` that says where it happened.
+idle and counts it in ``illegal_actions``. An int outside the action space, which the environment
+would reject, is also replaced by idle here and counted in ``invalid_actions`` (out-of-range
+actions). An action that is not an int at all (a float, ``None``, an array) is a bug in the
+scheduler, not a choice: it stops the run with a :class:`SchedulerError` naming the value, its
+type and where it happened, as does an exception raised by the scheduler.
 
 Example:
     >>> from agents import make_agent
@@ -97,11 +98,12 @@ def evaluate(
         One dict per seed: the environment's ``episode_metrics()`` (``completion_rate``,
         ``completed``, ``arrived``, ``utilisation``, ``switches``, ``wasted_node_epochs``,
         ``illegal_actions``, ...) plus ``agent`` (the scheduler's name), ``seed``,
-        ``invalid_actions`` (out-of-space actions replaced by idle), ``decision_ms_per_epoch``
+        ``invalid_actions`` (out-of-range int actions replaced by idle), ``decision_ms_per_epoch``
         (time spent in ``act`` per epoch) and ``episode_seconds`` (wall time).
 
     Raises:
-        SchedulerError: If the scheduler raises while acting.
+        SchedulerError: If the scheduler raises while acting, or returns an action that is not
+            an int.
         mara_env.ConfigError: For an unknown preset or an invalid config.
     """
     config = get_config(config)
@@ -134,11 +136,19 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
                 f"node {node}: {error}"
             ) from error
         thinking += time.perf_counter() - tick
-        legal = _in_action_space(action, config.n_actions)
-        if legal is None:
+        value = _as_int(action)
+        if value is None:
+            raise SchedulerError(
+                f"Scheduler {scheduler.name!r} ({type(scheduler).__name__}) returned "
+                f"{action!r} of type {type(action).__name__} at seed {seed}, epoch {epoch}, "
+                f"node {node}: an action must be an int in [0, {config.idle_action}] (a slot, "
+                f"or {config.idle_action} for idle). Return int(...) of your choice."
+            )
+        if 0 <= value < config.n_actions:
+            env.step(value)
+        else:
             invalid += 1
-            legal = config.idle_action
-        env.step(legal)
+            env.step(config.idle_action)
     metrics: dict[str, Any] = dict(env.episode_metrics())
     epochs = max(metrics["epochs"], 1.0)
     metrics.update(
@@ -151,11 +161,10 @@ def _run_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict[str, Any
     return metrics
 
 
-def _in_action_space(action: Any, n_actions: int) -> int | None:
-    """``action`` as an int in ``[0, n_actions)``, or ``None`` if it is not one."""
+def _as_int(action: Any) -> int | None:
+    """``action`` as an int (a Python or NumPy integer, or a 0-d integer array), else ``None``."""
     if isinstance(action, np.ndarray) and action.shape == ():
         action = action.item()
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         return None
-    value = int(action)
-    return value if 0 <= value < n_actions else None
+    return int(action)

@@ -177,7 +177,8 @@ def _import_factory(path: str) -> Callable[..., Scheduler]:
     except ImportError as error:
         raise AgentImportError(
             f"Cannot import module {module_name!r} of agent {path!r}: {error}. Check that it is "
-            "installed or on PYTHONPATH (run from the directory that contains it)."
+            "installed or on sys.path (mara-leaderboard and python -m look in the working "
+            "directory: run them from the folder that holds the module)."
         ) from error
     target: Any = module
     for part in attribute.split("."):

@@ -16,8 +16,16 @@ from __future__ import annotations
 
 from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
 from mara_env.config import PRESETS, TRAINING_LOAD, ClusterConfig, get_config
-from mara_env.errors import ActionError, ConfigError, EnvStateError, MaraEnvError, TraceError
+from mara_env.errors import (
+    ActionError,
+    ConfigError,
+    EnvStateError,
+    InstallationError,
+    MaraEnvError,
+    TraceError,
+)
 from mara_env.gym_env import ClusterGymEnv
+from mara_env.installation import check_installation, installation_problems
 from mara_env.observation import decode_observation
 from mara_env.parallel_env import ClusterParallelEnv, parallel_env
 from mara_env.registration import register_envs
@@ -44,15 +52,18 @@ __all__ = [
     "ConfigError",
     "CurvePool",
     "EnvStateError",
+    "InstallationError",
     "MaraEnvError",
     "SyntheticTraceSource",
     "TraceError",
     "TraceFileSource",
     "TraceSource",
+    "check_installation",
     "decode_observation",
     "default_trace_source",
     "env",
     "get_config",
+    "installation_problems",
     "node_turns",
     "parallel_env",
     "raw_env",

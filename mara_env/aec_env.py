@@ -75,13 +75,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from mara_env.actions import check_action
 from mara_env.config import ClusterConfig
 from mara_env.env_base import ClusterEnvBase, build_spaces
 from mara_env.epoch import finish_epoch
 from mara_env.errors import ActionError, EnvStateError
+from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
@@ -217,9 +217,12 @@ class raw_env(ClusterEnvBase, AECEnv):
 def env(config: str | ClusterConfig = "training", **kwargs: Any) -> AECEnv:
     """The AEC environment with PettingZoo's order-enforcing wrapper (use ``raw_env`` in hot loops).
 
-    Takes the same arguments as :class:`raw_env`.
+    Takes the same arguments as :class:`raw_env`. Calls that need an episode (``step``,
+    ``observe``, ``last``, ``state``, ``render``, ``agent_iter``) raise
+    :class:`mara_env.EnvStateError` before the first ``reset`` (see
+    :mod:`mara_env.order_enforcing`).
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(config, **kwargs))
+    return OrderEnforcing(raw_env(config, **kwargs))
 
 
 def node_turns(env: AECEnv) -> Iterator[tuple[str, int]]:

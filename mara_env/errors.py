@@ -21,3 +21,7 @@ class ActionError(MaraEnvError, ValueError):
 
 class EnvStateError(MaraEnvError, RuntimeError):
     """An environment method called at the wrong time (for example ``step`` before ``reset``)."""
+
+
+class InstallationError(MaraEnvError, ImportError):
+    """mara-env's import packages are hidden by a local folder or owned by another distribution."""

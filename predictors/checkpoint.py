@@ -31,6 +31,8 @@ from typing import Any
 
 import torch
 
+from predictors.loaded_checkpoints import note_checkpoint_load
+
 CHECKPOINT_FORMAT = 1
 
 
@@ -89,6 +91,9 @@ def load_checkpoint(
         expected_config: Entries the card's config must have (e.g. the sizes this code's
             feature layout produces).
 
+    Every successful load is reported to :mod:`predictors.loaded_checkpoints` (so that the
+    leaderboard can key its results by the weights an agent runs).
+
     Raises:
         CheckpointError: If a file is missing or corrupt, the hash differs, or the config
             disagrees with ``expected_config``.
@@ -127,4 +132,5 @@ def load_checkpoint(
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several unrelated types for unreadable files
         raise CheckpointError(f"Checkpoint {path} cannot be read by torch: {error}.") from None
+    note_checkpoint_load(path, digest)
     return state, card

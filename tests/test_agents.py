@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import inspect
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -383,11 +384,31 @@ def test_masked_actions_are_counted_not_fatal() -> None:
     assert row["invalid_actions"] == 0
 
 
-@pytest.mark.parametrize("action", [99, -1, "1", 1.0, None, True])
-def test_out_of_space_actions_are_counted_not_fatal(action: Any) -> None:
+@pytest.mark.parametrize("action", [99, -1, np.int64(4), np.array(7)])
+def test_out_of_range_actions_are_counted_not_fatal(action: Any) -> None:
     row = evaluate(Stubborn(action), "tiny", seeds=[0])[0]
     assert row["invalid_actions"] == 2 * row["epochs"]
     assert row["completed"] == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "kind"),
+    [
+        (1.0, "float"),
+        (np.float64(2.0), "float64"),
+        ("1", "str"),
+        (None, "NoneType"),
+        (True, "bool"),
+    ],
+)
+def test_actions_that_are_not_ints_stop_the_run_with_a_clear_error(action: Any, kind: str) -> None:
+    """A float is a scheduler bug (not an out-of-range choice): the error names it and where."""
+    with pytest.raises(
+        SchedulerError,
+        match=rf"returned {re.escape(repr(action))} of type {kind} at seed 0, epoch 0, node 0: "
+        r"an action must be an int in \[0, 3\]",
+    ):
+        evaluate(Stubborn(action), "tiny", seeds=[0])
 
 
 def test_scheduler_exceptions_say_where() -> None:

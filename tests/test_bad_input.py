@@ -597,3 +597,15 @@ def test_invalid_curve_pools_and_sources_raise_trace_error(
     """In-memory pools and synthetic sources are validated like files."""
     with pytest.raises(TraceError, match=re.escape(match)):
         build()
+
+
+@pytest.mark.parametrize("call", ["step", "observe", "last", "state", "render", "agent_iter"])
+def test_wrapped_aec_env_before_reset_raises_env_state_error(call: str) -> None:
+    """mara_env.env (PettingZoo's order-enforcing wrapper) says reset() too, not AssertionError."""
+    env = mara_env.env(config="tiny", render_mode="ansi")
+    arguments = {"step": (0,), "observe": ("node_0",)}.get(call, ())
+    with pytest.raises(EnvStateError, match=rf"{call}\(\) called before reset\(\)"):
+        getattr(env, call)(*arguments)
+    env.reset(seed=0)
+    assert env.observe("node_0")["action_mask"].dtype == "int8"
+    assert str(env) == mara_env.ENV_ID

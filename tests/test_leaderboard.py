@@ -18,6 +18,7 @@ import pytest
 from benchmarks import calibrate_load
 from benchmarks.leaderboard import main
 from benchmarks.leaderboard.cells import TIMING_COLUMNS
+from benchmarks.leaderboard.journal import read_journal
 
 #: Two seeds of the tiny preset on one workload and load: 2 episodes per agent.
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
@@ -26,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def journal_rows(directory: Path) -> list[dict[str, Any]]:
-    lines = (directory / "episodes.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines[1:]]
+    contents = read_journal(directory / "episodes.jsonl")
+    assert contents.problems == []
+    return contents.rows
 
 
 def results(directory: Path) -> list[dict[str, Any]]:
@@ -157,11 +159,12 @@ def test_own_scheduler_runs_beside_the_shipped_ones(
     argv += ["--output", str(tmp_path / "o")]  # worker processes find the module too
     assert main(argv) == 0
     table = capsys.readouterr().out
-    assert path in table and " edf " in table
+    assert " my_edf " in table and " edf " in table  # listed under its own name
     by_agent: dict[str, dict[int, float]] = {}
     for row in results(tmp_path / "o"):
         by_agent.setdefault(row["agent"], {})[row["seed"]] = row["completion_rate"]
-    assert by_agent[path] == by_agent["edf"]  # the same scheduler under another name
+        assert row["agent_spec"] == (path if row["agent"] == "my_edf" else "edf")
+    assert by_agent["my_edf"] == by_agent["edf"]  # the same scheduler under another name
 
 
 def test_illegal_actions_are_counted_reported_and_the_run_goes_on(
@@ -192,12 +195,12 @@ def test_illegal_actions_are_counted_reported_and_the_run_goes_on(
     argv = [*TINY, *QUIET, "--agents", "edf", path, "--output", str(tmp_path / "o")]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    rows = [row for row in journal_rows(tmp_path / "o") if row["agent"] == path]
+    rows = [row for row in journal_rows(tmp_path / "o") if row["agent"] == "rogue"]
     masked = sum(row["illegal_actions"] for row in rows)
     invalid = sum(row["invalid_actions"] for row in rows)
     assert masked > 0 and invalid > 0
-    assert f"Note: {path} returned {masked:.0f} masked and {invalid:.0f} out-of-range" in printed
-    assert printed.count(path) >= 2  # ranked in the table, and the note
+    assert f"Note: rogue returned {masked:.0f} masked and {invalid:.0f} out-of-range" in printed
+    assert printed.count("rogue") >= 2  # ranked in the table, and the note
 
 
 def test_a_failing_agent_is_reported_and_the_others_are_ranked(
@@ -207,14 +210,18 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
         tmp_path,
         "leaderboard_broken_agent",
         """
+        from pathlib import Path
+
         class Broken:
             name = "broken"
 
             def reset(self, config, seed=None):
-                pass
+                self.config = config
 
             def act(self, observation, node):
-                raise RuntimeError("boom")
+                if not Path(__file__).with_name("fixed").exists():
+                    raise RuntimeError("boom")
+                return self.config.idle_action
         """,
         monkeypatch,
     )
@@ -223,13 +230,19 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
     argv = [*TINY, *QUIET, "--agents", "edf", path, "--output", str(out)]
     assert main(argv) == 1
     captured = capsys.readouterr()
-    assert f"Error: {path} failed in 2 episodes" in captured.err
+    assert "Error: broken failed in 2 episodes" in captured.err
     assert "SchedulerError" in captured.err and "boom" in captured.err
-    assert f"Note: {path} is not ranked: 2 of its 2 episodes have not finished" in captured.out
+    assert "Note: broken is not ranked: 2 of its 2 episodes have not finished" in captured.out
     assert {row["agent"] for row in journal_rows(out)} == {"edf"}
     assert "RuntimeError: boom" in (out / "failures.log").read_text()
     assert main(argv) == 1  # failed cells are retried, not remembered
     assert "failed in 2 episodes" in capsys.readouterr().err
+    assert (out / "failures.log").read_text().count("== broken seed") == 2  # not appended
+
+    (tmp_path / "fixed").touch()  # the retry succeeds: the old failures are gone from the log
+    assert main(argv) == 0
+    assert "2 episodes run" in capsys.readouterr().out
+    assert not (out / "failures.log").exists()
 
 
 @pytest.mark.parametrize(
@@ -321,7 +334,7 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
-            if journal.exists() and len(journal.read_bytes().splitlines()) > 20:
+            if journal.exists() and journal.read_bytes().count(b'"kind":"episode"') > 20:
                 break
             time.sleep(0.02)
         assert process.poll() is None, "the run ended before it could be killed"
@@ -364,7 +377,7 @@ def test_ctrl_c_stops_promptly_and_keeps_finished_episodes(tmp_path: Path) -> No
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (
-            not journal.exists() or len(journal.read_text().splitlines()) < 3
+            not journal.exists() or journal.read_text().count('"kind":"episode"') < 2
         ):
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.leaderboard.journal import FORMAT, EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.journal import FORMAT, EpisodeJournal, ResultsFileError, read_journal
+from benchmarks.leaderboard.records import encode
 
 
 def make_journal(path: Path, rows: list[dict]) -> None:
@@ -54,8 +55,8 @@ def test_foreign_and_corrupt_files_are_refused_and_left_untouched(tmp_path: Path
 
     keyless = tmp_path / "keyless.jsonl"
     make_journal(keyless, [])
-    keyless.write_text(keyless.read_text() + '{"agent": "edf"}\n')
-    with pytest.raises(ResultsFileError, match="line 2: a row without a 'cell' key"):
+    keyless.write_bytes(keyless.read_bytes() + encode({"kind": "episode", "agent": "edf"}))
+    with pytest.raises(ResultsFileError, match="line 2: episode record without 'cell'"):
         EpisodeJournal.open(keyless, header={})
 
     newer = tmp_path / "newer.jsonl"
@@ -107,3 +108,38 @@ def test_append_needs_a_cell_key_and_an_open_journal(tmp_path: Path) -> None:
     journal.close()
     with pytest.raises(ResultsFileError, match="closed"):
         journal.append({"cell": "a"})
+
+
+def test_an_edited_line_no_longer_matches_its_check_hash(tmp_path: Path) -> None:
+    """Changing one metric of one line by hand: resuming refuses, reading notes the line."""
+    path = tmp_path / "episodes.jsonl"
+    make_journal(path, [{"cell": "a", "agent": "edf", "completed": 46.0}, {"cell": "b"}])
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"completed":46.0', '"completed":43.0')
+    path.write_text("".join(lines))
+    with pytest.raises(ResultsFileError, match=r"line 2: its check hash does not match .*'edf'"):
+        EpisodeJournal.open(path, header={})
+    contents = read_journal(path)
+    assert [row["cell"] for row in contents.rows] == ["b"]
+    assert len(contents.problems) == 1 and contents.problems[0].startswith("line 2: its check")
+    assert path.read_text() == "".join(lines)  # read, not repaired
+
+
+def test_code_config_and_run_records_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "episodes.jsonl"
+    with EpisodeJournal.open(path, header={}) as journal:
+        journal.add_manifest("d1", {"agents.lara": "aa"})
+        journal.add_manifest("d1", {"agents.lara": "aa"})  # once per digest
+        journal.add_config("h1", {"n_nodes": 2, "family_weights": [["rl", 1.0]]})
+        journal.append({"cell": "a", "agent_code": "d1"})
+        journal.add_run({"grid": {"agents": ["lara"]}})
+    contents = read_journal(path)
+    assert contents.problems == [] and contents.lines == 5
+    assert contents.manifests == {"d1": {"agents.lara": "aa"}}
+    assert contents.configs["h1"]["family_weights"] == [["rl", 1.0]]
+    assert contents.runs == [{"grid": {"agents": ["lara"]}}]
+    assert contents.rows == [{"cell": "a", "agent_code": "d1"}]
+    path.write_bytes(path.read_bytes() + b'{"kind":"episode","cell":"z"')
+    assert read_journal(path).problems == [
+        'line 6: cut short (no newline): \'{"kind":"episode","cell":"z"\''
+    ]

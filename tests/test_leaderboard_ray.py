@@ -11,13 +11,13 @@ import pytest
 
 from benchmarks.leaderboard import main
 from benchmarks.leaderboard.cells import TIMING_COLUMNS
+from benchmarks.leaderboard.journal import read_journal
 
 pytest.importorskip("ray")
 
 
 def episodes(directory: Path) -> list[dict]:
-    lines = (directory / "episodes.jsonl").read_text().splitlines()[1:]
-    rows = [json.loads(line) for line in lines]
+    rows = read_journal(directory / "episodes.jsonl").rows
     return sorted(
         ({k: v for k, v in row.items() if k not in TIMING_COLUMNS} for row in rows),
         key=lambda row: row["cell"],

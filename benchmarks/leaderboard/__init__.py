@@ -13,6 +13,7 @@ Usage::
     mara-leaderboard --agent my_pkg.my_module:MyScheduler   # yours beside the shipped agents
     mara-leaderboard --agents edf lara --workloads rl --loads 1 2 --seeds 20
     mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
+    mara-leaderboard --validate benchmarks/results/leaderboard   # check published results
 
 Statistics (:mod:`benchmarks.statistics`): mean completion rate with a 95% stratified-bootstrap
 interval (seeds resampled within each workload and load), the interquartile mean, ranks per
@@ -20,14 +21,23 @@ workload and overall, and the probability of improvement over LARA.
 
 Output (``--output``, default ``./leaderboard_results``): ``episodes.jsonl``, the resumable
 journal every finished episode is appended to atomically as it ends (a re-run skips finished
-cells; a killed run loses at most the episodes in flight; a foreign or corrupt file is reported,
-never overwritten), and, derived from it, ``episodes.csv`` and ``episodes.json`` (every
-episode), ``leaderboard.md`` (the tables, plots, provenance and the regenerating command),
-``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and ``gantt.png``.
+cells; a killed run loses at most the episodes in flight; a foreign, corrupt or edited file is
+reported, never overwritten), and, derived from it, ``episodes.csv`` and ``episodes.json``
+(every episode), ``leaderboard.md`` (the tables, plots, provenance and the regenerating
+command), ``leaderboard.json`` (the statistics), ``completion_vs_load.png`` and ``gantt.png``.
 
-Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs),
-``journal`` (the results file), ``summary`` and ``report`` (statistics and tables), ``plots``,
-``provenance`` and ``cli`` (the command).
+Every episode is keyed by what produced it, code included (:mod:`.fingerprints`): changing an
+agent's code or weights plays that agent's episodes again, changing the simulator plays them
+all, and the command says how many finished episodes were invalidated and why.
+``--validate DIR`` checks a results folder against its journal and the installed code
+(:mod:`.validate`).
+
+Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it runs) and
+``lifeline`` (workers that end with the main process), ``source_closure`` and ``fingerprints``
+(what an episode depends on), ``labels`` (agent names in tables), ``records`` and ``journal``
+(the results file), ``invalidation`` (why episodes play again), ``summary`` and ``report``
+(statistics and tables), ``plots``, ``provenance``, ``session`` (one run), ``validate`` and
+``cli`` (the command).
 
 Example:
     >>> import tempfile
@@ -52,6 +62,7 @@ from benchmarks.leaderboard.backends import (
 )
 from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
 from benchmarks.leaderboard.cli import build_parser, check_agents, main
+from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
@@ -61,8 +72,9 @@ from benchmarks.leaderboard.grid import (
     Grid,
     config_hash,
 )
-from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
 from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
+from benchmarks.leaderboard.validate import validate_results
 
 __all__ = [
     "DEFAULT_LOAD_FACTORS",
@@ -71,6 +83,7 @@ __all__ = [
     "EVALUATION_SEED_BASE",
     "Backend",
     "BackendError",
+    "BuiltAgent",
     "Cell",
     "CellError",
     "CellOutcome",
@@ -78,9 +91,11 @@ __all__ = [
     "Grid",
     "Leaderboard",
     "LocalBackend",
+    "Manifest",
     "RayBackend",
     "ResultsFileError",
     "available_cores",
+    "build_agent",
     "build_leaderboard",
     "build_parser",
     "check_agents",
@@ -88,6 +103,9 @@ __all__ = [
     "execute_cell",
     "execute_cells",
     "main",
+    "read_journal",
     "run_cell",
     "run_cells",
+    "shared_manifest",
+    "validate_results",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.leaderboard.cli import main
+from benchmarks.commands import leaderboard
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(leaderboard())

@@ -5,8 +5,10 @@ each outcome to ``on_outcome`` **in the calling process, as soon as the cell fin
 is where the leaderboard appends it to its results file. A cell's result depends only on the
 cell, so the numbers are the same on every backend; only the order of completion differs.
 
-- :class:`LocalBackend` (the default): ``workers`` fresh processes (``forkserver``) of a
+- :class:`LocalBackend` (the default): ``workers`` fresh processes (``spawn``) of a
   :class:`concurrent.futures.ProcessPoolExecutor`, or this very process with ``workers=1``.
+  The workers end with the main process, even when it is killed with SIGKILL
+  (:mod:`benchmarks.leaderboard.lifeline`).
 - :class:`RayBackend`: Ray tasks of one CPU each, on an existing cluster
   (``address="auto"`` or ``"ray://host:10001"``, as for :func:`ray.init`) or on a local Ray
   instance started for the run (``address=None``, ``workers`` CPUs). Ray is optional:
@@ -30,7 +32,6 @@ Example:
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.context
 import os
 import signal
 import sys
@@ -43,6 +44,7 @@ from tqdm.auto import tqdm
 
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
+from benchmarks.leaderboard.lifeline import end_with_parent
 
 OnOutcome = Callable[[CellOutcome], None]
 StopRequested = Callable[[], bool]
@@ -94,7 +96,10 @@ class LocalBackend:
             return
         workers = min(self.workers, len(cells))
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=_process_context(), initializer=_worker_setup
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_setup,
+            initargs=(os.getpid(),),
         )
         pending: set[Future[CellOutcome]] = set()
         try:
@@ -183,15 +188,12 @@ def _import_ray() -> Any:
     return ray
 
 
-def _process_context() -> multiprocessing.context.BaseContext:
-    """Fresh worker processes, not forks of this one: a fork of a process in which an agent
-    already ran torch (GNU OpenMP) can hang. ``forkserver`` where the OS has it, else spawn."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _worker_setup() -> None:
-    """Worker initializer: Ctrl-C is the main process's business; one BLAS/torch thread."""
+def _worker_setup(main_pid: int) -> None:
+    """Worker initializer: end with the main process (a worker is a fresh ``spawn`` child of it,
+    not a fork: a fork of a process in which an agent already ran torch's GNU OpenMP can hang,
+    and a ``forkserver`` child would outlive a killed main process); Ctrl-C is the main
+    process's business; one BLAS/torch thread."""
+    end_with_parent(main_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(variable, "1")

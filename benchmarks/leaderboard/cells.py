@@ -4,8 +4,9 @@
 or that raises while acting gives a :class:`CellOutcome` with ``error`` set, so one broken agent
 does not stop a leaderboard of hundreds of episodes. Illegal actions are not failures: the
 environment turns masked actions into idle and counts them (``illegal_actions``), and
-:func:`agents.evaluate` does the same for actions outside the action space
-(``invalid_actions``); the leaderboard reports both.
+:func:`agents.evaluate` does the same for ints outside the action space (``invalid_actions``);
+the leaderboard reports both. An action that is not an int (a float, ``None``) fails the cell
+with an error naming the value.
 
 Torch, once an agent has imported it (at the latest while being built), runs on one thread
 inside a cell whatever the backend: two worker processes on two cores should not oversubscribe
@@ -31,9 +32,12 @@ from typing import Any
 from agents import evaluate, make_agent
 from benchmarks.leaderboard.grid import Cell, config_hash
 
-#: Row columns that identify the cell, in the order the CSV export lists them.
+#: Row columns that identify the cell, in the order the CSV export lists them: the agent's
+#: label and spec (its registered name or import path), the stratum, the seed, the config, the
+#: cell key and the fingerprints of the agent's code and of the code every episode shares.
 KEY_COLUMNS = (
     "agent",
+    "agent_spec",
     "workload",
     "load_factor",
     "load",
@@ -41,6 +45,8 @@ KEY_COLUMNS = (
     "config",
     "config_hash",
     "cell",
+    "agent_code",
+    "shared_code",
 )
 #: Row columns that measure wall time: they differ from run to run, everything else does not.
 TIMING_COLUMNS = ("decision_ms_per_epoch", "episode_seconds")
@@ -92,7 +98,8 @@ def execute_cell(cell: Cell) -> CellOutcome:
         threads.restore()
     metrics = {key: value for key, value in metrics.items() if key not in ("agent", "seed")}
     row = {
-        "agent": cell.agent,
+        "agent": cell.name,
+        "agent_spec": cell.agent,
         "workload": cell.workload,
         "load_factor": cell.load_factor,
         "load": float(cell.config.load),
@@ -100,6 +107,8 @@ def execute_cell(cell: Cell) -> CellOutcome:
         "config": cell.config_name,
         "config_hash": config_hash(cell.config),
         "cell": cell.key,
+        "agent_code": cell.agent_fingerprint,
+        "shared_code": cell.fingerprint,
         **metrics,
     }
     return CellOutcome(cell, row)

@@ -8,19 +8,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from agents import known_agents, make_agent
+from agents import known_agents
 from benchmarks.arguments import positive_float, positive_int
 from benchmarks.leaderboard.backends import (
     Backend,
-    BackendError,
     LocalBackend,
     RayBackend,
     available_cores,
-    execute_cells,
 )
-from benchmarks.leaderboard.cells import CellOutcome
+from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
@@ -30,31 +27,18 @@ from benchmarks.leaderboard.grid import (
     QUICK_SEEDS,
     Grid,
 )
-from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError
-from benchmarks.leaderboard.plots import (
-    GANTT_PLOT,
-    LOAD_PLOT,
-    PlotsUnavailable,
-    plot_completion_vs_load,
-    plot_gantts,
-)
-from benchmarks.leaderboard.provenance import provenance, results_fingerprint
-from benchmarks.leaderboard.report import (
-    episodes_csv,
-    episodes_json,
-    format_markdown,
-    format_terminal,
-    summary_json,
-    write_atomically,
-)
-from benchmarks.leaderboard.summary import REFERENCE_AGENT, Leaderboard, build_leaderboard
+from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
+from benchmarks.leaderboard.labels import agent_labels
+from benchmarks.leaderboard.provenance import provenance
+from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
+from benchmarks.leaderboard.summary import REFERENCE_AGENT
+from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
-#: The resumable results file, and the files derived from it, inside the output directory.
-JOURNAL = "episodes.jsonl"
-EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", "failures.log")
+#: The files derived from the journal, inside the output directory.
+EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", FAILURES_LOG)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(registered),
         metavar="AGENT",
         help="The agents to rank: registered names or import paths 'package.module:ClassName' "
-        f"(default: every registered agent: {' '.join(registered)}).",
+        f"(default: every registered agent: {' '.join(registered)}). Import paths resolve "
+        "against the working directory, which the command puts first on sys.path as python -m "
+        "does: run it from the folder holding my_sched.py to rank my_sched:MyScheduler.",
     )
     parser.add_argument(
         "--agent",
@@ -80,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="IMPORT_PATH",
         help="Add a scheduler of your own beside --agents, e.g. my_pkg.my_module:MyScheduler "
-        "(any class following agents.base.Scheduler); repeatable.",
+        "(any class following agents.base.Scheduler, importable from the working directory or "
+        "installed); repeatable.",
     )
     parser.add_argument(
         "--workloads",
@@ -167,14 +154,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-plots", action="store_true", help="Skip the figures.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
+    parser.add_argument(
+        "--validate",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="Check the results in DIR instead of running: every line's integrity hash, every "
+        f"table recomputed from {JOURNAL}, the recorded code fingerprints against the "
+        "installed code, and a replay from scratch of a sample of episodes (--sample), each "
+        "metric compared exactly. Prints what differs; exits 1 on any difference.",
+    )
+    parser.add_argument(
+        "--sample",
+        type=parse_sample,
+        default=DEFAULT_SAMPLE,
+        metavar="N|all",
+        help="With --validate: how many episodes to replay, at random ('all': every one; "
+        "default: one per agent, workload and load).",
+    )
+    parser.add_argument(
+        "--sample-seed",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="With --validate: seed of the sample (default: a fresh one, printed).",
+    )
     return parser
 
 
-def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> None:
-    """Build each agent once so that a typo or a missing dependency fails before any episode."""
+def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
+    """Build and fingerprint each agent once, so that a typo or a missing dependency fails
+    before any episode; returns ``{agent: built agent}``."""
+    built = {}
     for agent in agents:
         try:
-            make_agent(agent)
+            built[agent] = build_agent(agent)
         except Exception as error:
             message = (
                 str(error)
@@ -190,6 +204,7 @@ def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> None
                     "out with --agents."
                 )
             parser.error(message)
+    return built
 
 
 def _missing_module(error: BaseException | None) -> str | None:
@@ -232,30 +247,63 @@ def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the leaderboard; returns the process exit code (1 if some cells failed)."""
+    """Run the leaderboard (or ``--validate`` a results folder); returns the exit code.
+
+    Returns:
+        0 on success; 1 if some cells failed (or, validating, something differs); 2 for bad
+        arguments or unusable results; 130 after Ctrl-C.
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(arguments)
-    agents = tuple(dict.fromkeys([*args.agents, *args.agent]))
-    check_agents(parser, agents)
-    if args.reference is not None and args.reference not in agents:
-        parser.error(f"--reference {args.reference!r} is not among the agents {list(agents)}.")
+    if args.validate is not None:
+        try:
+            return validate_results(
+                args.validate,
+                backend=_backend(parser, args),
+                sample=args.sample,
+                seed=args.sample_seed,
+                progress=not args.no_progress,
+            )
+        except ResultsFileError as error:
+            parser.error(str(error))
+    specs = tuple(dict.fromkeys([*args.agents, *args.agent]))
+    built = check_agents(parser, specs)
+    labels, notes = agent_labels({spec: agent.scheduler for spec, agent in built.items()})
+    for note in notes:
+        print(f"Note: {note}", file=sys.stderr)
+    reference = labels.get(args.reference, args.reference)
+    if args.reference is not None and reference not in labels.values():
+        parser.error(
+            f"--reference {args.reference!r} is not among the agents {list(labels.values())}."
+        )
+    shared = shared_manifest()
     try:
         grid = Grid(
-            agents=agents,
+            agents=tuple(labels[spec] for spec in specs),
             workloads=tuple(dict.fromkeys(args.workloads)),
             load_factors=tuple(dict.fromkeys(args.loads)),
             n_seeds=args.seeds or (QUICK_SEEDS if args.quick else DEFAULT_SEEDS),
             base=args.config,
             quick=args.quick,
-            fingerprint=results_fingerprint(),
+            fingerprint=shared.digest,
+            specs={labels[spec]: spec for spec in specs if labels[spec] != spec},
+            agent_fingerprints={labels[s]: built[s].manifest.digest for s in specs},
         )
     except ConfigError as error:
         parser.error(str(error))
     backend = _backend(parser, args)
     _check_output(parser, args.output)
     facts = provenance()
-    command = shlex.join(["mara-leaderboard", *arguments])
+    settings = RunSettings(
+        output=args.output,
+        reference=reference or REFERENCE_AGENT,
+        resamples=args.resamples,
+        plots=not args.no_plots,
+        progress=not args.no_progress,
+        command=shlex.join(["mara-leaderboard", *arguments]),
+        provenance=facts,
+    )
     try:
         journal = EpisodeJournal.open(
             args.output / JOURNAL,
@@ -264,106 +312,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ResultsFileError as error:
         parser.error(str(error))
+    manifests: dict[str, Manifest] = {shared.digest: shared}
+    manifests.update({agent.manifest.digest: agent.manifest for agent in built.values()})
     with journal:
-        return _run(grid, journal, backend, args, facts, command)
-
-
-def _run(
-    grid: Grid,
-    journal: EpisodeJournal,
-    backend: Backend,
-    args: argparse.Namespace,
-    facts: dict[str, Any],
-    command: str,
-) -> int:
-    cells = grid.cells()
-    done = journal.done()
-    todo = [cell for cell in cells if cell.key not in done]
-    failures: list[CellOutcome] = []
-
-    def on_outcome(outcome: CellOutcome) -> None:
-        if outcome.error is None:
-            journal.append(outcome.row)
-        else:
-            failures.append(outcome)
-
-    start = time.perf_counter()
-    try:
-        execute_cells(
-            todo, backend, on_outcome, progress=not args.no_progress, description="leaderboard"
-        )
-    except KeyboardInterrupt:
-        print(
-            f"\nInterrupted: finished episodes are saved in {journal.path}; run the same "
-            "command again to resume.",
-            file=sys.stderr,
-        )
-        return 130
-    except BackendError as error:
-        print(f"mara-leaderboard: error: {error}", file=sys.stderr)
-        return 2
-    elapsed = time.perf_counter() - start
-
-    board = build_leaderboard(
-        grid, journal.rows, reference=args.reference or REFERENCE_AGENT, n_resamples=args.resamples
-    )
-    print(format_terminal(board))
-    _report_failures(failures, args.output)
-    ran = len(todo) - len(failures)
-    reused = len(cells) - len(todo)
-    run_fact = (
-        f"{ran} episodes run in {elapsed:.1f} s wall on {backend.name}"
-        f"{f', {reused} reused from {journal.path}' if reused else ''}"
-    )
-    print(f"\n{len(cells)} episodes in the grid; {run_fact}.")
-    facts = {**facts, "run": run_fact}
-    plots = [] if args.no_plots else _plot(board, args.output)
-    rows = list(board.rows)
-    write_atomically(args.output / "episodes.csv", episodes_csv(rows))
-    write_atomically(args.output / "episodes.json", episodes_json(rows))
-    write_atomically(args.output / "leaderboard.json", summary_json(board, facts, command))
-    markdown = format_markdown(board, provenance=facts, command=command, plots=plots)
-    write_atomically(args.output / "leaderboard.md", markdown)
-    print(
-        f"Wrote {args.output}/: leaderboard.md, leaderboard.json, episodes.csv, episodes.json"
-        f"{''.join(f', {name}' for _, name in plots)}."
-    )
-    return 1 if failures else 0
-
-
-def _plot(board: Leaderboard, directory: Path) -> list[tuple[str, str]]:
-    plots: list[tuple[str, str]] = []
-    try:
-        if board.summary is not None:
-            plot_completion_vs_load(board, directory / LOAD_PLOT)
-            plots.append(("Completion rate against load", LOAD_PLOT))
-        written, notes = plot_gantts(board, directory / GANTT_PLOT)
-        if written:
-            plots.append(("One episode per agent", GANTT_PLOT))
-    except PlotsUnavailable as error:
-        print(f"Note: {error}", file=sys.stderr)
-        return plots
-    for note in notes:
-        print(f"Note: {note}", file=sys.stderr)
-    return plots
-
-
-def _report_failures(failures: Sequence[CellOutcome], directory: Path) -> None:
-    if not failures:
-        return
-    log = directory / "failures.log"
-    by_agent: dict[str, list[CellOutcome]] = {}
-    for outcome in failures:
-        by_agent.setdefault(outcome.cell.agent, []).append(outcome)
-    with log.open("a") as handle:
-        for outcome in failures:
-            cell = outcome.cell
-            handle.write(
-                f"== {cell.agent} seed {cell.seed} {cell.config_name}\n{outcome.details}\n"
+        try:
+            return run_grid(grid, journal, backend, manifests, settings)
+        except KeyboardInterrupt:  # before or after the episodes (during them it is deferred)
+            print(
+                f"\nInterrupted: finished episodes are saved in {journal.path}; run the same "
+                "command again to resume.",
+                file=sys.stderr,
             )
-    for agent, outcomes in by_agent.items():
-        print(
-            f"Error: {agent} failed in {len(outcomes)} episodes (not saved; a re-run retries "
-            f"them). First: {outcomes[0].error}. Tracebacks in {log}.",
-            file=sys.stderr,
-        )
+            return 130

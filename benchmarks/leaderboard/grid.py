@@ -3,8 +3,10 @@
 A :class:`Cell` is one episode: one agent on one seed of one fully specified
 :class:`mara_env.ClusterConfig`. Its result depends on nothing else, so cells can run in any
 order, on any backend, and a finished cell never needs to run again. :attr:`Cell.key`
-fingerprints everything the result depends on (agent, seed, every config field, the trace data
-and the package version), which is how a resumed run recognises finished cells.
+fingerprints everything the result depends on: the agent's label and name or import path, the
+seed, every config field, and the fingerprints (:mod:`benchmarks.leaderboard.fingerprints`) of
+the agent's code and weights and of the code, trace data and package version every episode
+shares. That is how a resumed run recognises finished cells, and knows when code changed.
 
 Example:
     >>> grid = Grid(agents=("edf", "random"), workloads=("rl",), load_factors=(1.0, 2.0),
@@ -15,13 +17,18 @@ Example:
     [1.4, 1.4, 2.8, 2.8]
     >>> grid.label("rl", 2.0)
     'tiny/rl@2x'
+    >>> config_from_fields(config_fields(grid.config("rl", 2.0))) == grid.config("rl", 2.0)
+    True
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
 
@@ -49,8 +56,11 @@ class Cell:
         config_name: A readable label of ``config`` (stored with the results).
         workload: The workload name, if the cell belongs to a leaderboard grid.
         load_factor: The load as a multiple of :data:`mara_env.TRAINING_LOAD`, likewise.
-        fingerprint: Anything else the result depends on (trace data, package version);
-            part of :attr:`key`.
+        fingerprint: The shared fingerprint: code, trace data and package version every
+            episode depends on; part of :attr:`key`.
+        agent_fingerprint: The agent's own fingerprint (its code and weights); part of
+            :attr:`key`.
+        label: The agent's name in tables (default: ``agent``).
     """
 
     agent: str
@@ -60,13 +70,19 @@ class Cell:
     workload: str | None = None
     load_factor: float | None = None
     fingerprint: str = ""
+    agent_fingerprint: str = ""
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The agent's name in tables and rows."""
+        return self.label or self.agent
 
     @property
     def key(self) -> str:
         """A fingerprint of everything the episode's result depends on."""
-        text = json.dumps(
-            [self.agent, self.seed, repr(self.config), self.fingerprint], separators=(",", ":")
-        )
+        parts = [self.name, self.agent, self.seed, repr(self.config)]
+        text = json.dumps([*parts, self.fingerprint, self.agent_fingerprint], separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -81,6 +97,24 @@ def config_hash(config: ClusterConfig) -> str:
     return hashlib.sha256(repr(config).encode()).hexdigest()[:12]
 
 
+def config_fields(config: ClusterConfig) -> dict[str, Any]:
+    """Every constructor field of ``config``, JSON-ready (tuples become lists)."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
+
+
+def config_from_fields(fields: Mapping[str, Any]) -> ClusterConfig:
+    """The config :func:`config_fields` described (lists read back from JSON become tuples).
+
+    Raises:
+        ConfigError: If a field is unknown or a value invalid.
+    """
+    return get_config("training").replace(**{k: _tuples(v) for k, v in fields.items()})
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
+
+
 @dataclass(frozen=True)
 class Grid:
     """Which episodes a leaderboard runs.
@@ -92,7 +126,13 @@ class Grid:
         n_seeds: Evaluation seeds per (agent, workload, load): ``EVALUATION_SEED_BASE ..``.
         base: The config preset the grid varies (default ``evaluation``: held-out test curves).
         quick: Shorten arrivals to :data:`QUICK_ARRIVAL_HORIZON` epochs.
-        fingerprint: Trace-data and package fingerprint that every cell key includes.
+        fingerprint: The shared fingerprint (code, trace data, package version) that every
+            cell key includes.
+        specs: ``{label: registered name or import path}`` for agents labelled otherwise than
+            by their spec (see :mod:`benchmarks.leaderboard.labels`).
+        agent_fingerprints: ``{label: fingerprint of the agent's code and weights}``.
+        configs: ``{stratum label: config}`` to use instead of building it from ``base``
+            (the configs a recorded run used, when validating it).
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -106,6 +146,9 @@ class Grid:
     base: str = "evaluation"
     quick: bool = False
     fingerprint: str = ""
+    specs: Mapping[str, str] = field(default_factory=dict)
+    agent_fingerprints: Mapping[str, str] = field(default_factory=dict)
+    configs: Mapping[str, ClusterConfig] = field(default_factory=dict)
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -135,6 +178,9 @@ class Grid:
         object.__setattr__(self, "_configs", configs)
 
     def _build_config(self, workload: str, factor: float) -> ClusterConfig:
+        recorded = self.configs.get(self.label(workload, factor))
+        if recorded is not None:
+            return recorded
         config = get_config(self.base, workload=workload, load=float(factor) * TRAINING_LOAD)
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
@@ -158,17 +204,23 @@ class Grid:
         """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x``."""
         return f"{self.base}/{workload}@{load_factor:g}x{' quick' if self.quick else ''}"
 
+    def spec(self, agent: str) -> str:
+        """The registered name or import path of the agent labelled ``agent``."""
+        return self.specs.get(agent, agent)
+
     def cells(self) -> list[Cell]:
         """Every cell, seed-major with agents interleaved (so the progress bar's ETA is fair)."""
         return [
             Cell(
-                agent,
+                self.spec(agent),
                 seed,
                 self.config(workload, factor),
                 self.label(workload, factor),
                 workload=workload,
                 load_factor=float(factor),
                 fingerprint=self.fingerprint,
+                agent_fingerprint=self.agent_fingerprints.get(agent, ""),
+                label=agent,
             )
             for seed in self.seeds
             for workload, factor in self.strata

@@ -1,24 +1,25 @@
 """The results file: every finished cell appended atomically, so no run loses finished work.
 
-``episodes.jsonl`` is a JSON-lines journal. Its first line is a header naming the format and the
-run's provenance; every further line is one finished cell's row, written with a single
+``episodes.jsonl`` is a JSON-lines journal (the line kinds and their integrity hash are in
+:mod:`benchmarks.leaderboard.records`): a header, then one line per finished cell, plus the code
+manifests, configs and run summaries those cells refer to. Each line is written with a single
 ``write`` on a descriptor opened for appending, then ``fsync``-ed. A process killed at any
 moment (even with SIGKILL) therefore leaves only whole lines behind, and a re-run skips every
 cell whose key is in the file. An interrupted run loses at most the cells that were in flight.
 
-A NaN metric is written as the ``NaN`` token of Python's json module (not strict JSON), which
-it reads back exactly; the CSV and JSON exports are strict.
-
 The journal is never silently overwritten or repaired:
 
-- a file whose header is not this format's (someone else's file) or whose lines do not parse
-  (corruption) raises :class:`ResultsFileError`, naming the file and line, and the run stops
-  before touching anything;
+- a file whose header is not this format's (someone else's file), whose lines do not parse
+  (corruption) or whose line no longer matches its check hash (an edit) raises
+  :class:`ResultsFileError`, naming the file and line, and the run stops before touching
+  anything;
 - only a final line without its newline (a write cut short by a power loss or a full disk) is
   moved aside, into ``episodes.jsonl.partial``, with a message; the cell simply runs again;
 - starting afresh (``--no-resume``) renames the old journal to a timestamped backup.
 
 A lock (``flock``) keeps two runs from appending to one journal at the same time.
+:func:`read_journal` reads a journal without locking or changing it, noting damaged lines
+instead of stopping at them (what ``--validate`` needs).
 
 Example:
     >>> import tempfile
@@ -33,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -41,37 +41,64 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from benchmarks.leaderboard.records import (
+    CODE,
+    CONFIG,
+    EPISODE,
+    FORMAT,
+    FORMAT_VERSION,
+    RUN,
+    JournalContents,
+    ResultsFileError,
+    encode,
+    parse,
+)
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]
 
-#: The header's ``format`` value, and the version of the line layout.
-FORMAT = "mara-env-leaderboard-episodes"
-FORMAT_VERSION = 1
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "JOURNAL",
+    "EpisodeJournal",
+    "ResultsFileError",
+    "read_journal",
+]
 
-
-class ResultsFileError(ValueError):
-    """A results file this leaderboard cannot resume from (foreign, corrupt or locked)."""
+#: The journal's file name inside a results directory.
+JOURNAL = "episodes.jsonl"
 
 
 class EpisodeJournal:
-    """An open journal: the rows already in it, and atomic appends of new ones.
+    """An open journal: what is already in it, and atomic appends of new lines.
 
     Use :meth:`open` (a context manager that holds the lock).
 
     Attributes:
         path: The journal file.
-        header: Its header (written when the file was created).
-        rows: Every row in the file, in file order (the first copy of a repeated cell).
+        contents: Its header, episode rows, code manifests, configs and runs
+            (:class:`~benchmarks.leaderboard.records.JournalContents`), kept up to date by the
+            appends.
     """
 
-    def __init__(self, path: Path, header: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    def __init__(self, path: Path, contents: JournalContents) -> None:
         self.path = path
-        self.header = header
-        self.rows = rows
-        self._keys = {row["cell"] for row in rows}
+        self.contents = contents
+        self._keys = {row["cell"] for row in contents.rows}
         self._descriptor: int | None = None
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The header (written when the file was created)."""
+        return self.contents.header
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every episode row in the file, in file order (the first copy of a repeated cell)."""
+        return self.contents.rows
 
     @classmethod
     def open(cls, path: Path, *, header: dict[str, Any], fresh: bool = False) -> EpisodeJournal:
@@ -84,7 +111,7 @@ class EpisodeJournal:
             fresh: Start a new journal; an existing one is renamed to a timestamped backup.
 
         Raises:
-            ResultsFileError: If the file is foreign, corrupt, or locked by another run.
+            ResultsFileError: If the file is foreign, corrupt, edited, or locked by another run.
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         full_header = {"format": FORMAT, "version": FORMAT_VERSION, **header}
@@ -99,7 +126,7 @@ class EpisodeJournal:
             _create(path, full_header)
             descriptor = _lock(path)
         try:
-            journal = cls(path, *_read(path))
+            journal = cls(path, parse(path, _whole_lines(path), strict=True))
         except BaseException:
             os.close(descriptor)
             raise
@@ -135,16 +162,54 @@ class EpisodeJournal:
         """
         if "cell" not in row:
             raise ValueError(f"EpisodeJournal.append: the row has no 'cell' key: {row!r}.")
+        self._write({"kind": EPISODE, **row})
+        if row["cell"] not in self._keys:
+            self._keys.add(row["cell"])
+            self.rows.append(row)
+
+    def add_manifest(self, digest: str, items: dict[str, str]) -> None:
+        """Record the code manifest of fingerprint ``digest`` (once per digest)."""
+        if digest not in self.contents.manifests:
+            self._write({"kind": CODE, "digest": digest, "items": items})
+            self.contents.manifests[digest] = items
+
+    def add_config(self, key: str, config: dict[str, Any]) -> None:
+        """Record a config's fields under its hash ``key`` (once per hash)."""
+        if key not in self.contents.configs:
+            self._write({"kind": CONFIG, "hash": key, "config": config})
+            self.contents.configs[key] = config
+
+    def add_run(self, run: dict[str, Any]) -> None:
+        """Record a finished run (its grid, fingerprints, provenance and command)."""
+        self._write({"kind": RUN, **run})
+        self.contents.runs.append(run)
+
+    def _write(self, record: dict[str, Any]) -> None:
         if self._descriptor is None:
             raise ResultsFileError(f"{self.path} is closed; open the journal again to append.")
-        data = (json.dumps(row, separators=(",", ":")) + "\n").encode()
+        data = encode(record)
         written = 0
         while written < len(data):  # one write() in practice; loop on a short write
             written += os.write(self._descriptor, data[written:])
         os.fsync(self._descriptor)
-        if row["cell"] not in self._keys:
-            self._keys.add(row["cell"])
-            self.rows.append(row)
+
+
+def read_journal(path: Path) -> JournalContents:
+    """Read the journal at ``path`` without locking or changing it; damaged lines (a cut-short
+    last line included) are listed in ``problems`` and skipped.
+
+    Raises:
+        ResultsFileError: If the file is missing, foreign, or of another format version.
+    """
+    if not path.is_file():
+        raise ResultsFileError(f"{path} does not exist: no leaderboard results there.")
+    data = path.read_bytes()
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    last = lines.pop()  # after the final newline: empty unless the last write was cut short
+    contents = parse(path, lines, strict=False)
+    if last:
+        contents.problems.append(f"line {len(lines) + 1}: cut short (no newline): {last[:60]!r}")
+    return contents
 
 
 def _lock(path: Path) -> int:
@@ -166,59 +231,19 @@ def _lock(path: Path) -> int:
 def _create(path: Path, header: dict[str, Any]) -> None:
     """Write a journal holding only ``header``, atomically (a crash leaves no half file)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with temporary.open("w") as handle:
-        handle.write(json.dumps(header, separators=(",", ":")) + "\n")
+    with temporary.open("wb") as handle:
+        handle.write(encode(header))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
 
 
-def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _whole_lines(path: Path) -> list[str]:
+    """The file's complete lines; an unterminated last one is first moved aside."""
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         data = _set_aside_partial_line(path, data)
-    lines = data.decode("utf-8", errors="replace").split("\n")[:-1]
-    header = _parse_line(path, lines[0] if lines else "", 1)
-    if header.get("format") != FORMAT:
-        raise ResultsFileError(
-            f"{path} is not a mara-env leaderboard results file (its first line has no "
-            f"'format': {FORMAT!r}). It was left untouched: use another --output directory."
-        )
-    if header.get("version") != FORMAT_VERSION:
-        raise ResultsFileError(
-            f"{path} has results format version {header.get('version')!r}; this mara-env "
-            f"reads version {FORMAT_VERSION}. Use another --output directory."
-        )
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, line in enumerate(lines[1:], start=2):
-        row = _parse_line(path, line, number)
-        if not isinstance(row.get("cell"), str):
-            raise ResultsFileError(
-                f"{path}, line {number}: a row without a 'cell' key; the file is corrupt. It "
-                "was left untouched: repair it, or use another --output directory."
-            )
-        if row["cell"] not in seen:
-            seen.add(row["cell"])
-            rows.append(row)
-    return header, rows
-
-
-def _parse_line(path: Path, line: str, number: int) -> dict[str, Any]:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ResultsFileError(
-            f"{path}, line {number}: not valid JSON ({error.msg}); the file is corrupt or not "
-            "a leaderboard results file. It was left untouched: repair it, or use another "
-            "--output directory."
-        ) from None
-    if not isinstance(value, dict):
-        raise ResultsFileError(
-            f"{path}, line {number}: expected a JSON object, got {type(value).__name__}. It "
-            "was left untouched: use another --output directory."
-        )
-    return value
+    return data.decode("utf-8", errors="replace").split("\n")[:-1]
 
 
 def _set_aside_partial_line(path: Path, data: bytes) -> bytes:

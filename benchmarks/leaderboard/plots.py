@@ -151,7 +151,8 @@ def plot_gantts(board: Leaderboard, path: Path) -> tuple[bool, list[str]]:
     notes = []
     for agent in agents:
         try:
-            frames.append((agent, episode_frame(agent, config, seed, config.arrival_horizon)))
+            frame = episode_frame(grid.spec(agent), config, seed, config.arrival_horizon)
+            frames.append((agent, frame))
         except Exception as error:
             notes.append(f"Gantt of {agent} skipped: {type(error).__name__}: {error}")
     if not frames:

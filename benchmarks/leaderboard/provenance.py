@@ -4,8 +4,8 @@ Everything a reader needs to trust or reproduce a table: the package version, th
 of the source tree (when it is a git checkout), the trace data's fingerprint and the SHA-256 of
 the shipped trace file, the SHA-256 of every shipped checkpoint (read from the JSON cards beside
 them in ``predictors/checkpoints/`` and ``agents/checkpoints/``), the library versions and the
-machine. :func:`results_fingerprint` condenses what a cell's result depends on beyond its
-config (the data and the package version); it is part of every cell key.
+machine. What a cell's result depends on (and its key holds) is in
+:mod:`benchmarks.leaderboard.fingerprints`.
 
 Example:
     >>> facts = provenance()
@@ -91,12 +91,6 @@ def checkpoint_hashes() -> dict[str, str]:
             name = f"{directory}/{card.name}"
             hashes[name] = digest if isinstance(digest, str) else "unreadable card"
     return hashes
-
-
-def results_fingerprint() -> str:
-    """A short hash of what results depend on besides the config: data and package version."""
-    facts = [data_hashes()["trace_fingerprint"], package_version(), checkpoint_hashes()]
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def provenance() -> dict[str, Any]:

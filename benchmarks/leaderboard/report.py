@@ -295,6 +295,29 @@ def summary_json(board: Leaderboard, provenance: dict[str, Any], command: str) -
     return json.dumps(document, indent=1) + "\n"
 
 
+def render_tables(
+    board: Leaderboard,
+    *,
+    provenance: dict[str, Any],
+    command: str,
+    plots: Sequence[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """Every table file a run derives from its journal, ``{file name: text}`` (the plots aside).
+
+    The leaderboard writes these; ``--validate`` renders them again from the journal and
+    compares.
+    """
+    rows = list(board.rows)
+    return {
+        "episodes.csv": episodes_csv(rows),
+        "episodes.json": episodes_json(rows),
+        "leaderboard.json": summary_json(board, provenance, command),
+        "leaderboard.md": format_markdown(
+            board, provenance=provenance, command=command, plots=plots
+        ),
+    }
+
+
 def _interval(interval: Any) -> dict[str, float]:
     return {"estimate": interval.estimate, "low": interval.low, "high": interval.high}
 

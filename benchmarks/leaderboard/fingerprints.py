@@ -1,0 +1,255 @@
+"""What an episode's result depends on besides its config and seed: code, weights and data.
+
+Every cell key (:attr:`benchmarks.leaderboard.grid.Cell.key`) holds two fingerprints, each the
+digest of a :class:`Manifest`, a mapping from what was hashed to its hash:
+
+**The agent's** (:func:`build_agent`):
+
+- for a shipped agent, its registry entry (the factory's source or name and arguments), and the
+  source of the modules that define its class and its base classes, and of the modules its
+  factory uses (imports, or reads a global from: ``agents.tuned`` for tuned settings), together
+  with everything they import from mara-env's four packages and the data files they name
+  (:mod:`benchmarks.leaderboard.source_closure`; the registry module, which imports every agent,
+  is left out: each agent's own entry stands for it);
+- for an import path ``pkg.module:Class``, the module itself and the modules it imports from
+  its own package (for a single-file module outside site-packages: from its folder) and from
+  mara-env's packages;
+- for both, the SHA-256 of every checkpoint loaded while the agent is built
+  (:mod:`predictors.loaded_checkpoints`), and the scheduler's optional ``fingerprint`` string
+  attribute, for a scheduler that reads weights or settings of its own in some other way.
+
+**The shared one** (:func:`shared_manifest`), what every episode runs whatever the agent: the
+harness (:mod:`agents.evaluation`), the leaderboard's cell code and, through their imports, the
+simulator and environments; plus the trace data's fingerprint and the package version.
+
+So changing LARA's module plays again the cells of the agents that import it (LARA's, and the
+clairvoyant reference's, which uses its Moore-Hodgson rule) and no others; changing the
+simulator plays every cell again. What is not seen: code reached without an ``import``
+statement, and files read without :func:`predictors.checkpoint.load_checkpoint` (see the two
+modules above); library versions (numpy, torch), which are recorded in the provenance but are
+not part of any key.
+
+Example:
+    >>> edf = build_agent("edf")
+    >>> "agents.priority" in edf.manifest.items, "agents.lara" in edf.manifest.items
+    (True, False)
+    >>> edf.manifest.digest == build_agent("edf").manifest.digest
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import inspect
+import json
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents import Scheduler, make_agent, registry
+from benchmarks.leaderboard.provenance import data_hashes, package_version
+from benchmarks.leaderboard.source_closure import (
+    Follow,
+    import_closure,
+    imports_of_source,
+    module_file,
+)
+from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
+from predictors.loaded_checkpoints import recording_checkpoint_loads
+
+#: The code every episode runs: the harness, the leaderboard's cells, and what they import.
+SHARED_ROOTS = ("agents.evaluation", "benchmarks.leaderboard.cells")
+#: Never part of a closure: the registry imports every agent (an agent's entry is hashed instead).
+REGISTRY_MODULES = ("agents.registry",)
+#: Manifest items that are not modules (module names never contain a space or a colon).
+TRACE_DATA = "trace data"
+VERSION = "mara-env version"
+ATTRIBUTE = "fingerprint attribute"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a fingerprint was computed from.
+
+    Attributes:
+        items: ``{module name, "checkpoint:<file>", "registry:<name>", ...: hash}``.
+    """
+
+    items: Mapping[str, str]
+
+    @property
+    def digest(self) -> str:
+        """The fingerprint: a short hash of every item."""
+        text = json.dumps(sorted(self.items.items()), separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def changes_since(self, older: Mapping[str, str]) -> list[str]:
+        """What differs from an ``older`` manifest's items, e.g. ``["agents.lara changed"]``.
+
+        Example:
+            >>> Manifest({"a": "1", "b": "2"}).changes_since({"a": "0", "c": "3"})
+            ['a changed', 'b added', 'c removed']
+        """
+        changed = [
+            f"{key} changed" for key in self.items if key in older and older[key] != self.items[key]
+        ]
+        added = [f"{key} added" for key in self.items if key not in older]
+        removed = [f"{key} removed" for key in older if key not in self.items]
+        return sorted(changed) + sorted(added) + sorted(removed)
+
+
+@dataclass(frozen=True)
+class BuiltAgent:
+    """A scheduler built from its name or import path, with the manifest of what it runs.
+
+    Attributes:
+        spec: The registered name or import path it was built from.
+        scheduler: The scheduler.
+        manifest: Its code, registry entry, checkpoints and ``fingerprint`` attribute.
+    """
+
+    spec: str
+    scheduler: Scheduler
+    manifest: Manifest
+
+
+def build_agent(spec: str) -> BuiltAgent:
+    """Build the agent ``spec`` (as :func:`agents.make_agent` does) and fingerprint it.
+
+    Raises:
+        Whatever :func:`agents.make_agent` raises for ``spec``.
+    """
+    with recording_checkpoint_loads() as loads:
+        scheduler = make_agent(spec)
+    registered = ":" not in spec  # a name of the registry, not an import path
+    follow = _own_packages if registered else _project_of(spec.partition(":")[0])
+    roots = [cls.__module__ for cls in type(scheduler).__mro__ if follow(cls.__module__)]
+    items: dict[str, str] = {}
+    if registered:
+        entry, entry_roots = _registry_entry(spec, follow)
+        items[f"registry:{spec}"] = _hash(entry)
+        roots += [root for root in entry_roots if root not in REGISTRY_MODULES]
+    else:
+        roots.insert(0, spec.partition(":")[0])
+    items.update(import_closure(dict.fromkeys(roots), follow, skip=REGISTRY_MODULES))
+    for load in loads:
+        items[f"checkpoint:{_file_label(load.path)}"] = load.sha256[:16]
+    extra = getattr(scheduler, "fingerprint", None)
+    if isinstance(extra, str):
+        items[ATTRIBUTE] = _hash(extra)
+    return BuiltAgent(spec, scheduler, Manifest(dict(sorted(items.items()))))
+
+
+def shared_manifest() -> Manifest:
+    """The code, data and version every episode depends on, whatever its agent."""
+    items = import_closure(SHARED_ROOTS, _own_packages, skip=REGISTRY_MODULES)
+    items[TRACE_DATA] = data_hashes()["trace_fingerprint"]
+    items[VERSION] = package_version()
+    return Manifest(dict(sorted(items.items())))
+
+
+def _own_packages(module: str) -> bool:
+    return module.split(".")[0] in IMPORT_PACKAGES
+
+
+def _project_of(module: str) -> Follow:
+    """What an import-path agent's closure follows: its package (or folder) and mara-env's."""
+    top = module.split(".")[0]
+    path = module_file(top)
+    folder = None
+    if path is not None and path.name != "__init__.py" and not _in_site_packages(path):
+        folder = path.parent  # a single-file module: its sibling modules are its project
+    homes: dict[str, bool] = {}
+
+    def follow(name: str) -> bool:
+        first = name.split(".")[0]
+        if first == top or first in IMPORT_PACKAGES:
+            return True
+        if folder is None:
+            return False
+        if first not in homes:
+            found = module_file(first)
+            homes[first] = found is not None and folder in (found.parent, found.parent.parent)
+        return homes[first]
+
+    return follow
+
+
+def _in_site_packages(path: Path) -> bool:
+    return any(part in ("site-packages", "dist-packages") for part in path.parts)
+
+
+def _registry_entry(name: str, follow: Follow) -> tuple[str, list[str]]:
+    """A text standing for the registry's entry ``name``, and the modules it uses itself."""
+    factory = _registered_factory(name)
+    if isinstance(factory, functools.partial):
+        values = (*factory.args, *factory.keywords.values())
+        text = f"partial {_describe(factory.func)} {[_stable(v) for v in factory.args]} "
+        text += f"{sorted((k, _stable(v)) for k, v in factory.keywords.items())}"
+        roots = [_module_of(value) for value in values if callable(value)]
+        if inspect.isfunction(factory.func):
+            source, used = _function_entry(factory.func, follow)
+            text, roots = f"{text}\n{source}", [*roots, *used]
+        return text, [root for root in roots if root is not None and follow(root)]
+    if inspect.isfunction(factory):
+        return _function_entry(factory, follow)
+    return _describe(factory), []
+
+
+def _registered_factory(name: str) -> Any:
+    """The factory :func:`agents.make_agent` builds ``name`` with, from whichever of the
+    registry's name maps holds it (:data:`agents.AGENTS`, or another map of names it keeps)."""
+    for value in vars(registry).values():
+        if isinstance(value, Mapping) and name in value and callable(value[name]):
+            return value[name]
+    return None
+
+
+def _function_entry(function: Any, follow: Follow) -> tuple[str, list[str]]:
+    """A factory function's source, and the modules it uses: its own, those it imports, and
+    those that define the globals it reads (``tuned_settings`` -> ``agents.tuned``)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except OSError:
+        return _describe(function), []
+    roots: list[str | None] = [function.__module__]  # (the registry's is left out later)
+    with contextlib.suppress(SyntaxError):  # a lambda inside a larger expression
+        roots += imports_of_source(source, function.__module__, follow)
+    used = inspect.getclosurevars(function)
+    roots += [_module_of(value) for value in (*used.globals.values(), *used.nonlocals.values())]
+    return source, [root for root in roots if root is not None and follow(root)]
+
+
+def _module_of(value: Any) -> str | None:
+    """The module a function, class or module comes from (``None`` for other values)."""
+    if inspect.ismodule(value):
+        return value.__name__
+    module = getattr(value, "__module__", None)
+    return module if isinstance(module, str) and callable(value) else None
+
+
+def _stable(value: Any) -> str:
+    """``repr`` without memory addresses: callables by their qualified name."""
+    return _describe(value) if callable(value) else repr(value)
+
+
+def _describe(factory: Any) -> str:
+    module = getattr(factory, "__module__", type(factory).__module__)
+    name = getattr(factory, "__qualname__", type(factory).__qualname__)
+    return f"{module}.{name}"
+
+
+def _file_label(path: Path) -> str:
+    """``path`` relative to the packages' folder if it is in it (the same on every machine)."""
+    try:
+        return path.relative_to(PACKAGES_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,64 @@
+"""Worker processes that end with the process that started them, even after ``kill -9``.
+
+A SIGKILLed main process runs no clean-up, and a pool worker blocked on its task queue never
+notices: it holds both ends of the queue's pipe itself. :func:`end_with_parent`, run in each
+worker as it starts, ties the worker's life to its parent's in two ways:
+
+- on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills the worker the moment its
+  parent dies;
+- everywhere, a daemon thread that checks twice a second whether the parent is still the
+  worker's parent (an orphan is re-parented) and ends the worker if not.
+
+Once the workers are gone, multiprocessing's resource tracker (which the workers keep alive by
+holding its pipe) sees the end of its input and exits by itself. Workers must be direct children
+of the main process for this (the ``spawn`` start method, not ``forkserver``, whose server would
+be their parent).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+
+#: ``PR_SET_PDEATHSIG`` from ``<linux/prctl.h>``.
+_PR_SET_PDEATHSIG = 1
+#: Seconds between the watcher thread's checks of the parent.
+WATCH_SECONDS = 0.5
+
+
+def end_with_parent(parent_pid: int) -> None:
+    """End this process as soon as ``parent_pid``, its parent, is gone.
+
+    Args:
+        parent_pid: The parent's process id, as the parent saw it (``os.getpid()`` there).
+    """
+    _set_parent_death_signal()
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+    watcher = threading.Thread(
+        target=_watch, args=(parent_pid,), name="end-with-parent", daemon=True
+    )
+    watcher.start()
+
+
+def _set_parent_death_signal() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (a no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    library = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(library, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - no usable libc: the thread remains
+        return
+
+
+def _watch(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(WATCH_SECONDS)
+    os._exit(1)

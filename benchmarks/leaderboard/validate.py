@@ -1,0 +1,376 @@
+"""``mara-leaderboard --validate DIR``: are these results what the installed code produces?
+
+Results are worth publishing only if they follow from the code, as CompilerGym checks
+leaderboard submissions by replaying them. :func:`validate_results` runs four checks on a
+results folder and prints every difference it finds:
+
+1. **Integrity**: every line of ``episodes.jsonl`` parses and matches its check hash
+   (:mod:`benchmarks.leaderboard.records`): any line edited by hand, or damaged, is reported.
+2. **Tables**: the last finished run recorded in the journal is rendered again, from the journal
+   alone (its episodes, configs, labels, fingerprints, provenance and command): the statistics,
+   ranks and intervals of ``leaderboard.json`` and ``leaderboard.md`` and every row of
+   ``episodes.csv`` and ``episodes.json`` must equal the files byte for byte (the plots are not
+   compared).
+3. **Fingerprints**: the recorded fingerprints of the shared code and of each agent's code and
+   weights must equal the installed ones (a difference names the modules or checkpoints that
+   changed), and each recorded config must equal what the installed preset gives.
+4. **Replay**: a sample of the run's episodes is played again from scratch with the installed
+   code (on the chosen backend), and every recorded metric is compared exactly (wall-time
+   columns aside). The default sample is one episode per agent, workload and load, drawn at
+   random; ``--sample all`` replays every episode, ``--sample N`` that many.
+
+What the default catches: any edit of a journal line that leaves its check hash alone (check 1,
+with certainty), any table that does not follow from the journal (check 2), and any change of
+code or weights since the run (check 3). An episode altered *and* given a recomputed check hash
+is caught only by the replay, with probability (sample size) / (episodes) per validation; each
+validation draws a fresh sample (its seed is printed; ``--sample-seed`` repeats one).
+
+Exit code 0 when nothing differs, 1 otherwise; a folder without a readable journal is a usage
+error (2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.leaderboard.backends import Backend, execute_cells
+from benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
+from benchmarks.leaderboard.fingerprints import Manifest, build_agent, shared_manifest
+from benchmarks.leaderboard.grid import Cell, Grid, config_from_fields, config_hash
+from benchmarks.leaderboard.journal import JOURNAL, read_journal
+from benchmarks.leaderboard.records import JournalContents
+from benchmarks.leaderboard.report import render_tables
+from benchmarks.leaderboard.summary import build_leaderboard
+from mara_env import ClusterConfig, ConfigError
+
+#: ``--sample`` values: a count, every episode, or one per agent, workload and load.
+ALL = "all"
+DEFAULT_SAMPLE = None
+Sample = int | str | None
+
+
+def parse_sample(text: str) -> int | str:
+    """``--sample``: ``all`` or a whole number >= 1.
+
+    Raises:
+        argparse.ArgumentTypeError: For anything else.
+    """
+    if text == ALL:
+        return ALL
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected 'all' or a whole number >= 1, got {text!r}")
+    return count
+
+
+@dataclass
+class Findings:
+    """What a validation found: differences (each fails it) and notes (informative)."""
+
+    differences: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def check(self, title: str, found: Sequence[str], passed: str) -> None:
+        """Print one check's outcome and keep its differences."""
+        if found:
+            print(f"  {title}: {len(found)} difference(s):")
+            for difference in found:
+                print(f"    DIFFERS: {difference}")
+        else:
+            print(f"  {title}: {passed}")
+        self.differences += found
+
+
+def validate_results(
+    directory: Path,
+    *,
+    backend: Backend,
+    sample: Sample = None,
+    seed: int | None = None,
+    progress: bool = True,
+) -> int:
+    """Validate the results folder ``directory``; prints every check; returns the exit code.
+
+    Args:
+        directory: A leaderboard ``--output`` folder.
+        backend: Where replayed episodes run.
+        sample: Episodes to replay: a count, :data:`ALL`, or ``None`` for one per agent,
+            workload and load.
+        seed: Seed of the sample (default: fresh entropy, printed).
+        progress: Show a progress bar over the replays.
+
+    Raises:
+        benchmarks.leaderboard.journal.ResultsFileError: If there is no readable journal.
+    """
+    contents = read_journal(directory / JOURNAL)
+    findings = Findings()
+    run = contents.runs[-1] if contents.runs else None
+    print(
+        f"Validating {directory / JOURNAL}: {len(contents.rows)} episodes, {contents.lines} lines."
+    )
+    findings.check(
+        "integrity",
+        [f"{JOURNAL} {problem}" for problem in contents.problems],
+        f"every one of the {contents.lines} lines matches its check hash.",
+    )
+    if run is None:
+        findings.check("tables", ["the journal records no finished run: no tables to check"], "")
+        grid, rows = None, contents.rows
+    else:
+        grid, rows = _check_tables(directory, run, contents, findings)
+        findings.check(
+            "fingerprints",
+            _compare_fingerprints(run, contents, grid),
+            f"the shared code and the code and weights of {len(run['grid']['agents'])} agents "
+            "equal the installed ones.",
+        )
+        revision = str(run["provenance"].get("git_revision", ""))
+        if revision.endswith("+dirty"):
+            findings.notes.append(
+                f"the run's source tree had uncommitted changes (git revision {revision}); the "
+                "fingerprints identify its code."
+            )
+    chosen, how = _sample(rows, sample, seed)
+    if contents.suspect:
+        how += f"; and the {len(contents.suspect)} edited line(s)"
+    replayed = _replay([*chosen, *contents.suspect], contents, backend, progress)
+    findings.check(
+        "replay",
+        replayed,
+        f"{len(chosen)} of {len(rows)} episodes ({how}) replayed from scratch: every metric equal.",
+    )
+    if sample != ALL and rows:
+        findings.notes.append(
+            f"an episode altered with a recomputed check hash is caught by this replay with "
+            f"probability {len(chosen)}/{len(rows)} = {len(chosen) / len(rows):.1%}; "
+            "--sample all replays every one."
+        )
+    for note in findings.notes:
+        print(f"  note: {note}")
+    if findings.differences:
+        print(f"Not valid: {len(findings.differences)} difference(s), listed above.")
+        return 1
+    print("Valid: every check passed.")
+    return 0
+
+
+def _check_tables(
+    directory: Path, run: dict[str, Any], contents: JournalContents, findings: Findings
+) -> tuple[Grid | None, list[dict[str, Any]]]:
+    """Render the run's tables again from the journal and compare them with the files."""
+    grid, problems = recorded_grid(run, contents)
+    rows: list[dict[str, Any]] = []
+    names = "the tables"
+    if grid is not None:
+        board = build_leaderboard(
+            grid, contents.rows, reference=run["reference"], n_resamples=run["resamples"]
+        )
+        rows = list(board.rows)
+        tables = render_tables(
+            board,
+            provenance=run["provenance"],
+            command=run["command"],
+            plots=[(title, name) for title, name in run["plots"]],
+        )
+        names = ", ".join(tables)
+        problems += _compare_tables(directory, tables)
+        missing = len(grid.cells()) - len(rows)
+        if missing:
+            findings.notes.append(f"{missing} cells of the run's grid have no episode.")
+    findings.check(
+        "tables",
+        problems,
+        f"{names} equal their recomputation from the journal's {len(rows)} episodes (plots "
+        "not compared).",
+    )
+    return grid, rows
+
+
+def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid | None, list[str]]:
+    """The grid of a recorded run, with the configs and fingerprints it ran with."""
+    configs: dict[str, ClusterConfig] = {}
+    problems = []
+    for label, key in run["configs"].items():
+        fields = contents.configs.get(key)
+        try:
+            if fields is None:
+                raise ConfigError("the journal has no config record of that hash")
+            config = config_from_fields(fields)
+            if config_hash(config) != key:
+                raise ConfigError("its fields do not give back the recorded hash")
+            configs[label] = config
+        except ConfigError as error:
+            problems.append(f"config {label} (hash {key}): {error}")
+    if problems:
+        return None, problems
+    grid_facts = run["grid"]
+    specs = {agent: spec for agent, spec in run["specs"].items() if agent != spec}
+    grid = Grid(
+        agents=tuple(grid_facts["agents"]),
+        workloads=tuple(grid_facts["workloads"]),
+        load_factors=tuple(grid_facts["load_factors"]),
+        n_seeds=grid_facts["n_seeds"],
+        base=grid_facts["base"],
+        quick=grid_facts["quick"],
+        fingerprint=run["fingerprints"]["shared"],
+        specs=specs,
+        agent_fingerprints=run["fingerprints"]["agents"],
+        configs=configs,
+    )
+    return grid, []
+
+
+def _compare_tables(directory: Path, tables: dict[str, str]) -> list[str]:
+    problems = []
+    for name, text in tables.items():
+        path = directory / name
+        if not path.is_file():
+            problems.append(f"{name} is missing")
+            continue
+        written = path.read_text().splitlines()
+        expected = text.splitlines()
+        if written != expected:
+            number = next(
+                (i for i, (a, b) in enumerate(zip(written, expected, strict=False)) if a != b),
+                min(len(written), len(expected)),
+            )
+            problems.append(
+                f"{name} line {number + 1} differs from its recomputation: "
+                f"{_line(written, number)} in the file, {_line(expected, number)} recomputed"
+            )
+    return problems
+
+
+def _line(lines: list[str], number: int) -> str:
+    if number >= len(lines):
+        return "(no such line)"
+    line = lines[number]
+    return repr(line if len(line) <= 120 else line[:117] + "...")
+
+
+def _compare_fingerprints(
+    run: dict[str, Any], contents: JournalContents, grid: Grid | None
+) -> list[str]:
+    problems = []
+    recorded = run["fingerprints"]
+    shared = shared_manifest()
+    if shared.digest != recorded["shared"]:
+        problems.append(
+            "the code, trace data or version every agent shares changed since the run: "
+            + _changes(shared, contents.manifests.get(recorded["shared"]))
+        )
+    for agent, spec in run["specs"].items():
+        try:
+            installed = build_agent(spec).manifest
+        except Exception as error:  # an agent that no longer builds is a difference
+            problems.append(f"{agent} ({spec}) cannot be built: {type(error).__name__}: {error}")
+            continue
+        digest = recorded["agents"].get(agent)
+        if installed.digest != digest:
+            problems.append(
+                f"{agent}: its code or weights changed since the run: "
+                + _changes(installed, contents.manifests.get(digest or ""))
+            )
+    if grid is not None:
+        try:
+            installed_grid = dataclasses.replace(grid, configs={})  # built from the presets
+        except ConfigError as error:
+            return [*problems, f"the installed presets cannot build the run's grid: {error}"]
+        for stratum in grid.strata:
+            used, now = grid.config(*stratum), installed_grid.config(*stratum)
+            if now != used:
+                problems.append(
+                    f"config {grid.label(*stratum)}: the installed {grid.base!r} preset now "
+                    f"gives {now!r}; the run used {used!r}"
+                )
+    return problems
+
+
+def _changes(installed: Manifest, recorded: dict[str, str] | None) -> str:
+    if recorded is None:
+        return "the journal has no manifest of the recorded code"
+    return ", ".join(installed.changes_since(recorded))
+
+
+def _sample(rows: list[dict[str, Any]], sample: Sample, seed: int | None) -> tuple[list, str]:
+    """The episodes to replay, and how they were chosen."""
+    if sample == ALL:
+        return list(rows), "all"
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    rng = np.random.default_rng(seed)
+    if sample is None:
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault((row["agent"], row["workload"], row["load_factor"]), []).append(row)
+        chosen = [group[int(rng.integers(len(group)))] for group in groups.values()]
+        return chosen, f"one per agent, workload and load; --sample-seed {seed}"
+    picks = sorted(rng.choice(len(rows), size=min(int(sample), len(rows)), replace=False))
+    return [rows[i] for i in picks], f"at random; --sample-seed {seed}"
+
+
+def _replay(
+    rows: list[dict[str, Any]], contents: JournalContents, backend: Backend, progress: bool
+) -> list[str]:
+    """Play ``rows`` again from their recorded cells; every metric that differs."""
+    problems: list[str] = []
+    cells: dict[str, tuple[Cell, dict[str, Any]]] = {}
+    for row in rows:
+        try:
+            cell = Cell(
+                row["agent_spec"],
+                row["seed"],
+                config_from_fields(contents.configs[row["config_hash"]]),
+                row["config"],
+                workload=row["workload"],
+                load_factor=row["load_factor"],
+                fingerprint=row["shared_code"],
+                agent_fingerprint=row["agent_code"],
+                label=row["agent"],
+            )
+        except (KeyError, ConfigError) as error:
+            problems.append(f"{_where(row)}: cannot be replayed ({type(error).__name__}: {error})")
+            continue
+        cells[cell.key] = (cell, row)
+
+    def compare(outcome: CellOutcome) -> None:
+        recorded = cells[outcome.cell.key][1]
+        if outcome.error is not None:
+            problems.append(f"{_where(recorded)}: the replay failed: {outcome.error}")
+            return
+        for key, value in recorded.items():
+            if key in TIMING_COLUMNS:
+                continue
+            again = outcome.row.get(key, "(missing)")
+            if not _equal(value, again):
+                problems.append(f"{_where(recorded)}: {key} recorded {value!r}, replayed {again!r}")
+
+    execute_cells(
+        [cell for cell, _ in cells.values()],
+        backend,
+        compare,
+        progress=progress,
+        description="replay",
+    )
+    return problems
+
+
+def _where(row: dict[str, Any]) -> str:
+    return f"{row.get('agent')} {row.get('config')} seed {row.get('seed')}"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b) and type(a) is type(b)

@@ -1,0 +1,137 @@
+"""Shadowed or shared import names are reported clearly, by the check and by mara-leaderboard."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mara_env
+from mara_env import InstallationError, check_installation, installation_problems
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def console_script() -> str:
+    script = Path(sys.executable).parent / "mara-leaderboard"
+    assert script.is_file(), f"{script} is missing: install the package (pip install -e .)"
+    return str(script)
+
+
+def fake_distribution(site: Path, name: str, top_level: str) -> None:
+    """An installed distribution's metadata (no code) claiming the import name ``top_level``."""
+    info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    (info / "top_level.txt").write_text(f"{top_level}\n")
+    (info / "RECORD").write_text(f"{top_level}/__init__.py,,\n")
+
+
+def test_a_clean_installation_has_no_problems() -> None:
+    assert installation_problems(ROOT) == []  # the source tree holds our own packages
+    check_installation()
+
+
+@pytest.mark.parametrize(
+    "shadow", ["agents/__init__.py", "benchmarks/__init__.py", "predictors.py"]
+)
+def test_a_local_folder_or_module_is_named_with_what_to_do(tmp_path: Path, shadow: str) -> None:
+    (tmp_path / shadow).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / shadow).write_text("")
+    name = shadow.split("/")[0].removesuffix(".py")
+    (problem,) = installation_problems(tmp_path, distributions=False)
+    folder = tmp_path / shadow.split("/")[0]
+    assert problem.startswith(f"{folder} is imported as {name!r} instead of mara-env's {name!r}")
+    assert "mara_env, agents, predictors, benchmarks" in problem
+    assert "Rename" in problem and "run from another directory" in problem
+    with pytest.raises(InstallationError, match=re.escape(str(folder))):
+        check_installation(tmp_path, distributions=False)
+
+
+def test_a_folder_without_init_does_not_shadow(tmp_path: Path) -> None:
+    """A plain folder named agents/ (a namespace-package candidate) loses to a regular package."""
+    (tmp_path / "agents").mkdir()
+    assert installation_problems(tmp_path, distributions=False) == []
+
+
+def test_a_shadowing_entry_on_sys_path_is_found_without_importing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "predictors").mkdir()
+    (tmp_path / "predictors" / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "predictors", raising=False)  # as in a fresh process
+    (problem,) = installation_problems(distributions=False)
+    assert problem.startswith(f"{tmp_path / 'predictors'} is imported as 'predictors'")
+
+
+def test_a_foreign_distribution_owning_agents_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another distribution with a top-level 'agents' (as the openai-agents SDK has)."""
+    fake_distribution(tmp_path, "openai-agents", "agents")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (problem,) = installation_problems()
+    assert problem.startswith(
+        "The installed distribution 'openai-agents' also provides a top-level 'agents' package"
+    )
+    assert "virtual environment of its own" in problem
+    assert "pip uninstall openai-agents" in problem
+
+
+def test_mara_leaderboard_stops_beside_a_local_agents_folder(tmp_path: Path) -> None:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    result = subprocess.run(
+        [console_script(), "--quick"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"mara-leaderboard: error: {tmp_path / 'agents'} is imported as 'agents'"
+    )
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "leaderboard_results").exists()
+
+
+def test_mara_leaderboard_stops_when_another_distribution_owns_agents(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    fake_distribution(site, "openai-agents", "agents")
+    environment = {**os.environ, "PYTHONPATH": str(site)}
+    result = subprocess.run(
+        [console_script(), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+    )
+    assert result.returncode == 2
+    assert "mara-leaderboard: error: The installed distribution 'openai-agents'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_python_m_beside_a_local_folder_names_it(tmp_path: Path) -> None:
+    """``python -m benchmarks.leaderboard`` puts the folder first itself: the import says why."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.leaderboard", "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert f"InstallationError: {tmp_path / 'agents'} is imported as 'agents'" in result.stderr
+
+
+def test_the_readme_names_the_four_import_packages_and_the_risk() -> None:
+    install = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    for name in mara_env.installation.IMPORT_PACKAGES:
+        assert f"`{name}`" in install
+    assert "openai-agents" in install and "check_installation" in install
