@@ -93,6 +93,8 @@ class SearchSpace:
         factory: Builds the scheduler from keyword settings.
         grid: Candidate values per setting name (the class defaults are always tried too).
         fixed: Settings that define the variant and are never searched.
+        prepare: Completes each candidate with settings fitted to training episodes rather
+            than searched (LaiRA's look-ahead calibration); called with ``quick``.
     """
 
     factory: Callable[..., Scheduler]
