@@ -95,8 +95,34 @@ def _shadowing_entry(directory: Path, name: str) -> Path | None:
         return None  # the source tree of an editable install: these are ours
     for candidate in (directory / name / "__init__.py", directory / f"{name}.py"):
         if candidate.is_file():
+            if candidate.name == "__init__.py" and _same_package(candidate.parent, name):
+                return None  # a source checkout of the installed version: the same code
             return candidate
     return None
+
+
+def _same_package(local: Path, name: str) -> bool:
+    """Whether folder ``local`` holds the installed package ``name`` byte for byte: every file
+    installed is there, identical, and it has no Python module the installation lacks (a
+    checkout may hold more data, such as committed results, which nothing imports)."""
+    installed = PACKAGES_ROOT / name
+    if not installed.is_dir():
+        return False
+
+    def files(root: Path, pattern: str) -> set[Path]:
+        return {
+            path.relative_to(root)
+            for path in root.rglob(pattern)
+            if path.is_file() and "__pycache__" not in path.parts
+        }
+
+    if not files(local, "*.py") <= files(installed, "*.py"):
+        return False
+    for relative in files(installed, "*"):
+        copy = local / relative
+        if not copy.is_file() or copy.read_bytes() != (installed / relative).read_bytes():
+            return False
+    return True
 
 
 def _origin(name: str) -> Path | None:
@@ -126,7 +152,9 @@ def _shadow_message(name: str, found: Path | None) -> str:
         f"{PACKAGES_ROOT}): mara-env installs the import packages {', '.join(IMPORT_PACKAGES)}, "
         f"and a folder or module of the same name that comes first on sys.path (the working "
         f"directory does, for python -m and mara-leaderboard) hides it. Rename {folder.name!r} "
-        "(give your own package another name), or run from another directory."
+        "(give your own package another name), or run from another directory; if it is a "
+        "checkout of mara-env edited since it was installed, reinstall it (pip install . in "
+        "it, or pip install -e . to work on the source)."
     )
 
 

@@ -53,6 +53,26 @@ def test_a_local_folder_or_module_is_named_with_what_to_do(tmp_path: Path, shado
         check_installation(tmp_path, distributions=False)
 
 
+def test_a_checkout_identical_to_the_installed_packages_is_ours(tmp_path: Path) -> None:
+    """The quick start installs mara-env (not editable) and runs mara-leaderboard from the
+    checkout: its folders are the installed code, with extra data, so nothing is reported. A
+    module edited since the installation is reported, with the advice to reinstall."""
+    import shutil
+
+    for name in ("mara_env", "agents"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "agents" / "results.md").write_text("committed results, not installed\n")
+    assert installation_problems(tmp_path, distributions=False) == []
+    edited = tmp_path / "agents" / "edf_copy.py"
+    edited.write_text("# a module the installation lacks\n")
+    (problem,) = installation_problems(tmp_path, distributions=False)
+    assert str(tmp_path / "agents") in problem and "reinstall it" in problem
+    edited.unlink()
+    (tmp_path / "mara_env" / "errors.py").write_text("# changed\n")
+    (problem,) = installation_problems(tmp_path, distributions=False)
+    assert str(tmp_path / "mara_env") in problem
+
+
 def test_a_folder_without_init_does_not_shadow(tmp_path: Path) -> None:
     """A plain folder named agents/ (a namespace-package candidate) loses to a regular package."""
     (tmp_path / "agents").mkdir()
