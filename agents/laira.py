@@ -109,6 +109,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -117,7 +118,7 @@ from agents.assignment import keep_nodes_in_place
 from agents.observed_history import HistoryScheduler
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
-from predictors.dkf import DKF, FilterState
+from predictors.dkf import DKF, Feasibility, FilterState
 from predictors.wls import DiscountedLeastSquares
 
 #: How the ranked tasks share the nodes: ``"need"`` gives each the nodes its look-ahead says it
@@ -245,6 +246,27 @@ class LairaSettings:
                     "the LairaSettings docstring for what it controls and its default."
                 )
         object.__setattr__(self, "calibration", _calibration_table(self.calibration))
+
+    @cached_property
+    def lookahead_filter(self) -> DKF:
+        """The look-ahead's DKF on LaiRA's work axis (node-epochs, ``offset``), built once."""
+        return replace(self.dkf, offset=self.offset)
+
+    def judge(
+        self,
+        state: FilterState,
+        target: float,
+        time_left: float,
+        alpha: float,
+        nodes: int,
+        family: str,
+    ) -> tuple[Feasibility, float]:
+        """The look-ahead of one task with ``nodes`` nodes until its deadline: the DKF's
+        verdict (from ``state``, filtered by :attr:`lookahead_filter`) and the success
+        probability of its margin (:meth:`success_probability`)."""
+        extra = max(time_left, 1.0) * nodes**alpha
+        verdict = self.lookahead_filter.lookahead(state, target, extra)
+        return verdict, self.success_probability(verdict.margin, family)
 
     def success_probability(self, margin: float, family: str) -> float:
         """The look-ahead's success probability for a DKF margin (in predicted std devs).
@@ -382,7 +404,7 @@ class Laira(HistoryScheduler):
             base = replace(base, **overrides)
         self.settings = base
         #: The look-ahead filter, on the same work axis (node-epochs + ``offset``) as the fit.
-        self._dkf = replace(base.dkf, offset=base.offset)
+        self._dkf = base.lookahead_filter
 
     def on_reset(self) -> None:
         """Forget every task and start the first slice afresh."""
@@ -459,10 +481,11 @@ class Laira(HistoryScheduler):
             alpha = self._alpha(view, slot)
             time_left = max(float(view.time_left[slot]), 1.0)
             target = math.exp(float(view.log_target_ratio[slot]))
-            verdict = self._dkf.lookahead(memory.filter, target, time_left * limit**alpha)
-            memory.margin = verdict.margin
             family = FAMILY_NAMES[int(view.family[slot])]
-            memory.probability = settings.success_probability(verdict.margin, family)
+            verdict, memory.probability = settings.judge(
+                memory.filter, target, time_left, alpha, limit, family
+            )
+            memory.margin = verdict.margin
             memory.feasible = memory.probability >= settings.success_threshold
             if settings.allocation == "need" and math.isfinite(verdict.work_to_target):
                 memory.needed_nodes = nodes_needed(

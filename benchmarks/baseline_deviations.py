@@ -34,12 +34,12 @@ import numpy as np
 
 from agents import mean_ci
 from benchmarks.arguments import positive_int
+from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
 from benchmarks.leaderboard.report import write_atomically
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import Trial, TrialJournal, run_trials
 from benchmarks.tune_baselines import WORKLOADS
 
-FIRST_EVALUATION_SEED = 1000
 DEFAULT_OUTPUT = Path("benchmarks/results/deviations")
 
 
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure every deviation; returns the process exit code."""
     args = build_parser().parse_args(argv)
     seeds = list(
-        range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + (1 if args.quick else args.seeds))
+        range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + (1 if args.quick else args.seeds))
     )
     start = time.perf_counter()
     journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())

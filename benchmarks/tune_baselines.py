@@ -64,6 +64,7 @@ from agents.successive_halving import SuccessiveHalving
 from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import TUNED_SETTINGS_PATH
 from benchmarks.arguments import positive_int
+from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, EVALUATION_SEED_BASE
 from benchmarks.leaderboard.report import write_atomically
 from benchmarks.lookahead_calibration import calibrate
 from benchmarks.source_fingerprint import source_fingerprint
@@ -75,13 +76,13 @@ from benchmarks.trials import (
 )
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
-#: Tuning never uses a seed at or above this (evaluation seeds start here).
-TRAINING_SEED_LIMIT = 1000
+#: Tuning never uses a seed at or above this: the first evaluation seed.
+TRAINING_SEED_LIMIT = EVALUATION_SEED_BASE
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
 CONFIRM_SEED_BASE = 200
 #: The workloads the leaderboard reports, each tuned on at the training load.
-WORKLOADS = ("in_distribution", "rl", "vision")
+WORKLOADS = DEFAULT_WORKLOADS
 DEFAULT_OUTPUT = Path("benchmarks/results/tuning")
 
 

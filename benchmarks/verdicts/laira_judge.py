@@ -44,17 +44,18 @@ def laira_success(
     settings: LairaSettings, histories: Sequence[TaskHistory], alpha: np.ndarray, nodes: int
 ) -> np.ndarray:
     """LaiRA's success probability of each task with ``nodes`` nodes until its deadline."""
-    dkf = replace(settings.dkf, offset=settings.offset)
+    dkf = settings.lookahead_filter
     probabilities = np.ones(len(histories))
     for index, history in enumerate(histories):
         if len(history.work) - 1 < settings.min_reports:
             continue
-        work = (history.work / history.speed).tolist()
-        loss = history.loss.tolist()
-        state = dkf.start(work[0], loss[0])
-        for done, value in zip(work[1:], loss[1:], strict=True):
-            state = dkf.update(state, done, value)
-        extra = max(history.time_left, 1.0) * nodes ** float(alpha[index])
-        verdict = dkf.lookahead(state, history.target, extra)
-        probabilities[index] = settings.success_probability(verdict.margin, history.family)
+        in_node_epochs = replace(history, work=history.work / history.speed)
+        _, probabilities[index] = settings.judge(
+            dkf.filter(in_node_epochs),
+            history.target,
+            history.time_left,
+            float(alpha[index]),
+            nodes,
+            history.family,
+        )
     return probabilities
