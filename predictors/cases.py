@@ -20,8 +20,8 @@ then drawn by the rule of ``mara_env.workload._draw_tasks``:
 * steps to target ``T`` = the first curve step ``>= 1`` whose loss is ``<= target`` (``inf``:
   infeasible).
 
-A task with ``speed >= T`` is dropped: it completes at its first report, so there is nothing
-to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
+A task with ``speed >= T`` is dropped (:func:`done_at_first_report`): it completes at its first
+report, so there is nothing to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
 tasks on every machine, and workloads get independent draws.
 
 **Cases** (:func:`make_cases`). At observed fraction ``f`` of its curve a task has had ``k``
@@ -37,6 +37,12 @@ progress and ``curve[min(floor(progress), length - 1)]``. Losses and the target 
 ``ClusterSimulator.privileged_remaining_work`` counts it. Time left is ``max(deadline - k, 0)``
 epochs: infeasible tasks observed long enough can be past their deadline. Scores treat work
 beyond :data:`CAP_CURVE_LENGTHS` curve lengths (the case's ``cap``) as "never".
+
+**Hiding the family** (:meth:`PredictionCases.relabelled`). Cases whose histories carry
+:data:`UNKNOWN_FAMILY` instead of their family score a predictor on a family it is not told
+(the prediction benchmark's leave-one-family-out protocol); :func:`concatenate_cases` pools
+cases of one fraction. Curves of another length or resolution made from these tasks are in
+:mod:`predictors.shifted_curves`.
 
 Trajectories. A predictor that can also sample future loss curves implements the optional
 :class:`TrajectoryPredictor` protocol; :func:`sample_trajectories` calls it with checks.
@@ -56,7 +62,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -77,6 +83,8 @@ BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
 HOPELESS_RANGE = HOPELESS_TARGET_RANGE
 #: A feasible target is at most this share of the initial loss (as in the simulator).
 MAX_TARGET_SHARE = 0.99
+#: The family name of histories whose family is hidden: in no model's one-hot.
+UNKNOWN_FAMILY = "unknown"
 
 
 class CaseError(ValueError):
@@ -96,6 +104,8 @@ class PredictionTask:
         target: Target loss (same units as ``curve``).
         steps_to_target: First curve step ``>= 1`` at or below the target (``inf``: never).
         deadline: Epochs from arrival to its deadline.
+        source_length: Points of the recorded curve that ``curve`` was resampled from
+            (:mod:`predictors.shifted_curves`); ``None`` when ``curve`` is the recorded curve.
     """
 
     workload: str
@@ -106,6 +116,7 @@ class PredictionTask:
     target: float
     steps_to_target: float
     deadline: int
+    source_length: int | None = None
 
     @property
     def length(self) -> int:
@@ -126,6 +137,13 @@ class PredictionTask:
     def cap(self) -> float:
         """Work scored as finite at most: :data:`CAP_CURVE_LENGTHS` curve lengths."""
         return CAP_CURVE_LENGTHS * self.length
+
+    @property
+    def crossed_beyond_source(self) -> bool:
+        """Whether the target is first reached past the last point of the recorded curve
+        (step ``source_length - 1``); always ``False`` for a recorded curve or a hopeless target."""
+        source = self.length if self.source_length is None else self.source_length
+        return math.isfinite(self.steps_to_target) and self.steps_to_target > source - 1
 
     def loss_at(self, progress: np.ndarray) -> np.ndarray:
         """The loss reported after ``progress`` curve steps: ``curve[min(floor(p), length - 1)]``."""
@@ -192,6 +210,22 @@ class PredictionCases:
         """Whether each case's target is never reached."""
         return np.isinf(self.truth)
 
+    @property
+    def feasible_count(self) -> int:
+        """How many cases have a target that is reached."""
+        return int(np.count_nonzero(np.isfinite(self.truth)))
+
+    def relabelled(self, family: str) -> PredictionCases:
+        """The same cases with every history saying ``family`` (e.g. :data:`UNKNOWN_FAMILY`).
+
+        Example:
+            >>> cases = make_cases(draw_tasks("rl", draws_per_curve=1), 0.2)
+            >>> {h.family for h in cases.relabelled(UNKNOWN_FAMILY).histories}
+            {'unknown'}
+        """
+        histories = tuple(replace(history, family=family) for history in self.histories)
+        return replace(self, histories=histories)
+
     def subset(self, indices: Sequence[int] | np.ndarray) -> PredictionCases:
         """The cases at ``indices``, in that order."""
         chosen = [int(i) for i in np.asarray(indices, dtype=np.int64).ravel()]
@@ -203,6 +237,60 @@ class PredictionCases:
             cap=self.cap[chosen],
             budget=self.budget[chosen],
         )
+
+
+def concatenate_cases(parts: Sequence[PredictionCases]) -> PredictionCases:
+    """The cases of ``parts`` (all at one fraction) one after another.
+
+    Raises:
+        CaseError: If ``parts`` is empty or its fractions differ.
+
+    Example:
+        >>> tasks = draw_tasks("rl", draws_per_curve=1)
+        >>> half = len(tasks) // 2
+        >>> parts = [make_cases(tasks[:half], 0.4), make_cases(tasks[half:], 0.4)]
+        >>> len(concatenate_cases(parts)) == len(make_cases(tasks, 0.4))
+        True
+    """
+    if not parts:
+        raise CaseError("concatenate_cases: there are no cases to concatenate.")
+    fractions = {part.fraction for part in parts}
+    if len(fractions) != 1:
+        raise CaseError(
+            f"concatenate_cases: the parts have different fractions {sorted(fractions)}."
+        )
+    return PredictionCases(
+        tasks=tuple(task for part in parts for task in part.tasks),
+        fraction=parts[0].fraction,
+        histories=tuple(history for part in parts for history in part.histories),
+        truth=np.concatenate([part.truth for part in parts]),
+        cap=np.concatenate([part.cap for part in parts]),
+        budget=np.concatenate([part.budget for part in parts]),
+    )
+
+
+def first_step_at_or_below(curve: np.ndarray, target: float) -> float:
+    """The first step ``>= 1`` of ``curve`` whose loss is ``<= target`` (``inf``: never), by the
+    simulator's rule.
+
+    Example:
+        >>> first_step_at_or_below(np.array([1.0, 0.8, 0.5, 0.4]), 0.5)
+        2.0
+    """
+    curve = np.asarray(curve, dtype=np.float64)
+    steps = _first_step_at_or_below(curve[None, :], np.array([len(curve)]), np.array([target]))
+    return float(steps[0])
+
+
+def done_at_first_report(speed: float, steps_to_target: float) -> bool:
+    """Whether a task of this speed reaches its target at its first report (nothing to predict:
+    such tasks are not drawn).
+
+    Example:
+        >>> done_at_first_report(2.5, 2.0), done_at_first_report(2.5, math.inf)
+        (True, False)
+    """
+    return math.isfinite(steps_to_target) and speed >= steps_to_target
 
 
 def make_cases(tasks: Sequence[PredictionTask], fraction: float) -> PredictionCases:
@@ -319,8 +407,8 @@ def _draw_family_tasks(
     steps_to_target = _first_step_at_or_below(curves, lengths, target)
     tasks = []
     for i in range(n):
-        if math.isfinite(steps_to_target[i]) and speed[i] >= steps_to_target[i]:
-            continue  # completes at its first report: nothing to predict
+        if done_at_first_report(float(speed[i]), float(steps_to_target[i])):
+            continue
         curve = curves[i, : lengths[i]].copy()
         curve.setflags(write=False)
         tasks.append(
