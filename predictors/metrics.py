@@ -26,7 +26,19 @@ Metrics (all pure NumPy):
 * :func:`brier_score`: mean squared error of the predicted probability of reaching the target
   within a work budget (``time_left * speed`` at one node) against what happened.
 
-:func:`score_predictions` computes all of them for one batch.
+* :func:`median_says_never` / :func:`never_share`: whether a case's sample median is "never",
+  and the share of such cases among some of them (e.g. the reachable targets past a curve length).
+
+Intervals (95% by default):
+
+* :func:`bootstrap_median_interval`: percentile-bootstrap interval of a median, ``resamples``
+  resamples of the values with replacement drawn at once (in chunks bounding the memory);
+  quantiles of the resampled medians by the inverted-CDF rule, so both ends are attained medians.
+* :func:`wilson_interval`: Wilson's score interval of a binomial share (coverage), which stays
+  inside ``[0, 1]`` and is sensible at shares near 0 or 1.
+
+:func:`score_predictions` computes all point scores for one batch; :func:`score_cell` adds the
+intervals and the "never" shares.
 
 Example:
     >>> import numpy as np
@@ -40,10 +52,19 @@ Example:
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
+
 import numpy as np
 
 #: The central interval scored by :func:`interval_coverage` by default.
 INTERVAL_LEVEL = 0.8
+#: Confidence of the intervals of :func:`score_cell`.
+CONFIDENCE = 0.95
+#: Bootstrap resamples of :func:`score_cell`'s median-error interval.
+BOOTSTRAP_RESAMPLES = 2000
+#: Values resampled per bootstrap chunk (about 32 MB of float64).
+_BOOTSTRAP_CHUNK_VALUES = 4_000_000
 
 
 class MetricInputError(ValueError):
@@ -281,7 +302,7 @@ def score_predictions(
 ) -> dict[str, float]:
     """Every metric of this module for one batch of cases.
 
-    Keys: ``cases``, ``infeasible_cases``, ``median_log_error`` (feasible cases),
+    Keys: ``cases``, ``feasible_cases``, ``infeasible_cases``, ``median_log_error`` (feasible cases),
     ``infeasibility_auc``, ``coverage_80``, ``crps_log`` (mean over cases) and ``brier``.
 
     Raises:
@@ -294,10 +315,189 @@ def score_predictions(
     infeasible = np.isinf(truth)
     return {
         "cases": float(len(samples)),
+        "feasible_cases": float(len(samples) - infeasible.sum()),
         "infeasible_cases": float(infeasible.sum()),
         "median_log_error": median_log_ratio_error(samples, truth, cap),
         "infeasibility_auc": infeasibility_auc(never_probability(samples), infeasible),
         "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
         "brier": brier_score(samples, truth, budget),
+    }
+
+
+def _check_confidence(confidence: float, where: str) -> None:
+    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
+        raise MetricInputError(
+            f"{where}: confidence must be a float in (0, 1), got {confidence!r}."
+        )
+
+
+def bootstrap_median_interval(
+    values: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """Percentile-bootstrap ``confidence`` interval of the median of ``values``.
+
+    Draws ``resamples`` resamples of ``len(values)`` values with replacement (one
+    ``rng.integers`` call per chunk), takes each one's median, and returns the
+    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of those medians (inverted-CDF
+    rule). The draws depend only on ``rng`` and ``len(values)``: scores of several predictors on
+    the same cases, bootstrapped from equally seeded generators, are resampled alike.
+
+    Raises:
+        MetricInputError: For empty or non-finite values, ``resamples < 1`` or a bad confidence.
+
+    Example:
+        >>> bootstrap_median_interval(np.array([2.0, 2.0, 2.0]), np.random.default_rng(0))
+        (2.0, 2.0)
+        >>> low, high = bootstrap_median_interval(np.arange(101.0), np.random.default_rng(0))
+        >>> bool(40 < low < 50 < high < 60)
+        True
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
+        raise MetricInputError(
+            "bootstrap_median_interval: values must be a non-empty 1-d array of finite numbers."
+        )
+    if not (isinstance(resamples, int) and resamples >= 1):
+        raise MetricInputError(
+            f"bootstrap_median_interval: resamples must be an int >= 1, got {resamples!r}."
+        )
+    _check_confidence(confidence, "bootstrap_median_interval")
+    n = values.size
+    chunk = max(1, _BOOTSTRAP_CHUNK_VALUES // n)
+    medians = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        count = min(chunk, resamples - start)
+        medians[start : start + count] = np.median(values[rng.integers(n, size=(count, n))], axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(medians, [tail, 1.0 - tail], method="inverted_cdf")
+    return float(low), float(high)
+
+
+def wilson_interval(
+    successes: int, trials: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """Wilson's score interval of the share ``successes / trials``.
+
+    ``(p + z^2 / 2n -/+ z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n)`` with ``z`` the
+    standard normal quantile at ``(1 + confidence) / 2``; ``(nan, nan)`` for no trials.
+
+    Raises:
+        MetricInputError: If the counts are not ints with ``0 <= successes <= trials``.
+
+    Example:
+        >>> [round(end, 3) for end in wilson_interval(8, 10)]
+        [0.49, 0.943]
+    """
+    if not (
+        isinstance(successes, (int, np.integer))
+        and isinstance(trials, (int, np.integer))
+        and 0 <= successes <= trials
+    ):
+        raise MetricInputError(
+            f"wilson_interval: need ints 0 <= successes <= trials, got {successes!r}, {trials!r}."
+        )
+    _check_confidence(confidence, "wilson_interval")
+    if trials == 0:
+        return float("nan"), float("nan")
+    z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+    share = successes / trials
+    centre = share + z * z / (2 * trials)
+    spread = z * math.sqrt(share * (1.0 - share) / trials + z * z / (4 * trials * trials))
+    scale = 1.0 + z * z / trials
+    return max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale)
+
+
+def median_says_never(samples: np.ndarray) -> np.ndarray:
+    """Per case, whether the sample median (inverted-CDF rule) is "never".
+
+    Example:
+        >>> median_says_never(np.array([[1.0, np.inf, np.inf], [1.0, 2.0, np.inf]])).tolist()
+        [True, False]
+    """
+    return np.isinf(sample_quantiles(samples, 0.5))
+
+
+def never_share(samples: np.ndarray, where: np.ndarray) -> tuple[float, int]:
+    """The share of the cases selected by the boolean mask ``where`` whose median is "never",
+    and how many cases were selected (share NaN when none).
+
+    Example:
+        >>> never_share(np.array([[np.inf], [2.0], [np.inf]]), np.array([True, True, False]))
+        (0.5, 2)
+    """
+    says_never = median_says_never(samples)
+    where = np.asarray(where)
+    if where.dtype != np.bool_ or where.shape != says_never.shape:
+        raise MetricInputError(
+            f"never_share: where must be a boolean mask of shape {says_never.shape}, got "
+            f"{where.dtype} of shape {where.shape}."
+        )
+    count = int(where.sum())
+    return (float(says_never[where].mean()) if count else float("nan")), count
+
+
+def score_cell(
+    samples: np.ndarray,
+    truth: np.ndarray,
+    cap: np.ndarray,
+    budget: np.ndarray,
+    beyond: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> dict[str, float]:
+    """:func:`score_predictions` plus intervals and "never" shares for one cell of cases.
+
+    Adds ``median_log_error_low`` / ``_high`` (:func:`bootstrap_median_interval` of the feasible
+    cases' errors, drawn from ``rng``; NaN without feasible cases), ``coverage_80_low`` /
+    ``_high`` (:func:`wilson_interval` over all cases), and, among feasible cases, the share whose
+    median is "never" and their count, before (``never_before``, ``never_before_cases``) and after
+    (``never_after``, ``never_after_cases``) a point: ``beyond[i]`` says the target of case ``i``
+    is first reached after it.
+
+    Raises:
+        MetricInputError: As :func:`score_predictions`, or for a bad ``beyond`` mask.
+
+    Example:
+        >>> samples = np.array([[9.0, 10.0, 11.0], [np.inf] * 3, [5.0, np.inf, np.inf]])
+        >>> truth = np.array([10.0, np.inf, 300.0])
+        >>> scores = score_cell(samples, truth, np.full(3, 400.0), np.full(3, 20.0),
+        ...                     np.array([False, False, True]), np.random.default_rng(0))
+        >>> scores["feasible_cases"], scores["never_before"], scores["never_after"]
+        (2.0, 0.0, 1.0)
+    """
+    scores = score_predictions(samples, truth, cap, budget)
+    beyond = np.asarray(beyond)
+    feasible = np.isfinite(np.asarray(truth, dtype=np.float64))
+    if beyond.dtype != np.bool_ or beyond.shape != feasible.shape:
+        raise MetricInputError(
+            f"score_cell: beyond must be a boolean mask of shape {feasible.shape}, got "
+            f"{beyond.dtype} of shape {beyond.shape}."
+        )
+    errors = log_ratio_errors(samples, truth, cap)[feasible]
+    low, high = (
+        bootstrap_median_interval(errors, rng, resamples=resamples, confidence=confidence)
+        if errors.size
+        else (float("nan"), float("nan"))
+    )
+    covered = interval_covered(samples, truth, INTERVAL_LEVEL)
+    coverage_low, coverage_high = wilson_interval(int(covered.sum()), len(covered), confidence)
+    before, before_cases = never_share(samples, feasible & ~beyond)
+    after, after_cases = never_share(samples, feasible & beyond)
+    return {
+        **scores,
+        "median_log_error_low": low,
+        "median_log_error_high": high,
+        "coverage_80_low": coverage_low,
+        "coverage_80_high": coverage_high,
+        "never_before": before,
+        "never_before_cases": float(before_cases),
+        "never_after": after,
+        "never_after_cases": float(after_cases),
     }

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import math
+import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import prediction_figure, prediction_protocols, prediction_report
+from benchmarks import prediction_results as results
 from benchmarks import predictors as bench
 from mara_env import ClusterConfig, default_trace_source
 from mara_env.families import FAMILY_NAMES
@@ -19,6 +24,7 @@ from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
 from mara_env.workload import TaskTable
 from predictors import WLS, RemainingWork, TaskHistory
 from predictors.cases import (
+    UNKNOWN_FAMILY,
     CaseError,
     PredictionTask,
     TrajectoryPredictor,
@@ -230,20 +236,133 @@ def test_figure_draws_trajectories_and_distributions(
     tmp_path: Path, rl_tasks: Sequence[PredictionTask]
 ) -> None:
     path = tmp_path / "trajectories.png"
-    chosen = {"rl": bench.figure_tasks(rl_tasks, 0.4, seed=0)}
+    chosen = {"rl": prediction_figure.figure_tasks(rl_tasks, 0.4, seed=0)}
     assert [task.infeasible for task in chosen["rl"]] == [False, True]
     assert all(task.true_remaining(0.4) > 0 for task in chosen["rl"])
-    bench.plot_figure(
+    prediction_figure.plot_figure(
         path, {"wls": WLS(), "persistence": Persistence()}, chosen, 0.4, n_samples=16, seed=0
     )
     assert path.stat().st_size > 10_000
 
 
+# --- protocols ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Recorder:
+    """Test predictor: remembers the families of the histories it is asked about."""
+
+    name: str = "recorder"
+    seen: list[str] | None = None
+
+    def predict(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> RemainingWork:
+        if self.seen is None:
+            self.seen = []
+        self.seen += [history.family for history in histories]
+        return RemainingWork(np.full((len(histories), n_samples), 10.0))
+
+
+def recording_bank(
+    tmp_path: Path,
+) -> tuple[prediction_protocols.PredictorBank, dict[str, Recorder]]:
+    """A bank whose "recorder" is a trained predictor with one held-out version per family."""
+    versions = {"shipped": Recorder()}
+    for family in prediction_protocols.FAMILIES:
+        path = prediction_protocols.held_out_checkpoint(tmp_path, "recorder", family)
+        path.write_text("")
+        versions[path.name] = Recorder()
+    bank = prediction_protocols.PredictorBank(
+        {"recorder": lambda: versions["shipped"]},
+        tmp_path,
+        loaders={"recorder": lambda path: versions[path.name]},
+    )
+    return bank, versions
+
+
+def test_held_out_cells_never_tell_a_predictor_the_held_out_family(
+    tmp_path: Path, mixed_tasks: Sequence[PredictionTask]
+) -> None:
+    bank, versions = recording_bank(tmp_path)
+    cells = prediction_protocols.build_cells(mixed_tasks, ["test", "held_out"], [0.2])
+    for cell, cell_cases in cells.items():
+        key = results.RowKey("recorder", cell.protocol, cell.set, 0.2, 0, 4, 1, "code", "none")
+        results.evaluate_row(bank, key, cell_cases, latency_repeats=1)
+    for family in prediction_protocols.FAMILIES:
+        seen = versions[f"recorder_without_{family}.pt"].seen or []
+        # Its own family's cases (family cell, pooled cell, latency calls), all unnamed.
+        held_out = cells[prediction_protocols.Cell("held_out", family, 0.2)]
+        assert len(seen) >= 2 * len(held_out) and set(seen) == {UNKNOWN_FAMILY}
+        assert family not in seen
+    assert UNKNOWN_FAMILY not in FAMILY_NAMES
+    shipped = versions["shipped"].seen or []
+    assert set(shipped) == set(prediction_protocols.FAMILIES)  # the test protocol names them
+
+
+def test_the_pooled_cell_is_the_union_of_the_family_cells(
+    mixed_tasks: Sequence[PredictionTask],
+) -> None:
+    cells = prediction_protocols.build_cells(mixed_tasks, ["test", "held_out", "shift"], [0.4])
+    for protocol in ("test", "held_out"):
+        pooled = cells[prediction_protocols.Cell(protocol, "pooled", 0.4)].cases
+        parts = [
+            cells[prediction_protocols.Cell(protocol, f, 0.4)].cases
+            for f in prediction_protocols.FAMILIES
+        ]
+        assert pooled.tasks == tuple(task for part in parts for task in part.tasks)
+        assert pooled.feasible_count == sum(part.feasible_count for part in parts)
+    shifted = cells[prediction_protocols.Cell("shift", "resolution_x2", 0.4)].cases
+    assert {task.source_length for task in shifted.tasks} == {100, 120}
+
+
+def small_row(feasible: float) -> dict[str, float]:
+    row = dict.fromkeys(results.METRIC_COLUMNS, 0.5)
+    row.update(cases=feasible + 10, feasible_cases=feasible, infeasible_cases=10.0)
+    return row
+
+
+def test_cells_under_thirty_feasible_cases_are_reported_as_too_small() -> None:
+    assert prediction_report.MIN_FEASIBLE_CASES == 30
+    small, large = small_row(29.0), small_row(30.0)
+    table = prediction_report.TABLES[0]
+    assert prediction_report.format_metric(small, table) == "too small (n=29)"
+    assert prediction_report.format_metric(large, table) == "0.50 [0.50, 0.50]"
+    latency = next(t for t in prediction_report.TABLES if t.column == "latency_ms")
+    assert prediction_report.format_metric(small, latency) == "0.50"
+    assert prediction_report.format_share(0.25, 12) == "too small (n=12)"
+    cells = [prediction_protocols.Cell("test", name, 0.2) for name in ("rl", "pooled")]
+    rows = {(name, cells[0]): small for name in ("flow_matching", "wls", "dkf")} | {
+        (name, cells[1]): large for name in ("flow_matching", "wls", "dkf")
+    }
+    markdown = prediction_report.format_markdown(rows, ["flow_matching", "wls", "dkf"], cells,
+                                                 settings="Settings.")  # fmt: skip
+    assert "| test rl 20% | 29 | too small (n=29) |" in markdown
+    assert "Of 1 cells with at least 30 feasible cases" in markdown
+
+
 # --- the script -----------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def held_out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny flow-matching checkpoints standing in for the held-out ones (one, copied)."""
+    folder = tmp_path_factory.mktemp("held_out")
+    tiny = folder / "tiny.pt"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.train_predictors", "--model", "flow_matching",
+         "--quick", "--no-progress", "--out", str(tiny)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    for family in prediction_protocols.FAMILIES:
+        path = prediction_protocols.held_out_checkpoint(folder, "flow_matching", family)
+        shutil.copy(tiny, path)
+        shutil.copy(tiny.with_suffix(".json"), path.with_suffix(".json"))
+    return folder
+
+
 def quick_args(out: Path, *extra: str) -> list[str]:
-    return ["--predictors", "wls", "--workloads", "rl", "--quick", "--no-progress", "--out",
+    return ["--predictors", "wls", "--protocols", "test", "--quick", "--no-progress", "--out",
             str(out), *extra]  # fmt: skip
 
 
@@ -261,24 +380,90 @@ def test_quick_run_writes_every_output_and_resumes(
         assert (tmp_path / name).stat().st_size > 0, name
     markdown = (tmp_path / "results.md").read_text()
     assert markdown in out
-    for heading in ("Remaining-work error", "80% interval coverage", "CRPS", "Latency (ms)"):
+    for heading in ("Acceptance summary", "Protocol `test`"):
         assert f"## {heading}" in markdown
-    assert "| wls |" in markdown and "rl 20%" in markdown and "rl 40%" in markdown
+    for heading in (
+        "Cases",
+        "Remaining-work error",
+        "80% interval coverage",
+        "CRPS",
+        "Latency (ms)",
+    ):
+        assert f"### {heading}" in markdown
+    assert "| rl | 20% |" in markdown and "| pooled | 40% |" in markdown
     rows = read_rows(tmp_path / "results.csv")
-    assert [(r["predictor"], r["workload"], float(r["fraction"])) for r in rows] == [
-        ("wls", "rl", 0.2),
-        ("wls", "rl", 0.4),
+    assert [(r["protocol"], r["set"], float(r["fraction"])) for r in rows] == [
+        ("test", name, fraction)
+        for name in ("rl", "tabular", "vision", "pooled")
+        for fraction in (0.2, 0.4)
     ]
-    assert all(float(r["latency_ms"]) > 0 and float(r["cases"]) > 20 for r in rows)
+    for row in rows:
+        assert float(row["latency_ms"]) > 0 and float(row["feasible_cases"]) > 20
+        low, estimate, high = (float(row[f"median_log_error{s}"]) for s in ("_low", "", "_high"))
+        assert low <= estimate <= high and row["weights"] == "none"
 
-    # A re-run reuses both rows; a new fraction adds one row and leaves the others alone.
+    # A re-run reuses every row; a new fraction adds its rows and leaves the others alone.
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4", "--no-figure")) == 0
     assert "0 row(s) run" in capsys.readouterr().out
     assert read_rows(tmp_path / "results.csv") == rows
     assert bench.main(quick_args(tmp_path, "--fractions", "0.4", "0.8", "--no-figure")) == 0
-    assert "1 row(s) run" in capsys.readouterr().out
+    assert "4 row(s) run" in capsys.readouterr().out
     again = read_rows(tmp_path / "results.csv")
-    assert again[:2] == rows and len(again) == 3
+    assert again[: len(rows)] == rows and len(again) == len(rows) + 4
+
+
+def test_the_shift_protocol_reports_never_before_and_after_the_recorded_length(
+    tmp_path: Path,
+) -> None:
+    args = quick_args(tmp_path, "--fractions", "0.2", "--no-figure")
+    assert bench.main([*args, "--protocols", "shift"]) == 0
+    rows = read_rows(tmp_path / "results.csv")
+    assert [r["set"] for r in rows] == ["resolution_x2", "duration_x2"]
+    for row in rows:
+        before, after = float(row["never_before_cases"]), float(row["never_after_cases"])
+        assert before > 30 and after > 30 and before + after == float(row["feasible_cases"])
+    markdown = (tmp_path / "results.md").read_text()
+    assert '### "Never" on reachable targets' in markdown
+    assert "| resolution_x2 | 20% | wls |" in markdown
+
+
+def test_the_held_out_protocol_scores_held_out_checkpoints(
+    tmp_path: Path, held_out_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--predictors", "wls", "flow_matching", "spline_flow", "--protocols", "held_out",
+            "--fractions", "0.2", "--quick", "--no-progress", "--no-figure", "--out",
+            str(tmp_path), "--held-out-dir", str(held_out_dir)]  # fmt: skip
+    assert bench.main(args) == 0
+    rows = read_rows(tmp_path / "results.csv")
+    assert {(r["predictor"], r["set"]) for r in rows} == {
+        (name, cell) for name in ("wls", "flow_matching")
+        for cell in ("rl", "tabular", "vision", "pooled")
+    }  # fmt: skip
+    weights = {r["weights"] for r in rows if r["predictor"] == "flow_matching"}
+    assert len(weights) == 1 and weights != {"none"}  # the tiny checkpoint, in every cell
+    markdown = capsys.readouterr().out
+    assert "`spline_flow`: not scored" in markdown
+    assert "| held_out pooled 20% |" in markdown
+
+
+def test_a_missing_held_out_checkpoint_names_the_command_or_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--predictors", "wls", "flow_matching", "--protocols", "held_out", "--fractions",
+            "0.2", "--quick", "--no-progress", "--no-figure", "--out", str(tmp_path / "out"),
+            "--held-out-dir", str(tmp_path)]  # fmt: skip
+    with pytest.raises(SystemExit):
+        bench.main(args)
+    error = capsys.readouterr().err
+    missing = tmp_path / "flow_matching_without_tabular.pt"
+    assert f"missing {missing}" in error
+    assert (
+        f"python -m benchmarks.train_predictors --model flow_matching --hold-out tabular --out {missing}"
+        in error
+    )
+    assert bench.main([*args, "--skip-missing-held-out"]) == 0
+    assert "`flow_matching`: not scored (--skip-missing-held-out)" in capsys.readouterr().out
+    assert {r["predictor"] for r in read_rows(tmp_path / "out" / "results.csv")} == {"wls"}
 
 
 def test_rows_do_not_depend_on_which_other_rows_run(tmp_path: Path) -> None:
@@ -290,18 +475,25 @@ def test_rows_do_not_depend_on_which_other_rows_run(tmp_path: Path) -> None:
     assert alone == together
 
 
-def test_foreign_or_corrupt_results_are_refused(
+def test_old_foreign_or_corrupt_results_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    old = ("predictor,workload,fraction,seed,samples,draws_per_curve,cases,infeasible_cases,"
+           "median_log_error,infeasibility_auc,coverage_80,crps_log,brier,latency_ms")  # fmt: skip
+    (tmp_path / "results.csv").write_text(f"{old}\nwls,rl,0.2,0,64,4,10,1,1,1,1,1,1,1\n")
+    with pytest.raises(SystemExit):
+        bench.main(quick_args(tmp_path, "--no-figure"))
+    assert "written by an earlier version of this benchmark" in capsys.readouterr().err
     (tmp_path / "results.csv").write_text("agent,config,seed\nedf,x,1\n")
     with pytest.raises(SystemExit):
         bench.main(quick_args(tmp_path, "--no-figure"))
     assert "not this benchmark's" in capsys.readouterr().err
-    header = ",".join(bench.COLUMNS)
-    (tmp_path / "results.csv").write_text(f"{header}\nwls,rl,0.2,0,64\n")
+    header = ",".join(results.COLUMNS)
+    (tmp_path / "results.csv").write_text(f"{header}\nwls,test,rl,0.2,0,64\n")
     with pytest.raises(SystemExit):
         bench.main(quick_args(tmp_path, "--no-figure"))
     assert "line 2: malformed row" in capsys.readouterr().err
+    assert bench.main(quick_args(tmp_path, "--no-figure", "--fractions", "0.2", "--no-resume")) == 0
 
 
 @pytest.mark.parametrize(
@@ -310,6 +502,7 @@ def test_foreign_or_corrupt_results_are_refused(
         (["--fractions", "1.5"], "must lie in (0, 1)"),
         (["--predictors", "nope"], "Unknown predictor 'nope'"),
         (["--samples", "0"], "whole number >= 1"),
+        (["--protocols", "future"], "invalid choice: 'future'"),
     ],
 )
 def test_bad_arguments_fail_early(
@@ -335,15 +528,15 @@ def test_a_predictor_with_wrong_output_is_named(rl_tasks: Sequence[PredictionTas
             return RemainingWork(np.ones((len(histories), n_samples - 1)))
 
     histories = [task.history(0.2) for task in rl_tasks[:4]]
-    with pytest.raises(bench.PredictionOutputError, match=r"short\.predict"):
-        bench.predict_samples(Short(), histories, 8, np.random.default_rng(0))
+    with pytest.raises(results.PredictionOutputError, match=r"short\.predict"):
+        results.predict_samples(Short(), histories, 8, np.random.default_rng(0))
 
 
 def test_latency_uses_one_epoch_of_tasks_spread_over_the_cases(
     mixed_tasks: Sequence[PredictionTask],
 ) -> None:
     cases = make_cases(mixed_tasks, 0.2)
-    chosen = bench.latency_cases(cases)
-    assert len(chosen) == bench.LATENCY_TASKS
+    chosen = results.latency_cases(cases)
+    assert len(chosen) == results.LATENCY_TASKS
     assert {task.family for task in chosen.tasks} == {"tabular", "vision", "rl"}
-    assert 0 < bench.measure_latency_ms(WLS(), chosen, repeats=2) < 10_000
+    assert 0 < results.measure_latency_ms(WLS(), chosen, repeats=2) < 10_000

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from predictors.metrics import (
     MetricInputError,
+    bootstrap_median_interval,
     brier_score,
     crps_log_work,
     infeasibility_auc,
@@ -19,10 +20,14 @@ from predictors.metrics import (
     interval_covered,
     log_ratio_errors,
     median_log_ratio_error,
+    median_says_never,
     midranks,
     never_probability,
+    never_share,
     sample_quantiles,
+    score_cell,
     score_predictions,
+    wilson_interval,
 )
 
 # Work values with ties and "never": small integers, some large, some inf.
@@ -315,3 +320,89 @@ def test_bad_cap_and_auc_labels_raise() -> None:
         infeasibility_auc(np.array([0.1, 0.2]), np.array([0, 1]))
     with pytest.raises(MetricInputError, match="no cases"):
         score_predictions(np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.zeros(0))
+
+
+# --- intervals ------------------------------------------------------------------------------------
+
+
+def exact_bootstrap_median_cdf(values: list[float]) -> dict[float, float]:
+    """P(median of a resample <= v) for each distinct v, an odd number n of distinct values.
+
+    The median of n draws with replacement is <= the k-th smallest value iff at least
+    (n + 1) / 2 draws are among the k smallest: a binomial tail with p = k / n.
+    """
+    n = len(values)
+    need = (n + 1) // 2
+    return {
+        value: sum(
+            math.comb(n, j) * (k / n) ** j * (1 - k / n) ** (n - j) for j in range(need, n + 1)
+        )
+        for k, value in enumerate(sorted(values), start=1)
+    }
+
+
+def test_the_bootstrap_interval_matches_the_exact_bootstrap_distribution() -> None:
+    values = [0.3, 1.2, 1.9, 2.5, 3.1, 4.4, 5.0, 7.5, 9.9]
+    cdf = exact_bootstrap_median_cdf(values)
+    low = min(v for v, p in cdf.items() if p >= 0.025)
+    high = min(v for v, p in cdf.items() if p >= 0.975)
+    # The interval ends are attained medians, away from the ties of the exact CDF with the levels.
+    assert (low, high) == (1.2, 7.5)
+    assert all(abs(p - 0.025) > 0.005 and abs(p - 0.975) > 0.005 for p in cdf.values())
+    array = np.array(values)[np.random.default_rng(1).permutation(len(values))]
+    for seed in range(3):
+        interval = bootstrap_median_interval(array, np.random.default_rng(seed), resamples=20_000)
+        assert interval == (low, high)
+
+
+def test_the_bootstrap_is_seeded_chunked_and_checked() -> None:
+    values = np.random.default_rng(0).exponential(size=301)
+    first = bootstrap_median_interval(values, np.random.default_rng(5))
+    assert first == bootstrap_median_interval(values, np.random.default_rng(5))
+    low, high = first
+    assert low < float(np.median(values)) < high
+    with pytest.MonkeyPatch.context() as patch:  # many small chunks draw the same indices
+        patch.setattr("predictors.metrics._BOOTSTRAP_CHUNK_VALUES", 1000)
+        assert bootstrap_median_interval(values, np.random.default_rng(5)) == first
+    for bad in (np.array([]), np.array([1.0, np.nan])):
+        with pytest.raises(MetricInputError, match="non-empty"):
+            bootstrap_median_interval(bad, np.random.default_rng(0))
+    with pytest.raises(MetricInputError, match="resamples"):
+        bootstrap_median_interval(values, np.random.default_rng(0), resamples=0)
+
+
+def test_wilson_intervals_have_their_known_values() -> None:
+    assert [round(end, 4) for end in wilson_interval(8, 10)] == [0.4902, 0.9433]
+    low, high = wilson_interval(0, 20)
+    assert low == pytest.approx(0.0, abs=1e-12) and round(high, 4) == 0.1611
+    assert wilson_interval(20, 20)[1] == 1.0
+    assert all(math.isnan(end) for end in wilson_interval(0, 0))
+    with pytest.raises(MetricInputError, match="successes <= trials"):
+        wilson_interval(3, 2)
+
+
+def test_never_shares_count_median_nevers_among_the_chosen_cases() -> None:
+    samples = np.array([[np.inf, np.inf, 1.0], [1.0, 2.0, np.inf], [np.inf] * 3, [3.0] * 3])
+    assert median_says_never(samples).tolist() == [True, False, True, False]
+    assert never_share(samples, np.array([True, True, False, True])) == (1 / 3, 3)
+    share, count = never_share(samples, np.zeros(4, dtype=bool))
+    assert math.isnan(share) and count == 0
+    with pytest.raises(MetricInputError, match="boolean mask"):
+        never_share(samples, np.ones(4))
+
+
+def test_a_cell_score_splits_never_by_the_crossing_point_and_adds_intervals() -> None:
+    truth = np.array([5.0, 50.0, 60.0, np.inf])
+    samples = np.array([[5.0] * 4, [np.inf] * 4, [60.0] * 4, [np.inf] * 4])
+    beyond = np.array([False, True, True, False])
+    scores = score_cell(samples, truth, np.full(4, 400.0), np.full(4, 10.0), beyond,
+                        np.random.default_rng(0))  # fmt: skip
+    assert (scores["cases"], scores["feasible_cases"], scores["infeasible_cases"]) == (4, 3, 1)
+    assert (scores["never_before"], scores["never_before_cases"]) == (0.0, 1.0)
+    assert (scores["never_after"], scores["never_after_cases"]) == (0.5, 2.0)
+    assert scores["median_log_error_low"] == 0.0
+    assert scores["median_log_error_high"] == pytest.approx(math.log(400.0 / 50.0))
+    assert scores["coverage_80_low"] < scores["coverage_80"] == 0.75 < scores["coverage_80_high"]
+    with pytest.raises(MetricInputError, match="beyond"):
+        score_cell(samples, truth, np.full(4, 400.0), np.full(4, 10.0), beyond[:3],
+                   np.random.default_rng(0))  # fmt: skip

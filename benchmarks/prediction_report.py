@@ -1,0 +1,283 @@
+"""``results.md`` of the prediction benchmark: an acceptance summary, then one section per protocol.
+
+**Small cells.** A cell with fewer than :data:`MIN_FEASIBLE_CASES` feasible cases gets no figures:
+every score of it reads ``too small (n=K)``, ``K`` its feasible cases (:func:`too_small`). Its
+cases are not lost: the ``pooled`` set of its protocol at the same fraction holds them together
+with the other families' cases, and is the merged cell (itself held to the same rule; each
+``shift`` set already pools every family). The same
+rule applies to the "never" shares of the ``shift`` protocol, with the cases each share is over.
+Latency is shown for every cell.
+
+**Acceptance summary.** For every cell at :data:`ACCEPTANCE_FRACTIONS`: whether
+:data:`ACCEPTANCE_PREDICTOR`'s median error is below every predictor of :data:`BASELINES`
+(point estimates; the intervals are beside them), and whether its 10-90% coverage lies in
+:data:`COVERAGE_BAND`.
+
+Example:
+    >>> too_small({"feasible_cases": 29.0}), too_small({"feasible_cases": 30.0})
+    (True, False)
+    >>> format_interval(0.5, 0.4, 0.61, ".2f")
+    '0.50 [0.40, 0.61]'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.prediction_protocols import PROTOCOL_TITLES, Cell
+from predictors.shifted_curves import SHIFTS
+
+#: Cells with fewer feasible cases than this are reported as too small.
+MIN_FEASIBLE_CASES = 30
+#: The observed fractions of the acceptance summary.
+ACCEPTANCE_FRACTIONS = (0.1, 0.2, 0.4)
+#: The predictor the acceptance summary judges, and what it must beat.
+ACCEPTANCE_PREDICTOR = "flow_matching"
+BASELINES = ("wls", "dkf")
+#: Where a calibrated 10-90% interval's coverage should lie.
+COVERAGE_BAND = (0.70, 0.90)
+
+Rows = Mapping[tuple[str, Cell], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One metric table: a ``results.csv`` column, its heading and what it is."""
+
+    column: str
+    heading: str
+    meaning: str
+    spec: str
+    interval: bool = False
+    small_rule: bool = True
+
+
+TABLES = (
+    Table("median_log_error", "Remaining-work error", "median |ln(pred / true)| on feasible cases, with its 95% bootstrap interval (cases resampled); lower is better", ".2f", interval=True),
+    Table("coverage_80", "80% interval coverage", "share of outcomes inside the 10-90% sample interval, with its 95% Wilson interval; nominal 0.785 at 64 samples", ".2f", interval=True),
+    Table("crps_log", "CRPS", "of ln(1 + min(work, cap)), mean over cases; lower is better", ".3f"),
+    Table("infeasibility_auc", "Infeasibility AUC", "ROC AUC of P(never) for infeasible tasks; 0.5 is chance", ".3f"),
+    Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),
+    Table("latency_ms", "Latency (ms)", "median time of one predict call for one epoch's tasks, torch on one thread", ".2f", small_rule=False),
+)  # fmt: skip
+
+PROTOCOL_TEXT: Mapping[str, str] = {
+    "test": "Test-split tasks, scored by the shipped predictors. `pooled` is every family's "
+    "tasks together (the `in_distribution` workload).",
+    "held_out": "The test-split tasks of each family, scored by predictor versions trained "
+    "without that family; histories name the family `unknown`. Predictors fitted to each "
+    "task alone (WLS, DKF) are their shipped selves. `pooled`: every family, each scored by "
+    "its own held-out version.",
+    "shift": "Every test-split task on its curve resampled to twice the points (linear in "
+    "log-loss; `predictors/shifted_curves.py`), target loss unchanged: "
+    + "; ".join(f"`{shift.name}`: {shift.description}" for shift in SHIFTS.values())
+    + ". An ideal predictor's remaining work doubles.",
+}
+
+
+def too_small(row: Mapping[str, Any]) -> bool:
+    """Whether a row's cell has fewer than :data:`MIN_FEASIBLE_CASES` feasible cases."""
+    return bool(row["feasible_cases"] < MIN_FEASIBLE_CASES)
+
+
+def small_label(count: float) -> str:
+    """What a too-small cell shows instead of a figure."""
+    return f"too small (n={count:.0f})"
+
+
+def format_value(value: float, spec: str) -> str:
+    """``value`` in ``spec``, or ``n/a`` for NaN."""
+    return "n/a" if math.isnan(value) else format(value, spec)
+
+
+def format_interval(estimate: float, low: float, high: float, spec: str) -> str:
+    """``estimate [low, high]`` in ``spec`` (``n/a`` for a NaN estimate)."""
+    if math.isnan(estimate):
+        return "n/a"
+    return f"{estimate:{spec}} [{format_value(low, spec)}, {format_value(high, spec)}]"
+
+
+def format_metric(row: Mapping[str, Any] | None, table: Table) -> str:
+    """One table cell: the figure (with its interval), ``too small (n=..)`` or empty."""
+    if row is None:
+        return ""
+    if table.small_rule and too_small(row):
+        return small_label(row["feasible_cases"])
+    value = row[table.column]
+    if table.interval:
+        return format_interval(
+            value, row[f"{table.column}_low"], row[f"{table.column}_high"], table.spec
+        )
+    return format_value(value, table.spec)
+
+
+def format_share(share: float, count: float) -> str:
+    """A "never" share over ``count`` cases, held to the small-cell rule."""
+    if count < MIN_FEASIBLE_CASES:
+        return small_label(count)
+    return f"{share:.2f} (n={count:.0f})"
+
+
+def _table(header: Sequence[str], body: Sequence[Sequence[str]], numeric_from: int) -> list[str]:
+    rule = ["---" if i < numeric_from else "---:" for i in range(len(header))]
+    return ["| " + " | ".join(cells) + " |" for cells in [header, rule, *body]]
+
+
+def _cell_row(rows: Rows, cell: Cell) -> Mapping[str, Any] | None:
+    return next((row for (_, c), row in rows.items() if c == cell), None)
+
+
+def _cell_head(cell: Cell) -> list[str]:
+    return [cell.set, f"{cell.fraction:.0%}"]
+
+
+# --------------------------------------------------------------------------------- sections
+def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
+    """The acceptance section (see the module docstring)."""
+    lines = ["## Acceptance summary", ""]
+    chosen = [cell for cell in cells if cell.fraction in ACCEPTANCE_FRACTIONS]
+    judged = [cell for cell in chosen if (ACCEPTANCE_PREDICTOR, cell) in rows]
+    if not judged:
+        return [*lines, f"`{ACCEPTANCE_PREDICTOR}` was not scored at 10, 20 or 40% observed.", ""]
+    lo, hi = COVERAGE_BAND
+    header = ["cell", "feasible", ACCEPTANCE_PREDICTOR, *BASELINES, "below both",
+              f"{ACCEPTANCE_PREDICTOR} coverage", f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
+    body, wins, covered, sized = [], 0, 0, 0
+    for cell in judged:
+        main = rows[ACCEPTANCE_PREDICTOR, cell]
+        error_table, coverage_table = TABLES[0], TABLES[1]
+        others = [rows.get((name, cell)) for name in BASELINES]
+        errors = [format_metric(row, error_table) or "not run" for row in others]
+        if too_small(main):
+            label = small_label(main["feasible_cases"])
+            body.append(
+                [cell.label, f"{main['feasible_cases']:.0f}", label, *errors, "-", label, "-"]
+            )
+            continue
+        sized += 1
+        below = all(row is not None and main["median_log_error"] < row["median_log_error"]
+                    for row in others)  # fmt: skip
+        in_band = lo <= main["coverage_80"] <= hi
+        wins += below
+        covered += in_band
+        body.append(
+            [cell.label, f"{main['feasible_cases']:.0f}", format_metric(main, error_table),
+             *errors, "yes" if below else "no", format_metric(main, coverage_table),
+             "yes" if in_band else "no"]
+        )  # fmt: skip
+    lines += _table(header, body, numeric_from=1)
+    lines += [
+        "",
+        f"Of {sized} cells with at least {MIN_FEASIBLE_CASES} feasible cases, "
+        f"`{ACCEPTANCE_PREDICTOR}`'s median error is below {' and '.join(BASELINES)} in {wins} "
+        f"and its coverage lies in [{lo:.2f}, {hi:.2f}] in {covered}.",
+        "",
+    ]
+    return lines
+
+
+def protocol_section(
+    protocol: str,
+    rows: Rows,
+    predictors: Sequence[str],
+    cells: Sequence[Cell],
+    notes: Sequence[str] = (),
+) -> list[str]:
+    """One protocol's section: its description, notes, case counts and metric tables."""
+    lines = [
+        f"## Protocol `{protocol}`: {PROTOCOL_TITLES[protocol]}",
+        "",
+        PROTOCOL_TEXT[protocol],
+        "",
+    ]
+    lines += [f"- {note}" for note in notes] + ([""] if notes else [])
+    scored = [name for name in predictors if any((name, cell) in rows for cell in cells)]
+    counts = []
+    for cell in cells:
+        row = _cell_row(rows, cell)
+        if row is not None:
+            figures = (row["cases"], row["feasible_cases"], row["infeasible_cases"])
+            counts.append([*_cell_head(cell), *(f"{value:.0f}" for value in figures)])
+    lines += ["### Cases", ""]
+    lines += _table(["set", "observed", "cases", "feasible", "infeasible"], counts, numeric_from=2)
+    for table in TABLES:
+        body = [
+            [*_cell_head(cell), *(format_metric(rows.get((name, cell)), table) for name in scored)]
+            for cell in cells
+        ]
+        lines += [
+            "",
+            f"### {table.heading}",
+            "",
+            f"{table.meaning[0].upper()}{table.meaning[1:]}.",
+            "",
+        ]
+        lines += _table(["set", "observed", *scored], body, numeric_from=2)
+    if protocol == "shift":
+        lines += ["", *never_section(rows, scored, cells)]
+    return [*lines, ""]
+
+
+def never_section(rows: Rows, predictors: Sequence[str], cells: Sequence[Cell]) -> list[str]:
+    """Shares of reachable targets whose predicted median is "never", before and after the
+    recorded curve's last point."""
+    lines = [
+        '### "Never" on reachable targets',
+        "",
+        'Share of feasible cases whose median prediction is "never", with the number of cases, '
+        "by whether the target is first reached at or before the last point of the recorded "
+        "curve or after it (after step 99 for rl and tabular, 119 for vision, in steps of the "
+        "resampled curve: past every shipped curve of the family). A predictor that does not "
+        "hinge on the shipped curves' lengths shows no jump between the two.",
+        "",
+    ]
+    body = []
+    for cell in cells:
+        for name in predictors:
+            row = rows.get((name, cell))
+            if row is not None:
+                before = format_share(row["never_before"], row["never_before_cases"])
+                after = format_share(row["never_after"], row["never_after_cases"])
+                body.append([*_cell_head(cell), name, before, after])
+    return lines + _table(["set", "observed", "predictor", "before", "after"], body, numeric_from=3)
+
+
+def format_markdown(
+    rows: Rows,
+    predictors: Sequence[str],
+    cells: Sequence[Cell],
+    *,
+    settings: str,
+    notes: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """``results.md``: the acceptance summary, then one section per protocol of ``cells``.
+
+    Args:
+        rows: ``(predictor, cell)`` -> ``results.csv`` row.
+        predictors: Predictor names in column order.
+        cells: The cells, in report order.
+        settings: A sentence on the run's settings and machine.
+        notes: Per protocol, lines shown under its heading (e.g. predictors not scored).
+    """
+    notes = {} if notes is None else notes
+    protocols = list(dict.fromkeys(cell.protocol for cell in cells))
+    lines = [
+        "# Prediction benchmark",
+        "",
+        f"{settings} Generated by `python -m benchmarks.predictors`; definitions in "
+        "`benchmarks/prediction_protocols.py`, `predictors/cases.py`, "
+        "`predictors/shifted_curves.py` and `predictors/metrics.py`.",
+        "",
+        f"Intervals are 95%. A cell with fewer than {MIN_FEASIBLE_CASES} feasible cases reads "
+        "`too small (n=..)`; its cases are merged into the `pooled` set of its protocol at the "
+        "same fraction (each `shift` set already pools every family).",
+        "",
+        *acceptance_summary(rows, cells),
+    ]
+    for protocol in protocols:
+        chosen = [cell for cell in cells if cell.protocol == protocol]
+        lines += protocol_section(protocol, rows, predictors, chosen, notes.get(protocol, ()))
+    return "\n".join(lines).rstrip("\n") + "\n"
