@@ -249,12 +249,13 @@ class PredictorBank:
         """Whether ``name`` can be scored in the ``held_out`` protocol."""
         return name in self.untrained or name in self.loaders
 
-    def missing(self, name: str) -> list[Path]:
-        """The held-out checkpoints of ``name`` that do not exist (none for untrained ones)."""
+    def missing(self, name: str) -> dict[str, Path]:
+        """Family -> path of each held-out checkpoint of ``name`` that does not exist (none for
+        untrained predictors)."""
         if name in self.untrained or name not in self.loaders:
-            return []
-        paths = [held_out_checkpoint(self.held_out_dir, name, family) for family in FAMILIES]
-        return [path for path in paths if not path.exists()]
+            return {}
+        paths = {f: held_out_checkpoint(self.held_out_dir, name, f) for f in FAMILIES}
+        return {family: path for family, path in paths.items() if not path.exists()}
 
     def version(self, name: str, held_out: str | None) -> Scored:
         """The version of ``name`` that never saw ``held_out`` (``None``: the shipped one).

@@ -277,7 +277,8 @@ def evaluate_row(
     on_chunk: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Score predictor ``key.predictor`` on ``cell_cases``, each group by its version (see
-    :mod:`benchmarks.prediction_protocols`); the finished ``results.csv`` row."""
+    :mod:`benchmarks.prediction_protocols`); the finished ``results.csv`` row. Its latency is the
+    first group's version on :func:`latency_cases` of the whole cell."""
     rng = key.rng()
     versions = [bank.version(key.predictor, group.held_out) for group in cell_cases.groups]
     parts = [

@@ -80,7 +80,6 @@ from benchmarks.prediction_protocols import (
     CellCases,
     PredictorBank,
     build_cells,
-    held_out_checkpoint,
     train_command,
 )
 from benchmarks.prediction_report import format_markdown
@@ -199,20 +198,16 @@ def held_out_plan(
         if not bank.has_held_out_version(name):
             notes.append(f"`{name}`: not scored, it has no versions trained without a family.")
         elif missing and skip_missing:
-            files = ", ".join(f"`{path}`" for path in missing)
+            files = ", ".join(f"`{path}`" for path in missing.values())
             notes.append(f"`{name}`: not scored (--skip-missing-held-out), missing {files}.")
         elif missing:
             errors += [
-                f"missing {path}; train it with `{train_command(name, _family_of(path, name), path)}`"
-                for path in missing
+                f"missing {path}; train it with `{train_command(name, family, path)}`"
+                for family, path in missing.items()
             ]
         else:
             scored.append(name)
     return scored, notes, errors
-
-
-def _family_of(path: Path, name: str) -> str:
-    return next(f for f in FAMILIES if path == held_out_checkpoint(path.parent, name, f))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

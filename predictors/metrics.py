@@ -409,7 +409,9 @@ def wilson_interval(
     centre = share + z * z / (2 * trials)
     spread = z * math.sqrt(share * (1.0 - share) / trials + z * z / (4 * trials * trials))
     scale = 1.0 + z * z / trials
-    return max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale)
+    low = 0.0 if successes == 0 else (centre - spread) / scale  # exact ends, no rounding residue
+    high = 1.0 if successes == trials else (centre + spread) / scale
+    return low, high
 
 
 def median_says_never(samples: np.ndarray) -> np.ndarray:
