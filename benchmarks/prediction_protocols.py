@@ -23,7 +23,8 @@ protocol        sets                         scored by
 ==============  ===========================  ====================================================
 
 Held-out versions (:class:`PredictorBank`): predictors fitted to each task's own history alone
-(:data:`UNTRAINED`: WLS, DKF) are their shipped selves; a trained predictor with a loader in
+(:data:`UNTRAINED`: WLS, DKF) are their shipped selves (DKF's handful of default settings were
+chosen on the train split of every family; they are kept as they are); a trained predictor with a loader in
 :data:`HELD_OUT_LOADERS` is loaded from ``<held-out dir>/<name>_without_<family>.pt``
 (:func:`held_out_checkpoint`, trained by :func:`train_command`); any other predictor (the spline
 flow) has no held-out version and is not scored in the ``held_out`` protocol.

@@ -69,8 +69,9 @@ PROTOCOL_TEXT: Mapping[str, str] = {
     "tasks together (the `in_distribution` workload).",
     "held_out": "The test-split tasks of each family, scored by predictor versions trained "
     "without that family; histories name the family `unknown`. Predictors fitted to each "
-    "task alone (WLS, DKF) are their shipped selves. `pooled`: every family, each scored by "
-    "its own held-out version.",
+    "task alone (WLS, DKF) are their shipped selves (DKF's few default settings were chosen on "
+    "the train split of every family). `pooled`: every family, each scored by its own "
+    "held-out version.",
     "shift": "Every test-split task on its curve resampled to twice the points (linear in "
     "log-loss; `predictors/shifted_curves.py`), target loss unchanged: "
     + "; ".join(f"`{shift.name}`: {shift.description}" for shift in SHIFTS.values())
