@@ -15,7 +15,7 @@ protocol        sets                         scored by
 ``held_out``    as ``test``                  for the tasks of family F, each predictor's version
                                              that never saw F in training
                                              (:class:`PredictorBank`); histories name the family
-                                             :data:`predictors.cases.UNKNOWN_FAMILY`, so no model
+                                             :data:`predictors.curve_windows.UNKNOWN_FAMILY`, so no model
                                              reads F's one-hot; ``pooled``: every family, each
                                              scored by its own held-out version
 ``shift``       ``resolution_x2``,           the shipped predictors, on all tasks shifted by
@@ -50,12 +50,12 @@ from types import MappingProxyType
 import predictors
 from predictors.base import Predictor
 from predictors.cases import (
-    UNKNOWN_FAMILY,
     PredictionCases,
     PredictionTask,
     concatenate_cases,
     make_cases,
 )
+from predictors.curve_windows import UNKNOWN_FAMILY
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 from predictors.shifted_curves import SHIFTS, shift_tasks
 
@@ -279,7 +279,15 @@ class PredictorBank:
                     f"`{train_command(name, held_out, path)}`, or pass --skip-missing-held-out."
                 )
             loader = self.loaders[name]
-            self._held_out[key] = _scored(lambda: loader(path))
+            scored = _scored(lambda: loader(path))
+            config = getattr(scored.predictor, "config", None)
+            if held_out in getattr(config, "known_families", ()):
+                raise ValueError(
+                    f"{path} was trained on {held_out} (its card lists it among the families it "
+                    f"knows), so it cannot score {held_out} as held out. Retrain it with "
+                    f"`{train_command(name, held_out, path)}`."
+                )
+            self._held_out[key] = scored
         return self._held_out[key]
 
 

@@ -8,9 +8,25 @@ Regenerates the shipped checkpoints ``predictors/checkpoints/flow_matching.pt`` 
 
 With no other options each command trains with the settings of its shipped checkpoint
 (:data:`SHIPPED_SETTINGS`). The curves of the **train split** of the rl, tabular, vision and
-synthetic families are split again, by curve, into fitting curves and 10% validation curves; the
-weights with the lowest validation loss are kept. The test split is never read. ``--quick`` trains a tiny model for a
-smoke test (write it elsewhere with ``--out``).
+synthetic families are split again, by curve, into fitting curves and 10% validation curves
+(:func:`predictors.calibration.split_train_curves`); the weights with the lowest validation loss
+are kept. The test split is never read. ``--quick`` trains a tiny model for a smoke test (write
+it elsewhere with ``--out``).
+
+Flow matching is trained as a velocity field (the **teacher**, sampled with ``--solver-steps``
+midpoint steps; written beside the checkpoint as ``*_teacher.pt``), then **distilled** into a
+one-step sampler (:mod:`predictors.distillation`, ``--distill-updates``; 0 ships the teacher
+itself). Each is checked on prediction cases drawn from the validation curves
+(:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
+to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80%
+(:func:`predictors.calibration.fit_spread`).
+
+Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` protocol::
+
+    python -m benchmarks.train_predictors --model flow_matching --hold-out rl
+
+trains on every family but ``rl`` (written to :func:`held_out_checkpoint`); the family then reads
+as unknown to the model.
 """
 
 from __future__ import annotations
@@ -19,7 +35,7 @@ import argparse
 import platform
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +45,40 @@ from tqdm.auto import tqdm
 
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
+from predictors.calibration import CurveSubset, fit_spread, split_train_curves, validation_cases
 from predictors.checkpoint import save_checkpoint
+from predictors.distillation import distill
+from predictors.metrics import interval_coverage, median_log_ratio_error
 from predictors.training import TrainingSettings, fit, make_examples, train_curves
+from predictors.window_predictor import spread_samples
 
 FAMILIES = ("rl", "tabular", "vision", "synthetic")
-VALIDATION_SHARE = 0.1
+#: Families a leave-one-family-out checkpoint can hold out.
+HOLD_OUT_FAMILIES = ("rl", "tabular", "vision")
 MODELS = ("flow_matching", "spline_flow")
 #: Per model, the settings its shipped checkpoint was trained with (the defaults).
 SHIPPED_SETTINGS: dict[str, dict[str, int]] = {
-    "flow_matching": {"updates": 30_000, "examples": 300_000, "blocks": 2, "threads": 2},
+    "flow_matching": {
+        "updates": 30_000,
+        "examples": 300_000,
+        "blocks": 2,
+        "threads": 1,
+        "solver_steps": 4,
+        "distill_updates": 4_000,
+    },
     "spline_flow": {"updates": 3_000, "examples": 150_000, "blocks": 3, "threads": 1},
 }
+#: Samples per validation case.
+VALIDATION_SAMPLES = 64
+
+
+def held_out_checkpoint(family: str) -> Path:
+    """Where the flow-matching checkpoint trained without ``family`` is kept."""
+    return (
+        flow_matching.shipped_checkpoint().parent
+        / "held_out"
+        / f"flow_matching_without_{family}.pt"
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -53,7 +92,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--blocks", type=int, help="residual blocks (flow matching) or transforms (spline flow)"
     )
-    parser.add_argument("--solver-steps", type=int, default=8, help="flow matching: ODE steps")
+    parser.add_argument(
+        "--solver-steps", type=int, help="flow matching: ODE steps (default: as shipped)"
+    )
+    parser.add_argument(
+        "--distill-updates",
+        type=int,
+        help="flow matching: updates of the one-step student (0: ship the ODE sampler; "
+        "default: as shipped)",
+    )
+    parser.add_argument(
+        "--hold-out",
+        choices=HOLD_OUT_FAMILIES,
+        help="flow matching: train without this family (a leave-one-family-out checkpoint)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, help="torch threads (default: as shipped)")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
@@ -63,20 +115,34 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name, value in SHIPPED_SETTINGS[args.model].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.solver_steps is None:
+        args.solver_steps = 4
+    if args.distill_updates is None:
+        args.distill_updates = 0
     if args.quick:
         args.updates, args.examples, args.hidden, args.blocks = 50, 2_000, 16, 1
+        args.distill_updates = min(args.distill_updates, 20)
         args.threads = 1
+    if args.hold_out is not None and args.model != "flow_matching":
+        parser.error("--hold-out trains flow matching only (use --model flow_matching)")
+    if args.distill_updates < 0:
+        parser.error("--distill-updates must be >= 0")
     for name in ("updates", "examples", "hidden", "blocks", "solver_steps", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     return args
 
 
-def build_model(args: argparse.Namespace) -> tuple[torch.nn.Module, Any, Any, Path]:
+def build_model(
+    args: argparse.Namespace, families: Sequence[str]
+) -> tuple[torch.nn.Module, Any, Any, Path]:
     """The untrained model, its training objective, its config and its default path."""
     if args.model == "flow_matching":
         fm_config = flow_matching.FlowMatchingConfig(
-            hidden=args.hidden, blocks=args.blocks, solver_steps=args.solver_steps
+            hidden=args.hidden,
+            blocks=args.blocks,
+            solver_steps=args.solver_steps,
+            known_families=tuple(families),
         )
         return (
             flow_matching.VelocityField(fm_config),
@@ -98,20 +164,19 @@ def main(argv: Sequence[str] | None = None) -> Path:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    model, objective, config, default_path = build_model(args)
+    families = tuple(family for family in FAMILIES if family != args.hold_out)
+    model, objective, config, default_path = build_model(args, families)
+    if args.hold_out is not None:
+        default_path = held_out_checkpoint(args.hold_out)
     out = args.out or default_path
     source = default_trace_source()
-    curves = train_curves(source, FAMILIES, split="train")
+    fitting_curves, validation_curves = split_train_curves(source, families, args.seed)
+    fitting = train_curves(fitting_curves, families)
+    held = train_curves(validation_curves, families)
     rng = np.random.default_rng(args.seed)
-    order = rng.permutation(len(curves))
-    n_validation = max(1, int(VALIDATION_SHARE * len(curves)))
-    validation_curves = [curves[i] for i in order[:n_validation]]
-    fitting_curves = [curves[i] for i in order[n_validation:]]
-    print(f"building {args.examples} examples from {len(fitting_curves)} train-split curves")
-    train = make_examples(fitting_curves, args.examples, rng, config.log_scale)
-    validation = make_examples(
-        validation_curves, max(args.examples // 20, 100), rng, config.log_scale
-    )
+    print(f"building {args.examples} examples from {len(fitting)} train-split curves")
+    train = make_examples(fitting, args.examples, rng, config.log_scale)
+    validation = make_examples(held, max(args.examples // 20, 100), rng, config.log_scale)
     settings = TrainingSettings(updates=args.updates, seed=args.seed)
     bar = tqdm(total=settings.updates, desc=args.model, unit="update", disable=args.no_progress)
     last_validation = [float("nan")]
@@ -136,10 +201,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
     seconds = time.perf_counter() - start
     bar.close()
     best = min(log, key=lambda row: row[2])
-    facts = {
+    facts: dict[str, Any] = {
         "model": args.model,
-        "trained_on": f"train split of {', '.join(FAMILIES)} ({len(fitting_curves)} curves; "
-        f"{len(validation_curves)} held out for validation)",
+        "trained_on": f"train split of {', '.join(families)} ({len(fitting)} curves; "
+        f"{len(held)} held out for validation)",
+        "held_out_family": args.hold_out,
         "trace_fingerprint": source.fingerprint,
         "examples": args.examples,
         "updates": settings.updates,
@@ -152,6 +218,20 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "machine": f"{platform.machine()}, {args.threads} torch threads, torch {torch.__version__}",
         "log": [[u, round(t, 5), round(v, 5)] for u, t, v in log],
     }
+    if args.model == "flow_matching":
+        config, facts["validation"] = calibrate(model, config, validation_curves, args.seed)
+        if args.distill_updates > 0:
+            teacher_out = out.with_name(out.stem + "_teacher" + out.suffix)
+            save_checkpoint(
+                teacher_out,
+                model.state_dict(),
+                config={**asdict(config), **config.layout()},
+                facts=facts,
+            )
+            print(f"wrote the teacher to {teacher_out}")
+            model, config, facts["distillation"] = distill_student(
+                model, config, (train[0], validation[0]), validation_curves, args
+            )
     save_checkpoint(
         out, model.state_dict(), config={**asdict(config), **config.layout()}, facts=facts
     )
@@ -160,6 +240,71 @@ def main(argv: Sequence[str] | None = None) -> Path:
         f"{best[2]:.4f} at update {best[0]}, {seconds / 60:.1f} min of training"
     )
     return out
+
+
+def distill_student(
+    teacher: torch.nn.Module,
+    config: flow_matching.FlowMatchingConfig,
+    contexts: tuple[np.ndarray, np.ndarray],
+    curves: CurveSubset,
+    args: argparse.Namespace,
+) -> tuple[torch.nn.Module, flow_matching.FlowMatchingConfig, dict[str, Any]]:
+    """The one-step student of ``teacher`` (:mod:`predictors.distillation`), calibrated."""
+    settings = TrainingSettings(updates=args.distill_updates, learning_rate=5e-4, seed=args.seed)
+    bar = tqdm(total=settings.updates, desc="distil", unit="update", disable=args.no_progress)
+    start = time.perf_counter()
+    student, log = distill(teacher, *contexts, settings, lambda *_: bar.update(1))
+    bar.close()
+    one_step = replace(config, solver="euler", solver_steps=1, spread=1.0)
+    one_step, scores = calibrate(student, one_step, curves, args.seed)
+    facts = {
+        "teacher": f"{config.solver} x {config.solver_steps} steps",
+        "updates": settings.updates,
+        "seconds": round(time.perf_counter() - start, 1),
+        "log": [[u, round(t, 5), round(v, 5)] for u, t, v in log],
+        "validation": scores,
+    }
+    return student, one_step, facts
+
+
+def calibrate(
+    model: torch.nn.Module,
+    config: flow_matching.FlowMatchingConfig,
+    curves: CurveSubset,
+    seed: int,
+) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
+    """The config with its ``spread`` fitted on the validation cases, and its scores there
+    (median error, coverage before and after, and milliseconds per 16 x 16 sampling call)."""
+    cases = validation_cases(curves, seed)
+    histories = [h for group in cases for h in group.histories]
+    truth = np.concatenate([group.truth for group in cases])
+    cap = np.concatenate([group.cap for group in cases])
+    predictor = flow_matching.FlowMatching(model, config, spread=1.0)
+    raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
+    spread = fit_spread(raw, truth)
+    calibrated = spread_samples(raw, spread)
+    scores = {
+        "cases": len(truth),
+        "feasible": int(np.isfinite(truth).sum()),
+        "sampler": f"{config.solver} x {config.solver_steps}",
+        "spread": spread,
+        "median_log_error": round(median_log_ratio_error(calibrated, truth, cap), 4),
+        "coverage_80": round(interval_coverage(calibrated, truth), 4),
+        "coverage_80_uncalibrated": round(interval_coverage(raw, truth), 4),
+        "sampling_ms_16x16": round(sampling_ms(predictor, histories[:16]), 3),
+    }
+    print(f"validation: {scores}")
+    return replace(config, spread=spread), scores
+
+
+def sampling_ms(predictor: flow_matching.FlowMatching, histories: Sequence[Any]) -> float:
+    """Median milliseconds of predicting ``histories`` with 16 samples each (torch on one thread)."""
+    timings = []
+    for repeat in range(25):
+        start = time.perf_counter()
+        predictor.predict(histories, 16, np.random.default_rng(repeat))
+        timings.append(time.perf_counter() - start)
+    return 1000.0 * float(np.median(timings[5:]))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ class TaskHistory:
         time_left: Epochs until the deadline.
         speed: Work units one node advances per epoch.
         family: The task's family name.
+        budget: The job's step budget, in work units: the work after which its loss no longer
+            changes (a training run configured for that many steps; in the simulator, the
+            curve's length, after which its last loss repeats). ``inf`` if unknown.
     """
 
     work: np.ndarray
@@ -50,6 +53,7 @@ class TaskHistory:
     time_left: float = np.inf
     speed: float = 1.0
     family: str = "synthetic"
+    budget: float = np.inf
 
     def __post_init__(self) -> None:
         work = np.asarray(self.work, dtype=np.float64)
@@ -69,6 +73,10 @@ class TaskHistory:
             raise PredictorInputError(f"TaskHistory: target must be > 0, got {self.target}.")
         if not self.speed > 0:
             raise PredictorInputError(f"TaskHistory: speed must be > 0, got {self.speed}.")
+        if not self.budget > 0:
+            raise PredictorInputError(
+                f"TaskHistory: budget must be > 0 (inf if unknown), got {self.budget}."
+            )
         object.__setattr__(self, "work", work)
         object.__setattr__(self, "loss", loss)
 

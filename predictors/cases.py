@@ -39,7 +39,7 @@ epochs: infeasible tasks observed long enough can be past their deadline. Scores
 beyond :data:`CAP_CURVE_LENGTHS` curve lengths (the case's ``cap``) as "never".
 
 **Hiding the family** (:meth:`PredictionCases.relabelled`). Cases whose histories carry
-:data:`UNKNOWN_FAMILY` instead of their family score a predictor on a family it is not told
+:data:`predictors.curve_windows.UNKNOWN_FAMILY` instead of their family score a predictor on a family it is not told
 (the prediction benchmark's leave-one-family-out protocol); :func:`concatenate_cases` pools
 cases of one fraction. Curves of another length or resolution made from these tasks are in
 :mod:`predictors.shifted_curves`.
@@ -83,8 +83,6 @@ BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
 HOPELESS_RANGE = HOPELESS_TARGET_RANGE
 #: A feasible target is at most this share of the initial loss (as in the simulator).
 MAX_TARGET_SHARE = 0.99
-#: The family name of histories whose family is hidden: in no model's one-hot.
-UNKNOWN_FAMILY = "unknown"
 
 
 class CaseError(ValueError):
@@ -171,6 +169,7 @@ class PredictionTask:
             time_left=float(max(self.deadline - (len(progress) - 1), 0)),
             speed=self.speed,
             family=self.family,
+            budget=float(self.length),
         )
 
     def true_remaining(self, fraction: float) -> float:
@@ -216,7 +215,7 @@ class PredictionCases:
         return int(np.count_nonzero(np.isfinite(self.truth)))
 
     def relabelled(self, family: str) -> PredictionCases:
-        """The same cases with every history saying ``family`` (e.g. :data:`UNKNOWN_FAMILY`).
+        """The same cases with every history saying ``family`` (e.g. ``"unknown"``).
 
         Example:
             >>> cases = make_cases(draw_tasks("rl", draws_per_curve=1), 0.2)

@@ -1,124 +1,195 @@
 """Fixed-size views of a learning curve for learned predictors: context in, future window out.
 
-A task's history is a few (curve step, loss) points at irregular steps. Learned predictors see it
-through a fixed-size **context** vector and predict a fixed **future window**: the lowest log-loss
-reached within :data:`FUTURE_OFFSETS` curve steps past the last reported point, relative to the
-last reported log-loss. Both use only loss *ratios*, so they are invariant to the loss scale (a scheduler
-observes losses relative to the loss at arrival only).
+A task's history is a few (work, loss) points at irregular work. Learned predictors see it
+through a fixed-size **context** vector and predict a fixed **future window**: the lowest
+log-loss reached within each of :data:`FUTURE_EPOCHS` past the last report, relative to the last
+reported log-loss. Both use only loss *ratios*, so they are invariant to the loss scale (a
+scheduler observes losses relative to the loss at arrival only).
+
+**Work is measured in node-epochs**: a history's work divided by its ``speed`` (the work one
+node does in one epoch, which a scheduler knows), so nothing depends on a curve's sampling rate:
+the same curve recorded at twice the resolution, with twice the speed and twice the step budget,
+has the same context and the same window, and its remaining work in curve steps is simply twice
+as large (``tests/test_flow_matching.py`` checks it). A job's **step budget**
+(:attr:`predictors.base.TaskHistory.budget`, the work after which its loss stops changing) is
+an explicit input: when known it enters in node-epochs, when unknown (``inf``) a flag says so
+and the model predicts without it.
 
 Context layout (:data:`CONTEXT_SIZE` values)
-    - ``0 .. K-1``: log-loss ``LOOKBACK_OFFSETS[k]`` steps before the last report, minus the last
-      log-loss, linearly interpolated between reported points (0 where it lies before step 0);
-    - ``K .. 2K-1``: 1 where that look-back point lies before step 0 (unknown), else 0;
-    - ``2K``: ln(1 + steps done) / ln(1 + MAX_OFFSET);
+    - ``0 .. K-1``: log-loss ``LOOKBACK_EPOCHS[k]`` node-epochs before the last report, minus the
+      last log-loss, linearly interpolated between reported points (0 where it lies before
+      arrival);
+    - ``K .. 2K-1``: 1 where that look-back point lies before arrival (unknown), else 0;
+    - ``2K``: ln(1 + node-epochs done) / ln(1 + MAX_EPOCHS);
     - ``2K + 1``: last log-loss minus the log-loss at arrival;
-    - ``2K + 2``: ln(1 + reported points) / ln(1 + MAX_OFFSET);
-    - the family one-hot in :data:`mara_env.families.FAMILY_NAMES` order.
+    - ``2K + 2``: ln(1 + reported points) / ln(1 + MAX_EPOCHS);
+    - ``2K + 3``: 1 if the step budget is known, else 0;
+    - ``2K + 4``: ln(1 + budget in node-epochs) / ln(1 + MAX_EPOCHS) (0 if unknown);
+    - ``2K + 5``: share of the budget done, at most :data:`MAX_BUDGET_SHARE` (0 if unknown);
+    - the family one-hot in :data:`mara_env.families.FAMILY_NAMES` order (all zeros for a family
+      the model does not know).
 
 Log-loss values are divided by a scale fixed at training time (see
 :class:`predictors.flow_matching.FlowMatchingConfig`), so the network sees values of order one.
 
 Example:
     >>> import numpy as np
-    >>> steps = np.array([0.0, 10.0, 20.0])
-    >>> context = encode_context(steps, np.log([1.0, 0.5, 0.25]), "vision", log_scale=1.0)
+    >>> epochs = np.array([0.0, 1.0, 2.0])
+    >>> context = encode_context(epochs, np.log([1.0, 0.5, 0.25]), "vision", log_scale=1.0)
     >>> context.shape == (CONTEXT_SIZE,)
     True
-    >>> round(float(context[LOOKBACK_OFFSETS.tolist().index(11)]), 4)  # 0.9 ln 0.5 - ln 0.25: step 9, interpolated
-    0.7625
+    >>> round(float(context[0]), 4)  # half a node-epoch back: halfway between ln 0.5 and ln 0.25
+    0.3466
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
 
-#: Largest look-ahead and look-back, in curve steps (the longest shipped curve has 200 points).
-MAX_OFFSET = 200
-#: Curve steps past the last report at which the future window is predicted (geometric spacing:
+#: Largest look-ahead and look-back, in node-epochs (four times the longest default job).
+MAX_EPOCHS = 160.0
+#: Node-epochs past the last report at which the future window is predicted (geometric spacing:
 #: fine near the present, coarse far ahead).
-FUTURE_OFFSETS = np.unique(np.round(np.geomspace(1, MAX_OFFSET, 40)).astype(np.int64))
-#: Curve steps before the last report at which the context samples the history.
-LOOKBACK_OFFSETS = np.unique(np.round(np.geomspace(1, MAX_OFFSET, 30)).astype(np.int64))
-WINDOW_SIZE = len(FUTURE_OFFSETS)
-CONTEXT_SIZE = 2 * len(LOOKBACK_OFFSETS) + 3 + len(FAMILY_NAMES)
-_LOG_HORIZON = float(np.log1p(MAX_OFFSET))
-
-
-def family_one_hot(family: str) -> np.ndarray:
-    """One-hot of ``family`` over :data:`FAMILY_NAMES` (all zeros for an unknown family)."""
-    one_hot = np.zeros(len(FAMILY_NAMES))
-    if family in FAMILY_NAMES:
-        one_hot[FAMILY_NAMES.index(family)] = 1.0
-    return one_hot
+FUTURE_EPOCHS = np.geomspace(0.25, MAX_EPOCHS, 36)
+#: Node-epochs before the last report at which the context samples the history.
+LOOKBACK_EPOCHS = np.geomspace(0.5, MAX_EPOCHS, 24)
+WINDOW_SIZE = len(FUTURE_EPOCHS)
+#: The largest share of its step budget a context reports as done.
+MAX_BUDGET_SHARE = 2.0
+CONTEXT_SIZE = 2 * len(LOOKBACK_EPOCHS) + 6 + len(FAMILY_NAMES)
+#: A family name no model knows: its one-hot is all zeros.
+UNKNOWN_FAMILY = "unknown"
+_LOG_HORIZON = float(np.log1p(MAX_EPOCHS))
 
 
 def encode_context(
-    steps: np.ndarray, log_loss: np.ndarray, family: str, log_scale: float
+    epochs: np.ndarray,
+    log_loss: np.ndarray,
+    family: str,
+    log_scale: float,
+    known_families: Collection[str] = FAMILY_NAMES,
+    budget_epochs: float = np.inf,
 ) -> np.ndarray:
     """The context vector of one history (see the module docstring for the layout).
 
     Args:
-        steps: Curve steps of the reported points, increasing, starting at 0 (arrival).
+        epochs: Node-epochs of work at the reported points (work / speed), increasing, starting
+            at 0 (arrival).
         log_loss: ln of the reported losses.
         family: The task's family name.
         log_scale: Divisor of every log-loss difference.
+        known_families: Families whose one-hot is set; others read as unknown.
+        budget_epochs: The job's step budget in node-epochs (budget / speed); ``inf`` if
+            unknown.
     """
-    current = steps[-1]
-    position = current - LOOKBACK_OFFSETS
-    unknown = position < steps[0]
-    lookback = np.interp(position, steps, log_loss) - log_loss[-1]
+    rows = encode_rows(
+        [epochs], [log_loss], [family], log_scale, known_families, np.array([budget_epochs])
+    )
+    return rows[0].astype(np.float64)
+
+
+def encode_rows(
+    epochs: Sequence[np.ndarray],
+    log_losses: Sequence[np.ndarray],
+    families: Sequence[str],
+    log_scale: float,
+    known_families: Collection[str],
+    budget_epochs: np.ndarray,
+) -> np.ndarray:
+    """``(n, CONTEXT_SIZE)`` float32 contexts of ``n`` histories, computed in one pass: the
+    look-back interpolation runs on all histories at once (one sorted search on their
+    concatenated reports, each history shifted past the previous one)."""
+    n = len(epochs)
+    lengths = np.fromiter((len(e) for e in epochs), dtype=np.intp, count=n)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    flat_epochs = np.concatenate(epochs) if n else np.zeros(0)
+    flat_loss = np.concatenate(log_losses) if n else np.zeros(0)
+    first, current = flat_epochs[starts], flat_epochs[ends - 1]
+    last_loss = flat_loss[ends - 1]
+    # Shift each history past the previous one, so one sorted array holds them all.
+    shift = np.cumsum(np.concatenate([[0.0], (current - first + 1.0)[:-1]])) - first
+    shifted = flat_epochs + np.repeat(shift, lengths)
+    position = current[:, None] - LOOKBACK_EPOCHS[None, :]
+    unknown = position < first[:, None]
+    target = np.maximum(position, first[:, None]) + shift[:, None]
+    right = np.minimum(np.searchsorted(shifted, target, side="right"), ends[:, None] - 1)
+    left = np.maximum(right - 1, starts[:, None])
+    x0, x1 = shifted[left], shifted[right]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(x1 > x0, (target - x0) / (x1 - x0), 1.0)
+    share = np.clip(share, 0.0, 1.0)
+    lookback = flat_loss[left] * (1.0 - share) + flat_loss[right] * share - last_loss[:, None]
     lookback[unknown] = 0.0
-    return np.concatenate(
-        [
-            lookback / log_scale,
-            unknown.astype(np.float64),
-            [
-                np.log1p(current) / _LOG_HORIZON,
-                (log_loss[-1] - log_loss[0]) / log_scale,
-                np.log1p(len(steps)) / _LOG_HORIZON,
-            ],
-            family_one_hot(family),
-        ]
+    out = np.zeros((n, CONTEXT_SIZE), dtype=np.float32)
+    k = len(LOOKBACK_EPOCHS)
+    out[:, :k] = lookback / log_scale
+    out[:, k : 2 * k] = unknown
+    out[:, 2 * k] = np.log1p(current) / _LOG_HORIZON
+    out[:, 2 * k + 1] = (last_loss - flat_loss[starts]) / log_scale
+    out[:, 2 * k + 2] = np.log1p(lengths) / _LOG_HORIZON
+    budget = np.asarray(budget_epochs, dtype=np.float64)
+    known_budget = np.isfinite(budget)
+    safe = np.where(known_budget, budget, 1.0)
+    out[:, 2 * k + 3] = known_budget
+    out[:, 2 * k + 4] = np.where(known_budget, np.log1p(safe) / _LOG_HORIZON, 0.0)
+    out[:, 2 * k + 5] = np.where(known_budget, np.minimum(current / safe, MAX_BUDGET_SHARE), 0.0)
+    for row, family in enumerate(families):
+        if family in known_families and family in FAMILY_NAMES:
+            out[row, 2 * k + 6 + FAMILY_NAMES.index(family)] = 1.0
+    return out
+
+
+def encode_contexts(
+    histories: Sequence[TaskHistory],
+    log_scale: float,
+    known_families: Collection[str] = FAMILY_NAMES,
+) -> np.ndarray:
+    """``(n_tasks, CONTEXT_SIZE)`` float32 contexts of a batch of histories."""
+    return encode_rows(
+        [h.work / h.speed for h in histories],
+        [np.log(h.loss) for h in histories],
+        [h.family for h in histories],
+        log_scale,
+        known_families,
+        np.array([h.budget / h.speed for h in histories]),
     )
 
 
-def encode_contexts(histories: Sequence[TaskHistory], log_scale: float) -> np.ndarray:
-    """``(n_tasks, CONTEXT_SIZE)`` float32 contexts of a batch of histories."""
-    rows = [encode_context(h.work, np.log(h.loss), h.family, log_scale) for h in histories]
-    return np.array(rows, dtype=np.float32).reshape(len(rows), CONTEXT_SIZE)
-
-
-def future_window(log_curve: np.ndarray, current: float) -> np.ndarray:
+def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.ndarray:
     """True future window of a curve whose last report was at ``current`` curve steps.
 
-    Entry ``j`` is the **lowest** log-loss over the next ``FUTURE_OFFSETS[j]`` steps (the
-    running minimum), minus the log-loss now. A task completes the first time its loss reaches
-    the target, so the running minimum crosses the target exactly when the task would, even if
-    the curve dips between two offsets. The loss at a fractional step ``p`` is the curve's point
-    ``floor(p)``, and the last point repeats past the curve's end, as in the simulator.
+    Entry ``j`` is the **lowest** log-loss over the next ``FUTURE_EPOCHS[j] * speed`` curve
+    steps (the running minimum), minus the log-loss now. A task completes the first time its
+    loss reaches the target, so the running minimum crosses the target exactly when the task
+    would, even if the curve dips between two offsets. The loss at a fractional step ``p`` is
+    the curve's point ``floor(p)``, and the last point repeats past the curve's end, as in the
+    simulator.
 
     Args:
         log_curve: ln of the curve's losses at steps 0, 1, ...
-        current: Steps done at the last report.
+        current: Curve steps done at the last report.
+        speed: Curve steps one node does per epoch.
 
     Example:
-        >>> future_window(np.log([4.0, 1.0, 2.0, 0.5]), 0.0)[:4].round(3).tolist()
-        [-1.386, -1.386, -2.079, -2.079]
+        >>> window = future_window(np.log([4.0, 1.0, 2.0, 0.5]), 0.0, speed=4.0)
+        >>> window[FUTURE_EPOCHS * 4.0 >= 3.0][0].round(3)  # three steps ahead: the 0.5
+        np.float64(-2.079)
     """
     last = len(log_curve) - 1
     start = min(int(current), last)
     best_so_far = np.minimum.accumulate(log_curve[start:])
-    ahead = np.minimum((current + FUTURE_OFFSETS).astype(np.int64) - start, len(best_so_far) - 1)
-    return best_so_far[ahead] - log_curve[start]
+    ahead = np.floor(current + speed * FUTURE_EPOCHS).astype(np.int64) - start
+    return best_so_far[np.minimum(ahead, len(best_so_far) - 1)] - log_curve[start]
 
 
-def steps_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
-    """Curve steps until each window first falls to ``-log_gap`` (``inf`` if it never does).
+def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
+    """Node-epochs until each window first falls to ``-log_gap`` (``inf`` if it never does).
 
     Linear interpolation between the window's offsets (and from 0 at offset 0).
 
@@ -127,13 +198,13 @@ def steps_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
         log_gap: ``(n,)`` ln(current loss / target); <= 0 means the target is already reached.
 
     Example:
-        >>> window = -np.log1p(FUTURE_OFFSETS.astype(float))[None, :] * 0.5
-        >>> round(float(steps_to_cross(window, np.array([0.5 * np.log(11.0)]))[0]), 6)
+        >>> window = -np.log1p(FUTURE_EPOCHS)[None, :] * 0.5
+        >>> round(float(epochs_to_cross(window, np.array([0.5 * np.log(11.0)]))[0]), 1)
         10.0
     """
     level = -log_gap[:, None]
     values = np.concatenate([np.zeros((len(window), 1)), window], axis=1)
-    offsets = np.concatenate([[0.0], FUTURE_OFFSETS.astype(np.float64)])
+    offsets = np.concatenate([[0.0], FUTURE_EPOCHS])
     below = values <= level
     below[:, 0] = log_gap <= 0
     crossed = below.any(axis=1)
@@ -143,6 +214,6 @@ def steps_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
     high, low = values[rows, previous], values[rows, first]
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(high > low, (high - level[:, 0]) / (high - low), 1.0)
-    steps = offsets[previous] + np.clip(share, 0.0, 1.0) * (offsets[first] - offsets[previous])
-    steps[first == 0] = 0.0
-    return np.where(crossed, steps, np.inf)
+    epochs = offsets[previous] + np.clip(share, 0.0, 1.0) * (offsets[first] - offsets[previous])
+    epochs[first == 0] = 0.0
+    return np.where(crossed, epochs, np.inf)

@@ -4,15 +4,28 @@ A velocity field ``v(x_t, t | context)`` is trained on pairs of Gaussian noise `
 future windows ``x_1`` (independent pairing) by regressing ``x_1 - x_0`` at
 ``x_t = (1 - t) x_0 + t x_1``, ``t ~ U(0, 1)``. Sampling integrates ``dx/dt = v`` from noise at
 ``t = 0`` to ``t = 1`` with a fixed-step midpoint or RK4 solver, for all tasks and samples of an
-epoch in one batch. The context and the window are described in :mod:`predictors.curve_windows`;
-the remaining work of each sample is the first step at which it reaches the target (``inf`` if
-it does not within :data:`predictors.curve_windows.MAX_OFFSET` steps; see
+epoch in one batch. The context and the window are described in :mod:`predictors.curve_windows`
+(work in node-epochs, so nothing depends on a curve's length or sampling rate); the remaining
+work of each sample is where it first reaches the target (``inf`` if it does not within
+:data:`predictors.curve_windows.MAX_EPOCHS` node-epochs; see
 :class:`predictors.window_predictor.WindowPredictor`).
+
+**Calibration.** The remaining-work samples of each task are spread around their median in
+log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r - ln m)``),
+fitted after training so that the 10-90% interval covers 80% of outcomes on validation curves
+of the train split (:mod:`predictors.calibration`). Families the model was not trained on
+(``known_families``) read as unknown.
+
+**Cost.** Sampling runs in NumPy (:class:`NumpyVelocityField`; torch only trains). The shipped
+checkpoint is a one-step sampler distilled from the trained velocity field
+(:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
+sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
+samples with its midpoint solver.
 
 The network: the context goes through a two-layer MLP once per task; the noisy window and
 sinusoidal features of ``t`` go through a linear layer, are added to the context embedding, and
 pass through residual SiLU blocks to the velocity. The shipped checkpoint (trained on the
-**train split** by ``python -m benchmarks.train_flow_matching``) loads with
+**train split** by ``python -m benchmarks.train_predictors``) loads with
 :meth:`FlowMatching.load`.
 
 Example:
@@ -29,7 +42,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -44,8 +57,8 @@ from predictors.base import TaskHistory
 from predictors.checkpoint import CheckpointError, load_checkpoint
 from predictors.curve_windows import (
     CONTEXT_SIZE,
-    FUTURE_OFFSETS,
-    LOOKBACK_OFFSETS,
+    FUTURE_EPOCHS,
+    LOOKBACK_EPOCHS,
     WINDOW_SIZE,
     encode_contexts,
 )
@@ -101,6 +114,9 @@ class FlowMatchingConfig:
         log_scale: Divisor of log-loss differences in contexts and windows.
         solver: ``"midpoint"``, ``"rk4"`` or ``"euler"`` (over-confident; for comparison only).
         solver_steps: Fixed ODE steps from noise to window.
+        spread: Calibration factor of the remaining-work samples around their median, in
+            log-work (1: as sampled).
+        known_families: Families whose one-hot the model was trained with.
     """
 
     hidden: int = 128
@@ -108,14 +124,25 @@ class FlowMatchingConfig:
     log_scale: float = 1.0
     solver: str = "midpoint"
     solver_steps: int = 8
+    spread: float = 1.0
+    known_families: tuple[str, ...] = FAMILY_NAMES
 
     def __post_init__(self) -> None:
         for name in ("hidden", "blocks", "solver_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"FlowMatchingConfig.{name} must be an int >= 1, got {value!r}.")
-        if not (math.isfinite(self.log_scale) and self.log_scale > 0):
-            raise ValueError(f"FlowMatchingConfig.log_scale must be > 0, got {self.log_scale!r}.")
+        for name in ("log_scale", "spread"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"FlowMatchingConfig.{name} must be > 0, got {value!r}.")
+        object.__setattr__(self, "known_families", tuple(self.known_families))
+        unknown = [f for f in self.known_families if f not in FAMILY_NAMES]
+        if unknown:
+            raise ValueError(
+                f"FlowMatchingConfig.known_families: {unknown} are not families of this suite "
+                f"({list(FAMILY_NAMES)})."
+            )
         if self.solver not in SOLVERS:
             raise ValueError(
                 f"FlowMatchingConfig.solver must be one of {SOLVERS}, got {self.solver!r}."
@@ -126,8 +153,8 @@ class FlowMatchingConfig:
         return {
             "context_size": CONTEXT_SIZE,
             "window_size": WINDOW_SIZE,
-            "future_offsets": FUTURE_OFFSETS.tolist(),
-            "lookback_offsets": LOOKBACK_OFFSETS.tolist(),
+            "future_epochs": FUTURE_EPOCHS.tolist(),
+            "lookback_epochs": LOOKBACK_EPOCHS.tolist(),
             "families": list(FAMILY_NAMES),
         }
 
@@ -196,23 +223,60 @@ def flow_matching_loss(
     return torch.mean((velocity - (window - noise)) ** 2)
 
 
-@torch.no_grad()
-def sample_windows(
-    model: VelocityField,
-    context: torch.Tensor,
-    n_samples: int,
-    generator: torch.Generator,
-    solver: str = "midpoint",
-    steps: int = 8,
-) -> torch.Tensor:
-    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch."""
-    embedding = model.embed_context(context).repeat_interleave(n_samples, dim=0)
-    state = torch.randn((len(embedding), WINDOW_SIZE), generator=generator)
+class NumpyVelocityField:
+    """A trained :class:`VelocityField`'s weights as float32 NumPy arrays, for sampling.
+
+    An epoch's batch is a few hundred rows: at that size NumPy's matrix products cost less
+    than torch's per-call overhead, so sampling runs here, on the caller's generator.
+
+    Args:
+        model: The trained velocity field.
+    """
+
+    def __init__(self, model: VelocityField) -> None:
+        def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            return (
+                layer.weight.detach().numpy().T.astype(np.float32).copy(),
+                layer.bias.detach().numpy().astype(np.float32).copy(),
+            )
+
+        first, second = model.context_net[0], model.context_net[2]
+        self.context_layers = [weights(first), weights(second)]  # type: ignore[arg-type]
+        input_weight, self.input_bias = weights(model.input)
+        self.window_weight = input_weight[:WINDOW_SIZE]
+        self.time_weight = input_weight[WINDOW_SIZE:]
+        self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
+        self.output = weights(model.output[1])  # type: ignore[arg-type]
+        self.frequencies = model.frequencies.numpy().astype(np.float32)
+
+    def embed_context(self, context: np.ndarray) -> np.ndarray:
+        """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
+        (w1, b1), (w2, b2) = self.context_layers
+        return _silu(context @ w1 + b1) @ w2 + b2
+
+    def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
+        """Velocity at ``(n, WINDOW_SIZE)`` windows, one ``time`` for every row."""
+        angles = np.float32(time) * self.frequencies
+        time_bias = self.input_bias + np.concatenate([np.sin(angles), np.cos(angles)]) @ (
+            self.time_weight
+        )
+        hidden = window @ self.window_weight
+        hidden += embedding
+        hidden += time_bias
+        for weight, bias in self.blocks:
+            hidden = hidden + (_silu(hidden) @ weight + bias)
+        weight, bias = self.output
+        return _silu(hidden) @ weight + bias
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:
+    """Integrate ``dx/dt = velocity(x, t)`` from ``t = 0`` to 1 with ``steps`` fixed steps of
+    ``solver`` (``"euler"``, ``"midpoint"`` or ``"rk4"``); works on NumPy arrays and tensors."""
     step = 1.0 / steps
-
-    def velocity(x: torch.Tensor, time: float) -> torch.Tensor:
-        return model.velocity_at(x, time, embedding)
-
     for index in range(steps):
         time = index * step
         if solver == "euler":
@@ -226,6 +290,25 @@ def sample_windows(
             k3 = velocity(state + 0.5 * step * k2, time + 0.5 * step)
             k4 = velocity(state + step * k3, time + step)
             state = state + step / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return state
+
+
+def sample_windows(
+    field: NumpyVelocityField,
+    context: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    solver: str = "midpoint",
+    steps: int = 8,
+) -> np.ndarray:
+    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch."""
+    embedding = np.repeat(field.embed_context(context), n_samples, axis=0)
+    noise = rng.standard_normal((len(embedding), WINDOW_SIZE), dtype=np.float32)
+
+    def velocity(x: np.ndarray, time: float) -> np.ndarray:
+        return field.velocity_at(x, time, embedding)
+
+    state = integrate(velocity, noise, solver, steps)
     return state.reshape(len(context), n_samples, WINDOW_SIZE)
 
 
@@ -237,8 +320,7 @@ class FlowMatching(WindowPredictor):
         config: Its :class:`FlowMatchingConfig`.
         solver: Override of the config's ODE solver.
         solver_steps: Override of the config's number of solver steps.
-        threads: Torch threads while sampling (restored afterwards). One is fastest for an
-            epoch's batch and, on a busy machine, far faster than several.
+        spread: Override of the config's calibration factor (1: the samples as drawn).
     """
 
     name = "flow_matching"
@@ -249,17 +331,19 @@ class FlowMatching(WindowPredictor):
         config: FlowMatchingConfig,
         solver: str | None = None,
         solver_steps: int | None = None,
-        threads: int = 1,
+        spread: float | None = None,
     ) -> None:
-        self.threads = check_threads(threads)
         self.config = FlowMatchingConfig(
             **{
                 **asdict(config),
                 "solver": solver or config.solver,
                 "solver_steps": solver_steps or config.solver_steps,
+                "spread": config.spread if spread is None else spread,
             }
         )
+        self.spread = self.config.spread
         self.model = model.eval()
+        self.field = NumpyVelocityField(self.model)
 
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> FlowMatching:
@@ -280,15 +364,9 @@ class FlowMatching(WindowPredictor):
     def sample_log_windows(
         self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
     ) -> np.ndarray:
-        """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from seeded noise."""
-        generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
-        with torch_threads(self.threads):
-            windows = sample_windows(
-                self.model,
-                torch.as_tensor(encode_contexts(histories, self.config.log_scale)),
-                n_samples,
-                generator,
-                self.config.solver,
-                self.config.solver_steps,
-            )
-        return windows.numpy().astype(np.float64) * self.config.log_scale
+        """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s noise."""
+        contexts = encode_contexts(histories, self.config.log_scale, self.config.known_families)
+        windows = sample_windows(
+            self.field, contexts, n_samples, rng, self.config.solver, self.config.solver_steps
+        )
+        return windows.astype(np.float64) * self.config.log_scale

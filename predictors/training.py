@@ -1,11 +1,24 @@
 """Training learned predictors: examples from curves, and the optimisation loop.
 
 An **example** is what the predictor would see at some moment of a task's life, with the truth
-that followed. For a curve, a per-epoch advance of ``speed`` curve steps is drawn as the
-simulator's tasks have (``length / U(10, 40)`` curve steps per node-epoch, times up to 4 for
-several nodes), each epoch's advance jitters by a log-normal factor (switch costs, changing node
-counts), and the history is cut at a uniform point of the curve. The context encodes the
-reports up to there; the window is the curve's true future (:mod:`predictors.curve_windows`).
+that followed. Examples are drawn so that no prediction can hinge on a curve's length or
+sampling rate, which a scheduler does not know (:mod:`predictors.curve_windows` measures work in
+node-epochs):
+
+* work is in node-epochs (:mod:`predictors.curve_windows`), so a curve's sampling rate cannot
+  matter; one node's speed is ``length / E`` curve steps per epoch, ``E`` the node-epochs of
+  the whole curve, drawn as the simulator's tasks have it (``U(EPOCHS_PER_CURVE)``) except for a
+  share :data:`WIDE_SHARE` of examples, drawn from the wider ``U_log(WIDE_EPOCHS_PER_CURVE)``
+  (jobs shorter or longer than any of the simulator's);
+* each epoch advances ``speed`` times a speed-up of up to :data:`MAX_SPEEDUP` (several nodes),
+  jittered by a log-normal factor (switch costs, changing node counts), and the history is cut
+  at a uniform point of up to :data:`CUT_BEYOND_END` curve lengths (a task can keep training
+  after its curve has ended);
+* with probability :data:`UNKNOWN_FAMILY_SHARE` the family reads as unknown, so the model also
+  predicts for families it has never seen; with probability :data:`UNKNOWN_BUDGET_SHARE` the
+  step budget (the curve's length) is hidden, so it also predicts without one.
+
+The context encodes the reports up to the cut; the window is the curve's true future.
 
 Only curves passed in are used: :func:`train_curves` takes the **train split** of a trace source,
 so the test split stays unseen for the prediction benchmark.
@@ -15,7 +28,7 @@ Example:
     >>> curve = np.log(np.linspace(1.0, 0.1, 100))
     >>> contexts, windows = make_examples([(curve, "vision")], 8, np.random.default_rng(0), 1.0)
     >>> contexts.shape, windows.shape
-    ((8, 57), (8, 32))
+    ((8, 58), (8, 36))
 """
 
 from __future__ import annotations
@@ -29,15 +42,26 @@ import numpy as np
 import torch
 
 from mara_env.traces import TraceSource
-from predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_context, future_window
+from predictors.curve_windows import (
+    CONTEXT_SIZE,
+    UNKNOWN_FAMILY,
+    WINDOW_SIZE,
+    encode_context,
+    future_window,
+)
 from predictors.flow_matching import FlowMatchingConfig, VelocityField, flow_matching_loss
 
 #: A curve as ln(loss) at steps 0, 1, ... and its family name.
 LogCurve = tuple[np.ndarray, str]
 
 EPOCHS_PER_CURVE = (10.0, 40.0)
+WIDE_EPOCHS_PER_CURVE = (5.0, 100.0)
+WIDE_SHARE = 0.25
 MAX_SPEEDUP = 4.0
 ADVANCE_JITTER = 0.25
+CUT_BEYOND_END = 1.25
+UNKNOWN_FAMILY_SHARE = 0.15
+UNKNOWN_BUDGET_SHARE = 0.2
 
 
 def train_curves(
@@ -52,18 +76,22 @@ def train_curves(
     return curves
 
 
-def sample_history(length: int, rng: np.random.Generator) -> np.ndarray:
-    """Curve steps of the reports of one simulated task, from 0 up to a random cut."""
-    speed = (
-        length / rng.uniform(*EPOCHS_PER_CURVE) * math.exp(rng.uniform(0, math.log(MAX_SPEEDUP)))
-    )
-    cut = rng.uniform(1.0, length - 1.0)
-    advances = speed * np.exp(ADVANCE_JITTER * rng.standard_normal(int(cut / speed * 2) + 8))
+def sample_history(length: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Curve steps of the reports of one simulated task, from 0 up to a random cut, and the
+    curve steps one node does per epoch."""
+    if rng.random() >= WIDE_SHARE:
+        epochs_per_curve = rng.uniform(*EPOCHS_PER_CURVE)
+    else:
+        epochs_per_curve = math.exp(rng.uniform(*np.log(WIDE_EPOCHS_PER_CURVE)))
+    speed = length / epochs_per_curve
+    advance = speed * math.exp(rng.uniform(0, math.log(MAX_SPEEDUP)))
+    cut = rng.uniform(1.0, CUT_BEYOND_END * length - 1.0)
+    advances = advance * np.exp(ADVANCE_JITTER * rng.standard_normal(int(cut / advance * 2) + 8))
     steps = np.concatenate([[0.0], np.cumsum(advances)])
     kept = steps[steps <= cut]
     if len(kept) == 1:  # the first report may overshoot a cut near the start
         kept = steps[:2]
-    return kept
+    return kept, speed
 
 
 def make_examples(
@@ -78,10 +106,14 @@ def make_examples(
         family = families[rng.integers(len(families))]
         options = by_family[family]
         curve = options[rng.integers(len(options))]
-        steps = sample_history(len(curve), rng)
+        steps, speed = sample_history(len(curve), rng)
         observed = curve[np.minimum(steps.astype(np.int64), len(curve) - 1)]
-        contexts[index] = encode_context(steps, observed, family, log_scale)
-        windows[index] = future_window(curve, float(steps[-1])) / log_scale
+        shown = UNKNOWN_FAMILY if rng.random() < UNKNOWN_FAMILY_SHARE else family
+        budget = np.inf if rng.random() < UNKNOWN_BUDGET_SHARE else len(curve) / speed
+        contexts[index] = encode_context(
+            steps / speed, observed, shown, log_scale, budget_epochs=budget
+        )
+        windows[index] = future_window(curve, float(steps[-1]), speed) / log_scale
     return contexts, windows
 
 

@@ -1,38 +1,46 @@
 """Predictors that sample future windows: remaining work and trajectories from one method.
 
 A learned predictor here only has to sample future windows (:mod:`predictors.curve_windows`): the
-lowest log-loss reached within each of :data:`FUTURE_OFFSETS` curve steps, relative to the last
-reported log-loss. :class:`WindowPredictor` turns those samples into remaining work (the first
-step at which a sampled window reaches the target) and into best-so-far loss trajectories.
+lowest log-loss reached within each of :data:`FUTURE_EPOCHS` node-epochs, relative to the last
+reported log-loss. :class:`WindowPredictor` turns those samples into remaining work (where a
+sampled window first reaches the target, times the task's speed) and into best-so-far loss
+trajectories.
 
 Example:
     >>> import numpy as np
     >>> from predictors.base import TaskHistory
-    >>> class HalvesEveryTenSteps(WindowPredictor):
+    >>> class HalvesEveryTenEpochs(WindowPredictor):
     ...     name = "halves"
     ...     def sample_log_windows(self, histories, n_samples, rng):
-    ...         window = -np.log(2.0) * FUTURE_OFFSETS / 10.0
+    ...         window = -np.log(2.0) * FUTURE_EPOCHS / 10.0
     ...         return np.broadcast_to(window, (len(histories), n_samples, len(window)))
-    >>> history = TaskHistory(np.array([0.0, 5.0]), np.array([1.0, 0.9]), target=0.225)
-    >>> HalvesEveryTenSteps().predict([history], 2, np.random.default_rng(0)).samples.tolist()
-    [[20.0, 20.0]]
+    >>> history = TaskHistory(np.array([0.0, 5.0]), np.array([1.0, 0.9]), target=0.225, speed=2.0)
+    >>> HalvesEveryTenEpochs().predict([history], 2, np.random.default_rng(0)).samples.round(6).tolist()
+    [[40.0, 40.0]]
 """
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
 
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
-from predictors.curve_windows import FUTURE_OFFSETS, WINDOW_SIZE, steps_to_cross
+from predictors.curve_windows import FUTURE_EPOCHS, WINDOW_SIZE, epochs_to_cross
 
 
 class WindowPredictor(ABC):
-    """Base of predictors that sample future windows."""
+    """Base of predictors that sample future windows.
+
+    Attributes:
+        spread: Calibration factor of each task's remaining-work samples around their median
+            in log-work (:func:`spread_samples`); 1 keeps them as sampled.
+    """
 
     name: str
+    spread: float = 1.0
 
     @abstractmethod
     def sample_log_windows(
@@ -55,8 +63,10 @@ class WindowPredictor(ABC):
         """Samples of remaining work: where each sampled window first reaches the target."""
         windows = self._windows(histories, n_samples, rng)
         log_gap = np.array([np.log(h.loss[-1] / h.target) for h in histories])
-        steps = steps_to_cross(windows.reshape(-1, WINDOW_SIZE), np.repeat(log_gap, n_samples))
-        return RemainingWork(steps.reshape(len(histories), n_samples))
+        speed = np.array([h.speed for h in histories])
+        epochs = epochs_to_cross(windows.reshape(-1, WINDOW_SIZE), np.repeat(log_gap, n_samples))
+        samples = epochs.reshape(len(histories), n_samples) * speed[:, None]
+        return RemainingWork(spread_samples(samples, self.spread))
 
     def sample_trajectories(
         self,
@@ -68,12 +78,38 @@ class WindowPredictor(ABC):
         """``(n_tasks, n_samples, len(steps))`` sampled ln-losses ``steps`` curve steps past each
         task's last report: the **best loss so far**, interpolated between window offsets."""
         windows = self._windows(histories, n_samples, rng)
-        offsets = np.concatenate([[0.0], FUTURE_OFFSETS])
+        offsets = np.concatenate([[0.0], FUTURE_EPOCHS])
         padded = np.concatenate([np.zeros((*windows.shape[:2], 1)), windows], axis=2)
-        position = np.interp(np.asarray(steps, dtype=np.float64), offsets, np.arange(len(offsets)))
+        speed = np.array([h.speed for h in histories])
+        epochs = np.asarray(steps, dtype=np.float64)[None, :] / speed[:, None]
+        position = np.interp(epochs, offsets, np.arange(len(offsets)))  # (n_tasks, len(steps))
         low = np.floor(position).astype(np.intp)
         high = np.minimum(low + 1, len(offsets) - 1)
-        share = position - low
-        relative = padded[..., low] * (1.0 - share) + padded[..., high] * share
+        share = (position - low)[:, None, :]
+        at_low = np.take_along_axis(padded, low[:, None, :], axis=2)
+        at_high = np.take_along_axis(padded, high[:, None, :], axis=2)
+        relative = at_low * (1.0 - share) + at_high * share
         last = np.log([h.loss[-1] for h in histories])
         return relative + last[:, None, None]
+
+
+def spread_samples(samples: np.ndarray, spread: float) -> np.ndarray:
+    """Each row's positive finite samples spread around the row's median in log-work.
+
+    ``ln r' = ln m + spread * (ln r - ln m)`` with ``m`` the median of the row's positive
+    finite samples; ``inf`` ("never") and 0 (target reached) stay as they are, so the share of
+    "never" is unchanged. A unit-free rule: scaling every sample scales the result.
+
+    Example:
+        >>> spread_samples(np.array([[1.0, 4.0, 16.0, np.inf]]), 0.5).round(9).tolist()
+        [[2.0, 4.0, 8.0, inf]]
+    """
+    if spread == 1.0 or samples.size == 0:
+        return samples
+    positive = np.isfinite(samples) & (samples > 0)
+    logs = np.log(np.where(positive, samples, np.nan))
+    with warnings.catch_warnings():  # rows without a positive finite sample: median NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        median = np.nanmedian(logs, axis=1, keepdims=True)
+    spread_logs = median + spread * (logs - median)
+    return np.where(positive, np.exp(spread_logs), samples)

@@ -24,7 +24,6 @@ from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
 from mara_env.workload import TaskTable
 from predictors import WLS, RemainingWork, TaskHistory
 from predictors.cases import (
-    UNKNOWN_FAMILY,
     CaseError,
     PredictionTask,
     TrajectoryPredictor,
@@ -32,6 +31,7 @@ from predictors.cases import (
     make_cases,
     sample_trajectories,
 )
+from predictors.curve_windows import UNKNOWN_FAMILY
 
 FRACTIONS = (0.1, 0.2, 0.4, 0.8)
 
@@ -540,3 +540,20 @@ def test_latency_uses_one_epoch_of_tasks_spread_over_the_cases(
     assert len(chosen) == results.LATENCY_TASKS
     assert {task.family for task in chosen.tasks} == {"tabular", "vision", "rl"}
     assert 0 < results.measure_latency_ms(WLS(), chosen, repeats=2) < 10_000
+
+
+def test_a_held_out_checkpoint_that_knows_its_family_is_refused(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from benchmarks.prediction_protocols import PredictorBank, held_out_checkpoint
+
+    path = held_out_checkpoint(tmp_path, "flow_matching", "rl")
+    path.write_bytes(b"")
+    knows_rl = SimpleNamespace(config=SimpleNamespace(known_families=("rl", "vision")))
+    bank = PredictorBank(
+        {"flow_matching": lambda: knows_rl},
+        tmp_path,
+        loaders={"flow_matching": lambda _: knows_rl},
+    )
+    with pytest.raises(ValueError, match="was trained on rl"):
+        bank.version("flow_matching", "rl")

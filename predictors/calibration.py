@@ -1,0 +1,129 @@
+"""Validation curves and calibration: where learned predictors are checked before they ship.
+
+Learned predictors are trained on the **train split** only. :func:`split_train_curves` sets a
+share of each family's train-split curves aside (by curve, seeded) as **validation curves**;
+:class:`CurveSubset` serves them as a trace source, so prediction cases are drawn from them by
+the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`), and
+:func:`validation_cases` observes them at several fractions.
+
+:func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
+factor by which each task's samples are spread around their median in log-work
+(:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
+:data:`TARGET_COVERAGE` of the validation outcomes.
+
+Example:
+    >>> samples = np.exp(np.random.default_rng(0).normal(size=(400, 64)))
+    >>> truth = np.exp(2.0 * np.random.default_rng(1).normal(size=400))  # twice as wide
+    >>> round(fit_spread(samples, truth), 1)
+    2.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mara_env import get_config
+from mara_env.traces import CurvePool, TraceSource
+from predictors.cases import PredictionCases, draw_tasks, make_cases
+from predictors.metrics import interval_covered
+from predictors.window_predictor import spread_samples
+
+#: Share of each family's train-split curves kept for validation.
+VALIDATION_SHARE = 0.1
+#: Observed fractions of the validation cases.
+CALIBRATION_FRACTIONS = (0.1, 0.2, 0.4, 0.8)
+#: Coverage of the 10-90% interval the spread is fitted to.
+TARGET_COVERAGE = 0.8
+#: Spread factors tried by :func:`fit_spread`.
+SPREAD_GRID = np.round(np.arange(0.5, 4.001, 0.02), 2)
+
+
+@dataclass(frozen=True)
+class CurveSubset:
+    """A trace source holding only some rows of another source's train split.
+
+    Attributes:
+        source: The full source.
+        rows: Per family, the rows of its train-split pool that are kept.
+    """
+
+    source: TraceSource
+    rows: Mapping[str, np.ndarray]
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """Families with at least one kept curve."""
+        return tuple(family for family, kept in self.rows.items() if len(kept) > 0)
+
+    @property
+    def fingerprint(self) -> str:
+        """The full source's fingerprint (the subset is a function of it and the rows)."""
+        return self.source.fingerprint
+
+    def pool(self, family: str, split: str) -> CurvePool:
+        """The kept train-split curves of ``family``.
+
+        Raises:
+            ValueError: For the test split or a family without kept curves.
+        """
+        if split != "train" or family not in self.families:
+            raise ValueError(
+                f"CurveSubset has only train-split curves of {list(self.families)}; asked for "
+                f"{family!r} on {split!r}."
+            )
+        pool, kept = self.source.pool(family, "train"), self.rows[family]
+        work = None if pool.work is None else pool.work[kept]
+        return CurvePool(family, pool.losses[kept], pool.lengths[kept], pool.curve_ids[kept], work)
+
+
+def split_train_curves(
+    source: TraceSource, families: Sequence[str], seed: int
+) -> tuple[CurveSubset, CurveSubset]:
+    """(fitting curves, validation curves): :data:`VALIDATION_SHARE` of each family's
+    train-split curves, at least one, are set aside for validation (a seeded draw)."""
+    rng = np.random.default_rng([seed, 0xCA1])
+    fitting: dict[str, np.ndarray] = {}
+    validation: dict[str, np.ndarray] = {}
+    for family in families:
+        order = rng.permutation(source.pool(family, "train").n_curves)
+        n_validation = max(1, int(VALIDATION_SHARE * len(order)))
+        validation[family] = np.sort(order[:n_validation])
+        fitting[family] = np.sort(order[n_validation:])
+    return CurveSubset(source, fitting), CurveSubset(source, validation)
+
+
+def validation_cases(
+    curves: CurveSubset,
+    seed: int,
+    fractions: Sequence[float] = CALIBRATION_FRACTIONS,
+    draws_per_curve: int = 4,
+) -> list[PredictionCases]:
+    """Cases of every family of ``curves`` at every fraction, drawn by the benchmark's rule
+    with the ``training`` preset's task settings."""
+    cases = []
+    for family in curves.families:
+        config = get_config("training", workload=family)
+        tasks = draw_tasks(
+            family, seed=seed, draws_per_curve=draws_per_curve, config=config, source=curves
+        )
+        cases.extend(make_cases(tasks, fraction) for fraction in fractions)
+    return cases
+
+
+def fit_spread(samples: np.ndarray, truth: np.ndarray, target: float = TARGET_COVERAGE) -> float:
+    """The factor of :data:`SPREAD_GRID` whose spread samples' 10-90% interval covers a share
+    of ``truth`` closest to ``target`` (the smallest such factor on ties).
+
+    Args:
+        samples: ``(n_cases, n_samples)`` remaining work as sampled (spread 1).
+        truth: ``(n_cases,)`` true remaining work (``inf``: never).
+        target: The coverage wanted.
+    """
+    gaps = [
+        abs(float(np.mean(interval_covered(spread_samples(samples, float(s)), truth))) - target)
+        for s in SPREAD_GRID
+    ]
+    return float(SPREAD_GRID[int(np.argmin(gaps))])

@@ -1,0 +1,77 @@
+"""Validation curves and the conformal spread of sampled remaining work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mara_env.sources import default_trace_source
+from predictors.calibration import (
+    CurveSubset,
+    fit_spread,
+    split_train_curves,
+    validation_cases,
+)
+from predictors.metrics import interval_coverage
+from predictors.window_predictor import spread_samples
+
+
+def test_validation_curves_are_a_disjoint_share_of_the_train_split() -> None:
+    source = default_trace_source()
+    fitting, validation = split_train_curves(source, ("rl", "vision"), seed=0)
+    for family in ("rl", "vision"):
+        n = source.pool(family, "train").n_curves
+        kept = set(fitting.rows[family].tolist())
+        held = set(validation.rows[family].tolist())
+        assert not kept & held and kept | held == set(range(n))
+        assert len(held) == max(1, int(0.1 * n))
+    again = split_train_curves(source, ("rl", "vision"), seed=0)[1]
+    assert np.array_equal(again.rows["rl"], validation.rows["rl"])
+
+
+def test_a_subset_serves_only_its_train_split_rows() -> None:
+    source = default_trace_source()
+    subset = CurveSubset(source, {"rl": np.array([0, 2])})
+    pool = subset.pool("rl", "train")
+    assert pool.n_curves == 2
+    np.testing.assert_array_equal(pool.losses[1], source.pool("rl", "train").losses[2])
+    with pytest.raises(ValueError, match="train-split curves"):
+        subset.pool("rl", "test")
+    with pytest.raises(ValueError, match="train-split curves"):
+        subset.pool("vision", "train")
+
+
+def test_validation_cases_come_from_the_validation_curves_only() -> None:
+    source = default_trace_source()
+    _, validation = split_train_curves(source, ("tabular",), seed=3)
+    cases = validation_cases(validation, seed=0, fractions=(0.2,), draws_per_curve=1)
+    curves = {tuple(source.pool("tabular", "train").losses[r]) for r in validation.rows["tabular"]}
+    for task in cases[0].tasks:
+        assert task.family == "tabular"
+        padded = np.concatenate(
+            [
+                task.curve,
+                np.full(
+                    source.pool("tabular", "train").losses.shape[1] - task.length, task.curve[-1]
+                ),
+            ]
+        )
+        assert tuple(padded) in curves
+
+
+def test_spreading_keeps_medians_never_and_zero() -> None:
+    samples = np.array([[0.0, 2.0, 8.0, 32.0, np.inf], [np.inf] * 5])
+    spread = spread_samples(samples, 1.5)
+    assert spread[0, 0] == 0.0 and np.isinf(spread[0, 4]) and np.isinf(spread[1]).all()
+    assert spread[0, 2] == pytest.approx(8.0)
+    assert spread[0, 1] == pytest.approx(8.0 * 4.0**-1.5)
+
+
+def test_the_fitted_spread_reaches_the_target_coverage() -> None:
+    rng = np.random.default_rng(4)
+    centres = rng.uniform(1.0, 4.0, size=(2000, 1))
+    samples = np.exp(centres + 0.5 * rng.normal(size=(2000, 64)))
+    truth = np.exp(centres[:, 0] + 0.8 * rng.normal(size=2000))
+    spread = fit_spread(samples, truth)
+    assert spread == pytest.approx(1.6, abs=0.1)
+    assert interval_coverage(spread_samples(samples, spread), truth) == pytest.approx(0.8, abs=0.02)
