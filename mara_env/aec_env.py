@@ -184,7 +184,7 @@ class raw_env(ClusterEnvBase, AECEnv):
                 )
             slot = self.config.idle_action
             self._illegal_this_epoch += 1
-            self.simulator.state.illegal_actions += 1
+            self.simulator.core.illegal_actions[0] += 1
         self.builder.record_choice(slot)
         self._choices[node] = slot
         self._cumulative_rewards[agent] = 0.0

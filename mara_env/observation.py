@@ -43,14 +43,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from mara_env.config import ClusterConfig
+from mara_env.core import (
+    FIELD,
+    LOSS,
+    NO_TASK,
+    PREVIOUS_LOSS,
+    PREVIOUS_WORK,
+    PROGRESS,
+    WORK,
+    ClusterBatch,
+)
 from mara_env.families import FAMILY_NAMES
+from mara_env.feature_scales import FEATURE_BOUND as FEATURE_BOUND  # re-exported
+from mara_env.feature_scales import SPEED_SCALE as SPEED_SCALE
+from mara_env.feature_scales import STEP_SCALE as STEP_SCALE
+from mara_env.feature_scales import TIME_SCALE as TIME_SCALE
 from mara_env.simulator import ClusterSimulator
-
-#: Every observation and state value lies in [-FEATURE_BOUND, FEATURE_BOUND] (values are clipped).
-FEATURE_BOUND = 100.0
-TIME_SCALE = 50.0
-SPEED_SCALE = 10.0
-STEP_SCALE = 100.0
 
 GLOBAL_FEATURES = 8
 SLOT_FEATURES = 14 + len(FAMILY_NAMES)
@@ -73,8 +81,6 @@ G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = ra
     S_MINE,
 ) = range(14)
 S_FAMILY = 14
-_TRAINED_COLUMNS = np.array([S_LOG_LOSS, S_PROGRESS, S_WORK, S_STEPS, S_SLOPE])
-_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
 
 
 def observation_size(config: ClusterConfig) -> int:
@@ -157,12 +163,95 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
     )
 
 
-class ObservationBuilder:
-    """Builds observations, masks and states.
+#: Slot feature columns copied from a field of the slot's row (:data:`mara_env.core.TASK_FIELDS`).
+_COPIED_COLUMNS = np.array(
+    [S_OCCUPIED, S_LOG_TARGET, S_PROGRESS, S_SPEED, *range(S_FAMILY, S_FAMILY + len(FAMILY_NAMES))]
+)
+_COPIED_FIELDS = np.array(
+    [FIELD[name] for name in ("occupied", "log_target_ratio", "phi", "scaled_speed")]
+    + [FIELD[f"family_{index}"] for index in range(len(FAMILY_NAMES))]
+)
+_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
+_TIME_FIELDS = np.array(
+    [FIELD[name] for name in ("time_left_at_0", "time_fraction_at_0", "age_at_0")]
+)
 
-    The per-epoch part is computed once per epoch by :meth:`refresh`; within an epoch
-    :meth:`record_choice` updates the "chosen this epoch" counts and the mask incrementally, so
-    one node's observation costs a copy and a few writes.
+
+def slot_matrix(core: ClusterBatch) -> np.ndarray:
+    """``(B, n_slots, SLOT_FEATURES)`` float64 slot features of every cluster at its epoch start
+    (before any node chose; node-specific columns 0).
+
+    A pure function of the core's slot rows; an empty slot's row is all zeros.
+    """
+    S = core.config.n_slots
+    B = core.batch_size
+    rows = core.slot[:, :S]
+    occupied = core.slot_task[:, :S] != NO_TASK
+    epoch = core.epoch[:, None].astype(np.float64)
+    log_loss = np.log(rows[:, :, LOSS])
+    matrix = np.zeros((B, S, SLOT_FEATURES))
+    matrix[:, :, _COPIED_COLUMNS] = rows[:, :, _COPIED_FIELDS]
+    matrix[:, :, S_LOG_LOSS] = log_loss - rows[:, :, FIELD["log_initial_loss"]]
+    time_slope = np.empty((B, S, 3))
+    time_slope[:, :, 0] = -1.0 / TIME_SCALE
+    time_slope[:, :, 1] = rows[:, :, FIELD["time_fraction_per_epoch"]]
+    time_slope[:, :, 2] = 1.0 / TIME_SCALE
+    time = rows[:, :, _TIME_FIELDS] + epoch[:, :, None] * time_slope
+    matrix[:, :, _TIME_COLUMNS] = np.where(occupied[:, :, None], time, 0.0)
+    matrix[:, :, S_WORK] = rows[:, :, WORK] * (1.0 / TIME_SCALE)
+    matrix[:, :, S_STEPS] = rows[:, :, PROGRESS] * (1.0 / STEP_SCALE)
+    worked = rows[:, :, WORK] - rows[:, :, PREVIOUS_WORK]
+    matrix[:, :, S_SLOPE] = (np.log(rows[:, :, PREVIOUS_LOSS]) - log_loss) / np.maximum(worked, 1.0)
+    flat = (core.previous_slot + (np.arange(B) * (S + 1))[:, None]).ravel()
+    counts = np.bincount(flat, minlength=B * (S + 1)).reshape(B, S + 1)
+    matrix[:, :, S_NODES_LAST] = counts[:, :S] * (1.0 / core.config.n_nodes)
+    return matrix
+
+
+def shared_observations(core: ClusterBatch) -> np.ndarray:
+    """``(B, observation_size)`` float32: every cluster's observation at its epoch start with
+    the node-specific entries at 0 (the first part of the state vector)."""
+    config = core.config
+    matrix = slot_matrix(core)
+    B, S = core.batch_size, config.n_slots
+    base = np.empty((B, observation_size(config)))
+    base[:, GLOBAL_FEATURES:] = matrix.reshape(B, -1)
+    queued = core.queue_length > 0
+    epoch = core.epoch
+    base[:, G_EPOCH] = epoch / config.arrival_horizon
+    base[:, G_OPEN] = (epoch < config.arrival_horizon).astype(np.float64)
+    base[:, G_QUEUE] = core.queue_length / S
+    base[:, G_QUEUE_TIME] = np.where(queued, (core.queue_min_deadline - epoch) / TIME_SCALE, 0.0)
+    base[:, G_ACTIVE] = (core.slot_task[:, :S] != NO_TASK).sum(axis=1) / S
+    base[:, G_DECIDED:GLOBAL_FEATURES] = 0.0
+    np.maximum(base, -FEATURE_BOUND, out=base)
+    np.minimum(base, FEATURE_BOUND, out=base)
+    return base.astype(np.float32)
+
+
+def occupied_masks(core: ClusterBatch) -> np.ndarray:
+    """``(B, n_slots + 1)`` int8 action masks at the epoch start: occupied slots, and idle."""
+    mask = np.ones((core.batch_size, core.config.n_actions), dtype=np.int8)
+    mask[:, :-1] = core.slot_task[:, :-1] != NO_TASK
+    return mask
+
+
+def state_vectors(core: ClusterBatch, shared: np.ndarray, choices: np.ndarray) -> np.ndarray:
+    """``(B, state_size)`` float32 centralised states: shared features, each node's previous
+    slot and this epoch's choices so far (both ``/ n_slots``)."""
+    scale = 1.0 / core.config.n_slots
+    return np.concatenate(
+        (shared, core.previous_slot * scale, choices * scale), axis=1, dtype=np.float32
+    )
+
+
+class ObservationBuilder:
+    """Builds one cluster's observations, masks and states (cluster 0 of a simulator's core).
+
+    The per-epoch part is computed once per epoch by :meth:`refresh` (with
+    :func:`shared_observations`); within an epoch :meth:`record_choice` updates the "chosen this
+    epoch" counts and the mask incrementally, so one node's observation costs a copy and a few
+    writes.
 
     Args:
         simulator: The simulator whose state is observed.
@@ -181,94 +270,18 @@ class ObservationBuilder:
         self._previous_slot = np.full(config.n_nodes, config.n_slots, dtype=np.int64)
         self.counts = [0] * config.n_actions
         self.legal: list[int] = [0] * config.n_actions
-        self._episode_state: object = None
         self.decided = 0
         self._per_node = 1.0 / config.n_nodes
 
-    def _start_episode(self) -> None:
-        """Per-episode tables, one row per task plus an all-zero row that ``NO_TASK`` (-1) reads.
-
-        ``_task_rows`` holds each task's slot features except the epoch-dependent ones: the
-        static ones are written here, the ones that change when a task trains by
-        :meth:`_update_trained`. Time features are ``intercept + epoch * slope``.
-        """
-        tasks = self.simulator.state.tasks
-        self._tasks = tasks
-        n = len(tasks)
-        rows = np.zeros((n + 1, SLOT_FEATURES))
-        rows[:n, S_OCCUPIED] = 1.0
-        rows[:n, S_LOG_TARGET] = -tasks.log_gap
-        rows[:n, S_SPEED] = tasks.speed / SPEED_SCALE
-        rows[np.arange(n), S_FAMILY + tasks.family] = 1.0
-        self._task_rows = rows
-        deadline, arrival = tasks.deadline.astype(np.float64), tasks.arrival.astype(np.float64)
-        window = np.maximum(deadline - arrival, 1.0)
-        intercept = np.zeros((n + 1, len(_TIME_COLUMNS)))
-        slope = np.zeros((n + 1, len(_TIME_COLUMNS)))
-        intercept[:n] = np.column_stack(
-            (deadline / TIME_SCALE, deadline / window, -arrival / TIME_SCALE)
-        )
-        slope[:n] = np.column_stack(
-            (np.full(n, -1.0 / TIME_SCALE), -1.0 / window, np.full(n, 1.0 / TIME_SCALE))
-        )
-        self._time_intercept, self._time_slope = intercept, slope
-
-    def _update_trained(self) -> None:
-        """Features that change only when a task trains: computed for last epoch's tasks."""
-        state, tasks = self.simulator.state, self._tasks
-        trained = state.last_trained
-        log_loss = np.log(state.loss[trained])
-        worked = state.work[trained] - state.previous_work[trained]
-        rows = self._task_rows
-        rows[trained, S_LOG_LOSS] = log_loss - tasks.log_initial_loss[trained]
-        rows[trained, S_PROGRESS] = state.phi[trained]
-        rows[trained, S_WORK] = state.work[trained] * (1.0 / TIME_SCALE)
-        rows[trained, S_STEPS] = state.progress[trained] * (1.0 / STEP_SCALE)
-        rows[trained, S_SLOPE] = (np.log(state.previous_loss[trained]) - log_loss) / np.maximum(
-            worked, 1.0
-        )
-
     def refresh(self) -> None:
         """Recompute the per-epoch part after a reset or an epoch; clears this epoch's choices."""
-        config, state = self.config, self.simulator.state
-        if state is not self._episode_state:
-            self._episode_state = state
-            self._start_episode()
-        elif len(state.last_trained):
-            self._update_trained()
-        n_slots = config.n_slots
-        slots = state.slots
-        matrix = self._task_rows[slots]
-        matrix[:, _TIME_COLUMNS] = (
-            self._time_intercept[slots] + state.epoch * self._time_slope[slots]
-        )
-        previous = state.task_slot[state.node_task]  # -1: idle, or the task has left
-        previous[previous < 0] = n_slots
-        self._previous_slot = previous
-        matrix[:, S_NODES_LAST] = np.bincount(previous, minlength=n_slots + 1)[:n_slots]
-        matrix[:, S_NODES_LAST] *= self._per_node
-        base = np.empty(self.size)
-        base[GLOBAL_FEATURES:] = matrix.ravel()
-        queue = state.queue
-        n_occupied = int(matrix[:, S_OCCUPIED].sum())
-        base[:GLOBAL_FEATURES] = (
-            state.epoch / config.arrival_horizon,
-            float(state.epoch < config.arrival_horizon),
-            len(queue) / n_slots,
-            (self._tasks.deadline[queue].min() - state.epoch) / TIME_SCALE if queue else 0.0,
-            n_occupied / n_slots,
-            0.0,
-            0.0,
-            0.0,
-        )
-        np.maximum(base, -FEATURE_BOUND, out=base)
-        np.minimum(base, FEATURE_BOUND, out=base)
-        self._current = base.astype(np.float32)
-        mask = np.ones(config.n_actions, dtype=np.int8)
-        mask[:-1] = matrix[:, S_OCCUPIED]
+        core = self.simulator.core
+        self._current = shared_observations(core)[0]
+        self._previous_slot = core.previous_slot[0].copy()
+        mask = occupied_masks(core)[0]
         self._mask = mask
         self.legal = mask.tolist()
-        self.counts = [0] * config.n_actions
+        self.counts = [0] * self.config.n_actions
         self.decided = 0
 
     def record_choice(self, action: int) -> None:
