@@ -36,12 +36,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, EnvStateError
-from mara_env.feature_scales import SPEED_SCALE, TIME_SCALE
+from mara_env.layout import (
+    S_FAMILY,
+    S_LOG_TARGET,
+    S_OCCUPIED,
+    S_SPEED,
+    SLOT_FEATURES,
+    SPEED_SCALE,
+    TIME_SCALE,
+)
 from mara_env.rules import effective_share, epochs_to_target, loss_at, progress_gain
 from mara_env.traces import TraceSource
 from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks, validate_tasks
@@ -84,7 +93,10 @@ class BatchEpoch:
 
 
 #: Fields of a task's row, in the packed per-task table and in the slot holding it (float64;
-#: ids and epochs are exact whole numbers). The first six change while the task trains.
+#: ids and epochs are exact whole numbers). The first six change while the task trains; the
+#: row ends with a block of ``SLOT_FEATURES`` values in the observation's slot-column order
+#: holding the task's constant features (0 in the other columns; see
+#: :func:`mara_env.observation.slot_matrix`).
 TASK_FIELDS = (
     "progress",
     "work",
@@ -101,15 +113,7 @@ TASK_FIELDS = (
     "log_gap",
     "family",
     "initial_loss",
-    "serial",
-    "occupied",
-    # observation-ready constants (see mara_env.observation.slot_matrix)
-    "scaled_speed",
-    "log_target_ratio",
-    "family_0",
-    "family_1",
-    "family_2",
-    "family_3",
+    # observation-ready constants of the time features
     "time_left_at_0",
     "time_fraction_at_0",
     "age_at_0",
@@ -117,15 +121,23 @@ TASK_FIELDS = (
     # per-task outcome (meaningful in the task table only)
     "end_epoch",
     "final_status",
+    *(f"feature_{column}" for column in range(SLOT_FEATURES)),
 )
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
 PROGRESS, WORK, LOSS, PREVIOUS_LOSS, PREVIOUS_WORK, PHI = range(6)
 DYNAMIC = slice(0, 6)
+#: Where the block of constant slot features starts in a row.
+FEATURES = FIELD["feature_0"]
 #: The row an empty slot (and the sentinel task) holds.
 EMPTY_ROW = np.zeros(len(TASK_FIELDS))
 EMPTY_ROW[[FIELD["loss"], FIELD["previous_loss"], FIELD["log_gap"], FIELD["alpha"]]] = 1.0
 EMPTY_ROW[[FIELD["initial_loss"]]] = 1.0
 EMPTY_ROW[FIELD["end_epoch"]] = -1.0
+
+
+def _empty_rows(shape: tuple[int, int]) -> np.ndarray:
+    """``(len(TASK_FIELDS), *shape)`` copies of :data:`EMPTY_ROW` (fields first)."""
+    return np.broadcast_to(EMPTY_ROW[:, None, None], (len(TASK_FIELDS), *shape)).copy()
 
 
 def task_rows(table: TaskTable) -> np.ndarray:
@@ -147,10 +159,9 @@ def task_rows(table: TaskTable) -> np.ndarray:
         "log_gap": table.log_gap,
         "family": table.family,
         "initial_loss": initial,
-        "serial": np.arange(1, n + 1),
-        "occupied": 1.0,
-        "scaled_speed": table.speed / SPEED_SCALE,
-        "log_target_ratio": -table.log_gap,
+        f"feature_{S_OCCUPIED}": 1.0,
+        f"feature_{S_SPEED}": table.speed / SPEED_SCALE,
+        f"feature_{S_LOG_TARGET}": -table.log_gap,
         "time_left_at_0": deadline / TIME_SCALE,
         "time_fraction_at_0": deadline / window,
         "age_at_0": -arrival / TIME_SCALE,
@@ -159,7 +170,7 @@ def task_rows(table: TaskTable) -> np.ndarray:
     }
     for name, value in columns.items():
         rows[:, FIELD[name]] = value
-    rows[np.arange(n), FIELD["family_0"] + table.family] = 1.0
+    rows[np.arange(n), FEATURES + S_FAMILY + table.family] = 1.0
     return rows
 
 
@@ -177,9 +188,9 @@ class ClusterBatch:
         tasks: Each cluster's :class:`~mara_env.workload.TaskTable` of the current episode.
         epoch, next_arrival, n_tasks, queue_head, queue_length: ``(B,)`` per cluster.
         slot_task: ``(B, n_slots + 1)`` task id in each slot, plus a ``NO_TASK`` column.
-        slot: ``(B, n_slots + 1, len(TASK_FIELDS))`` the row of the task in each slot
-            (:data:`EMPTY_ROW` for an empty slot and the last column).
-        task: ``(B, capacity + 1, len(TASK_FIELDS))`` every task's row; its changing fields are
+        slot: ``(len(TASK_FIELDS), B, n_slots + 1)`` the row of the task in each slot, fields
+            first (:data:`EMPTY_ROW` for an empty slot and the last column).
+        task: ``(len(TASK_FIELDS), B, capacity + 1)`` every task's row; its changing fields are
             current only once it has left its slot (see :meth:`task_values`).
         node_task: ``(B, n_nodes)`` task each node trained in the last epoch.
         previous_slot: ``(B, n_nodes)`` slot of that task now (``n_slots``: idle, or it left).
@@ -216,12 +227,12 @@ class ClusterBatch:
         self.tasks: list[TaskTable | None] = [None] * B
         self.has_episode = np.zeros(B, dtype=bool)
         self.capacity = 0
-        self.task = np.empty((B, 1, len(TASK_FIELDS)))
+        self.task = np.empty((len(TASK_FIELDS), B, 1))
         self.task_curve = np.zeros((B, 1), dtype=np.intp)
         self._allocate_tasks(0)
         self.slot_task = np.full((B, S + 1), NO_TASK, dtype=np.int64)
         self.slot_curve = np.zeros((B, S + 1), dtype=np.intp)
-        self.slot = np.broadcast_to(EMPTY_ROW, (B, S + 1, len(TASK_FIELDS))).copy()
+        self.slot = _empty_rows((B, S + 1))
         self.node_task = np.full((B, K), NO_TASK, dtype=np.int64)
         self.previous_slot = np.full((B, K), S, dtype=np.int64)
         self.epoch = np.zeros(B, dtype=np.int64)
@@ -247,13 +258,15 @@ class ClusterBatch:
         self.history_loss: list[dict[int, list[float]]] = [{} for _ in range(B)]
         self.assignments: list[list[np.ndarray]] = [[] for _ in range(B)]
         self.last_trained = np.zeros((B, S), dtype=bool)
+        # logged history: (cluster ids, task ids, (3, n) points), or (cluster, first, last) for
+        # the arrivals of tasks first .. last - 1
+        self._pending: list[tuple[Any, Any, Any]] = []
 
     # ------------------------------------------------------------------ reset
     def _allocate_tasks(self, capacity: int) -> None:
         """Grow the per-task table to ``capacity`` tasks per cluster (keeping its contents)."""
-        table = np.broadcast_to(EMPTY_ROW, (self.batch_size, capacity + 1, len(TASK_FIELDS)))
-        table = table.copy()
-        table[:, : self.capacity] = self.task[:, : self.capacity]
+        table = _empty_rows((self.batch_size, capacity + 1))
+        table[:, :, : self.capacity] = self.task[:, :, : self.capacity]
         curve = np.zeros((self.batch_size, capacity + 1), dtype=np.intp)
         curve[:, : self.capacity] = self.task_curve[:, : self.capacity]
         self.task, self.task_curve, self.capacity = table, curve, capacity
@@ -293,6 +306,8 @@ class ClusterBatch:
                     "lower the load or the arrival horizon."
                 )
             tables.append(table)
+        if self.record_history:
+            self.flush_history()  # the logged points read the task table about to change
         need = max(len(table) for table in tables)
         if need > self.capacity:
             self._allocate_tasks(max(need, 2 * self.capacity))
@@ -301,8 +316,8 @@ class ClusterBatch:
             n = len(table)
             self.tasks[cluster] = table
             self.n_tasks[cluster] = n
-            self.task[cluster] = EMPTY_ROW
-            self.task[cluster, :n] = task_rows(table)
+            self.task[:, cluster] = EMPTY_ROW[:, None]
+            self.task[:, cluster, :n] = task_rows(table).T
             self.task_curve[cluster] = 0
             self.task_curve[cluster, :n] = table.curve_row
             self.arrived_by[cluster] = np.searchsorted(
@@ -316,7 +331,7 @@ class ClusterBatch:
         self.has_episode[indices] = True
         self.slot_task[indices] = NO_TASK
         self.slot_curve[indices] = 0
-        self.slot[indices] = EMPTY_ROW
+        self.slot[:, indices] = EMPTY_ROW[:, None, None]
         self.node_task[indices] = NO_TASK
         self.previous_slot[indices] = S
         self.last_trained[indices] = False
@@ -372,22 +387,20 @@ class ClusterBatch:
         ended_epoch = self.epoch.copy()
 
         # progress, work and loss of the trained tasks (all in their slots)
-        updated = np.empty((B, S + 1, 6))
-        progress = slot[:, :, PROGRESS]
+        updated = np.empty((6, B, S + 1))
+        progress = slot[PROGRESS]
         gain = progress_gain(
-            slot[:, :, FIELD["speed"]], effective.reshape(B, S + 1), slot[:, :, FIELD["alpha"]]
+            slot[FIELD["speed"]], effective.reshape(B, S + 1), slot[FIELD["alpha"]]
         )
-        updated[:, :, PROGRESS] = progress + gain
-        updated[:, :, WORK] = slot[:, :, WORK] + nodes
-        loss = loss_at(self.workload.curves, self.slot_curve, updated[:, :, PROGRESS])
-        updated[:, :, LOSS] = loss
-        updated[:, :, PREVIOUS_LOSS] = slot[:, :, LOSS]
-        updated[:, :, PREVIOUS_WORK] = slot[:, :, WORK]
-        fraction = (slot[:, :, FIELD["log_initial_loss"]] - np.log(loss)) / slot[
-            :, :, FIELD["log_gap"]
-        ]
-        updated[:, :, PHI] = np.minimum(np.maximum(fraction, 0.0), 1.0)
-        np.copyto(slot[:, :, DYNAMIC], updated, where=trained[:, :, None])
+        updated[PROGRESS] = progress + gain
+        updated[WORK] = slot[WORK] + nodes
+        loss = loss_at(self.workload.curves, self.slot_curve, updated[PROGRESS])
+        updated[LOSS] = loss
+        updated[PREVIOUS_LOSS] = slot[LOSS]
+        updated[PREVIOUS_WORK] = slot[WORK]
+        fraction = (slot[FIELD["log_initial_loss"]] - np.log(loss)) / slot[FIELD["log_gap"]]
+        updated[PHI] = np.minimum(np.maximum(fraction, 0.0), 1.0)
+        np.copyto(slot[DYNAMIC], updated, where=trained[None])
         if self.record_history:
             self._record_points(trained)
 
@@ -403,19 +416,19 @@ class ClusterBatch:
 
         # departures from the slots
         departed_tasks = self.slot_task[:, :S]
-        completed_slots = trained[:, :S] & (loss[:, :S] <= slot[:, :S, FIELD["target"]])
-        due = slot[:, :S, FIELD["deadline"]] == epoch[:, None]
+        completed_slots = trained[:, :S] & (loss[:, :S] <= slot[FIELD["target"], :, :S])
+        due = slot[FIELD["deadline"], :, :S] == epoch[:, None]
         expired_slots = due & (departed_tasks != NO_TASK) & ~completed_slots
         leaving = completed_slots | expired_slots
         any_completed, any_expired = completed_slots.any(), expired_slots.any()
         n_completed = completed_slots.sum(axis=1)
         n_expired_slots = expired_slots.sum(axis=1)
         if any_completed:
-            slack = slot[:, :S, FIELD["deadline"]] - epoch[:, None]
+            slack = slot[FIELD["deadline"], :, :S] - epoch[:, None]
             self.slack_at_completion += np.where(completed_slots, slack, 0.0).sum(axis=1)
             self.completed += n_completed
         if any_expired:
-            self.wasted_node_epochs += np.where(expired_slots, slot[:, :S, WORK], 0.0).sum(axis=1)
+            self.wasted_node_epochs += np.where(expired_slots, slot[WORK, :, :S], 0.0).sum(axis=1)
             self.expired += n_expired_slots
         if any_completed or any_expired:
             departed_tasks = departed_tasks.copy()
@@ -426,7 +439,7 @@ class ClusterBatch:
             touched = np.zeros(B, dtype=bool)
             touched[queue_expired[0]] = True
         arrived = self._admit(self._all_clusters, touched)
-        potential = np.ascontiguousarray(slot[:, :, PHI]).sum(axis=1)
+        potential = slot[PHI].sum(axis=1)
         shaping = potential - self.potential
         self.potential = potential
         kept = self.slot_task.ravel()[flat] == node_task
@@ -461,27 +474,44 @@ class ClusterBatch:
         self.truncated = ~self.terminated & (self.epoch >= self.config.max_epochs)
 
     def _record_points(self, trained: np.ndarray) -> None:
+        """Log the points the trained tasks reported (turned into the history lists lazily, by
+        :meth:`flush_history`)."""
         cluster, column = np.nonzero(trained)
-        points = self.slot[cluster, column][:, [WORK, PROGRESS, LOSS]].tolist()
-        for b, task, (work, progress, loss) in zip(
-            cluster.tolist(), self.slot_task[cluster, column].tolist(), points, strict=True
-        ):
-            self.history_work[b][task].append(work)
-            self.history_progress[b][task].append(progress)
-            self.history_loss[b][task].append(loss)
+        points = self.slot[[WORK, PROGRESS, LOSS]][:, cluster, column]
+        self._pending.append((cluster, self.slot_task[cluster, column], points))
+
+    def flush_history(self) -> None:
+        """Append the logged points to ``history_work``, ``history_progress`` and
+        ``history_loss`` (the single-cluster views call this before reading them)."""
+        pending, self._pending = self._pending, []
+        for cluster, task_id, points in pending:
+            if isinstance(task_id, int):  # arrivals of tasks task_id .. points - 1
+                losses = self.task[FIELD["initial_loss"], cluster, task_id:points].tolist()
+                for task, loss in enumerate(losses, start=task_id):
+                    self.history_work[cluster][task] = [0.0]
+                    self.history_progress[cluster][task] = [0.0]
+                    self.history_loss[cluster][task] = [loss]
+                continue
+            works, progresses, losses = points.tolist()
+            for b, task, work, progress, loss in zip(
+                cluster.tolist(), task_id.tolist(), works, progresses, losses, strict=True
+            ):
+                self.history_work[b][task].append(work)
+                self.history_progress[b][task].append(progress)
+                self.history_loss[b][task].append(loss)
 
     def _leave(self, leaving: np.ndarray, completed: np.ndarray) -> None:
         """Write the leaving slots' rows back to the task table and empty the slots."""
         cluster, column = np.nonzero(leaving)
         task_id = self.slot_task[cluster, column]
-        rows = self.slot[cluster, column]
-        rows[:, PHI] = 0.0
-        rows[:, FIELD["end_epoch"]] = self.epoch[cluster]
-        rows[:, FIELD["final_status"]] = np.where(completed[cluster, column], COMPLETED, EXPIRED)
-        self.task[cluster, task_id] = rows
+        rows = self.slot[:, cluster, column]
+        rows[PHI] = 0.0
+        rows[FIELD["end_epoch"]] = self.epoch[cluster]
+        rows[FIELD["final_status"]] = np.where(completed[cluster, column], COMPLETED, EXPIRED)
+        self.task[:, cluster, task_id] = rows
         self.slot_task[cluster, column] = NO_TASK
         self.slot_curve[cluster, column] = 0
-        self.slot[cluster, column] = EMPTY_ROW
+        self.slot[:, cluster, column] = EMPTY_ROW[:, None]
 
     def _queue_window(self, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Ids ``queue_head .. next_arrival - 1`` of ``clusters`` (padded with the sentinel) and
@@ -491,7 +521,7 @@ class ClusterBatch:
         ids = head[:, None] + np.arange(width)
         inside = ids < end[:, None]
         ids = np.where(inside, ids, self.capacity)
-        queued = inside & (self.task[clusters[:, None], ids, FIELD["end_epoch"]] < 0)
+        queued = inside & (self.task[FIELD["end_epoch"]][clusters[:, None], ids] < 0)
         return ids, queued
 
     def _expire_queue(self) -> tuple[np.ndarray, np.ndarray]:
@@ -502,12 +532,12 @@ class ClusterBatch:
             return waiting, waiting
         ids, queued = self._queue_window(waiting)
         epoch = self.epoch[waiting]
-        due = queued & (self.task[waiting[:, None], ids, FIELD["deadline"]] == epoch[:, None])
+        due = queued & (self.task[FIELD["deadline"]][waiting[:, None], ids] == epoch[:, None])
         row, column = np.nonzero(due)
         cluster, task_id = waiting[row], ids[row, column]
         if len(cluster):
-            self.task[cluster, task_id, FIELD["final_status"]] = EXPIRED
-            self.task[cluster, task_id, FIELD["end_epoch"]] = self.epoch[cluster]
+            self.task[FIELD["final_status"], cluster, task_id] = EXPIRED
+            self.task[FIELD["end_epoch"], cluster, task_id] = self.epoch[cluster]
             count = np.bincount(cluster, minlength=self.batch_size)
             self.queue_length -= count
             self.expired += count
@@ -530,11 +560,11 @@ class ClusterBatch:
             return arrived
         if self.record_history:
             for cluster in clusters[arrived[clusters] > 0].tolist():
-                losses = self.task[cluster, :, FIELD["initial_loss"]]
-                for task in range(int(self.next_arrival[cluster]), int(arrived_now[cluster])):
-                    self.history_work[cluster][task] = [0.0]
-                    self.history_progress[cluster][task] = [0.0]
-                    self.history_loss[cluster][task] = [float(losses[task])]
+                first, last = (
+                    int(self.next_arrival[cluster]),
+                    int(arrived_now[clusters == cluster][0]),
+                )
+                self._pending.append((cluster, first, last))
         self.next_arrival[clusters] = arrived_now
         self.queue_length[clusters] += arrived[clusters]
         queue = self.queue_length[clusters]
@@ -558,7 +588,7 @@ class ClusterBatch:
             fill_row, fill_column = np.nonzero(filling)
             cluster, task_id = waiting[fill_row], ids[entry_row, entry_column]
             self.slot_task[cluster, fill_column] = task_id
-            self.slot[cluster, fill_column] = self.task[cluster, task_id]
+            self.slot[:, cluster, fill_column] = self.task[:, cluster, task_id]
             self.slot_curve[cluster, fill_column] = self.task_curve[cluster, task_id]
             self.queue_length[waiting] -= take
             queued = queued & ~entering
@@ -569,24 +599,29 @@ class ClusterBatch:
             self.queue_head[waiting] + first, self.next_arrival[waiting]
         )
         if still.any():
-            deadline = np.where(queued, self.task[waiting[:, None], ids, FIELD["deadline"]], np.inf)
+            deadline = np.where(queued, self.task[FIELD["deadline"]][waiting[:, None], ids], np.inf)
             self.queue_min_deadline[waiting] = np.where(still, deadline.min(axis=1), 0.0)
         return arrived
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the core's arrays (the state of every cluster, task tables included)."""
+        return sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))
 
     # ------------------------------------------------------------------ per-cluster reads
     def task_values(self, cluster: int, name: str) -> np.ndarray:
         """Field ``name`` (of :data:`TASK_FIELDS`) of every task of ``cluster``, current for
         slotted tasks too (a fresh array)."""
         field = FIELD[name]
-        values = self.task[cluster, : self.n_tasks[cluster], field].copy()
+        values = self.task[field, cluster, : self.n_tasks[cluster]].copy()
         occupied = np.flatnonzero(self.slot_task[cluster, :-1] != NO_TASK)
-        values[self.slot_task[cluster, occupied]] = self.slot[cluster, occupied, field]
+        values[self.slot_task[cluster, occupied]] = self.slot[field, cluster, occupied]
         return values
 
     def status(self, cluster: int) -> np.ndarray:
         """``FUTURE``, ``ACTIVE``, ``COMPLETED`` or ``EXPIRED`` of every task of ``cluster``."""
         n = int(self.n_tasks[cluster])
-        final = self.task[cluster, :n, FIELD["final_status"]].astype(np.int8)
+        final = self.task[FIELD["final_status"], cluster, :n].astype(np.int8)
         arrived = np.arange(n) < self.next_arrival[cluster]
         final[(final == FUTURE) & arrived] = ACTIVE
         return final
@@ -616,7 +651,7 @@ class ClusterBatch:
         if task == NO_TASK:
             raise ValueError(f"privileged_epochs_to_target: slot {slot} is empty.")
         nodes = np.asarray(nodes)
-        row = self.slot[cluster, slot]
+        row = self.slot[:, cluster, slot]
         return epochs_to_target(
             self.workload.curves[self.slot_curve[cluster, slot]],
             float(row[PROGRESS]),
@@ -639,7 +674,7 @@ class ClusterBatch:
         remaining = np.full(self.config.n_slots, np.nan)
         curves = self.workload.curves
         for column in np.flatnonzero(self.slot_task[cluster, :-1] != NO_TASK).tolist():
-            row = self.slot[cluster, column]
+            row = self.slot[:, cluster, column]
             progress = float(row[PROGRESS])
             start = int(progress) + 1
             curve = curves[self.slot_curve[cluster, column]]

@@ -44,43 +44,91 @@ import numpy as np
 
 from mara_env.config import ClusterConfig
 from mara_env.core import (
+    FEATURES,
     FIELD,
     LOSS,
     NO_TASK,
+    PHI,
     PREVIOUS_LOSS,
     PREVIOUS_WORK,
     PROGRESS,
     WORK,
     ClusterBatch,
 )
-from mara_env.families import FAMILY_NAMES
-from mara_env.feature_scales import FEATURE_BOUND as FEATURE_BOUND  # re-exported
-from mara_env.feature_scales import SPEED_SCALE as SPEED_SCALE
-from mara_env.feature_scales import STEP_SCALE as STEP_SCALE
-from mara_env.feature_scales import TIME_SCALE as TIME_SCALE
-from mara_env.simulator import ClusterSimulator
-
-GLOBAL_FEATURES = 8
-SLOT_FEATURES = 14 + len(FAMILY_NAMES)
-
-G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = range(8)
-(
-    S_OCCUPIED,
+from mara_env.layout import (
+    FEATURE_BOUND,
+    G_ACTIVE,
+    G_DECIDED,
+    G_EPOCH,
+    G_IDLE,
+    G_NODE,
+    G_OPEN,
+    G_QUEUE,
+    G_QUEUE_TIME,
+    GLOBAL_FEATURES,
+    S_AGE,
+    S_FAMILY,
     S_LOG_LOSS,
     S_LOG_TARGET,
-    S_PROGRESS,
-    S_TIME_LEFT,
-    S_TIME_FRACTION,
-    S_AGE,
-    S_WORK,
-    S_SPEED,
-    S_STEPS,
-    S_SLOPE,
+    S_MINE,
     S_NODES_LAST,
     S_NODES_NOW,
-    S_MINE,
-) = range(14)
-S_FAMILY = 14
+    S_OCCUPIED,
+    S_PROGRESS,
+    S_SLOPE,
+    S_SPEED,
+    S_STEPS,
+    S_TIME_FRACTION,
+    S_TIME_LEFT,
+    S_WORK,
+    SLOT_FEATURES,
+    SPEED_SCALE,
+    STEP_SCALE,
+    TIME_SCALE,
+)
+from mara_env.simulator import ClusterSimulator
+
+#: The layout constants (from :mod:`mara_env.layout`) are part of this module's interface.
+__all__ = [
+    "FEATURE_BOUND",
+    "GLOBAL_FEATURES",
+    "G_ACTIVE",
+    "G_DECIDED",
+    "G_EPOCH",
+    "G_IDLE",
+    "G_NODE",
+    "G_OPEN",
+    "G_QUEUE",
+    "G_QUEUE_TIME",
+    "SLOT_FEATURES",
+    "SPEED_SCALE",
+    "STEP_SCALE",
+    "S_AGE",
+    "S_FAMILY",
+    "S_LOG_LOSS",
+    "S_LOG_TARGET",
+    "S_MINE",
+    "S_NODES_LAST",
+    "S_NODES_NOW",
+    "S_OCCUPIED",
+    "S_PROGRESS",
+    "S_SLOPE",
+    "S_SPEED",
+    "S_STEPS",
+    "S_TIME_FRACTION",
+    "S_TIME_LEFT",
+    "S_WORK",
+    "TIME_SCALE",
+    "ObservationBuilder",
+    "SlotView",
+    "decode_observation",
+    "observation_size",
+    "occupied_masks",
+    "shared_observations",
+    "slot_matrix",
+    "state_size",
+    "state_vectors",
+]
 
 
 def observation_size(config: ClusterConfig) -> int:
@@ -163,45 +211,34 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
     )
 
 
-#: Slot feature columns copied from a field of the slot's row (:data:`mara_env.core.TASK_FIELDS`).
-_COPIED_COLUMNS = np.array(
-    [S_OCCUPIED, S_LOG_TARGET, S_PROGRESS, S_SPEED, *range(S_FAMILY, S_FAMILY + len(FAMILY_NAMES))]
-)
-_COPIED_FIELDS = np.array(
-    [FIELD[name] for name in ("occupied", "log_target_ratio", "phi", "scaled_speed")]
-    + [FIELD[f"family_{index}"] for index in range(len(FAMILY_NAMES))]
-)
 _TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
-_TIME_FIELDS = np.array(
-    [FIELD[name] for name in ("time_left_at_0", "time_fraction_at_0", "age_at_0")]
-)
 
 
 def slot_matrix(core: ClusterBatch) -> np.ndarray:
     """``(B, n_slots, SLOT_FEATURES)`` float64 slot features of every cluster at its epoch start
     (before any node chose; node-specific columns 0).
 
-    A pure function of the core's slot rows; an empty slot's row is all zeros.
+    A pure function of the core's slot rows: the constant features come from each row's feature
+    block, the others are computed here; an empty slot's row is all zeros.
     """
     S = core.config.n_slots
     B = core.batch_size
-    rows = core.slot[:, :S]
-    occupied = core.slot_task[:, :S] != NO_TASK
+    rows = core.slot[:, :, :S]
+    occupied = rows[FEATURES + S_OCCUPIED] > 0.0
     epoch = core.epoch[:, None].astype(np.float64)
-    log_loss = np.log(rows[:, :, LOSS])
-    matrix = np.zeros((B, S, SLOT_FEATURES))
-    matrix[:, :, _COPIED_COLUMNS] = rows[:, :, _COPIED_FIELDS]
-    matrix[:, :, S_LOG_LOSS] = log_loss - rows[:, :, FIELD["log_initial_loss"]]
-    time_slope = np.empty((B, S, 3))
-    time_slope[:, :, 0] = -1.0 / TIME_SCALE
-    time_slope[:, :, 1] = rows[:, :, FIELD["time_fraction_per_epoch"]]
-    time_slope[:, :, 2] = 1.0 / TIME_SCALE
-    time = rows[:, :, _TIME_FIELDS] + epoch[:, :, None] * time_slope
-    matrix[:, :, _TIME_COLUMNS] = np.where(occupied[:, :, None], time, 0.0)
-    matrix[:, :, S_WORK] = rows[:, :, WORK] * (1.0 / TIME_SCALE)
-    matrix[:, :, S_STEPS] = rows[:, :, PROGRESS] * (1.0 / STEP_SCALE)
-    worked = rows[:, :, WORK] - rows[:, :, PREVIOUS_WORK]
-    matrix[:, :, S_SLOPE] = (np.log(rows[:, :, PREVIOUS_LOSS]) - log_loss) / np.maximum(worked, 1.0)
+    matrix = rows[FEATURES:].transpose(1, 2, 0).copy()
+    log_loss = np.log(rows[LOSS])
+    matrix[:, :, S_LOG_LOSS] = log_loss - rows[FIELD["log_initial_loss"]]
+    matrix[:, :, S_PROGRESS] = rows[PHI]
+    time = np.empty((3, B, S))
+    time[0] = rows[FIELD["time_left_at_0"]] + epoch * (-1.0 / TIME_SCALE)
+    time[1] = rows[FIELD["time_fraction_at_0"]] + epoch * rows[FIELD["time_fraction_per_epoch"]]
+    time[2] = rows[FIELD["age_at_0"]] + epoch * (1.0 / TIME_SCALE)
+    matrix[:, :, _TIME_COLUMNS] = np.where(occupied, time, 0.0).transpose(1, 2, 0)
+    matrix[:, :, S_WORK] = rows[WORK] * (1.0 / TIME_SCALE)
+    matrix[:, :, S_STEPS] = rows[PROGRESS] * (1.0 / STEP_SCALE)
+    worked = rows[WORK] - rows[PREVIOUS_WORK]
+    matrix[:, :, S_SLOPE] = (np.log(rows[PREVIOUS_LOSS]) - log_loss) / np.maximum(worked, 1.0)
     flat = (core.previous_slot + (np.arange(B) * (S + 1))[:, None]).ravel()
     counts = np.bincount(flat, minlength=B * (S + 1)).reshape(B, S + 1)
     matrix[:, :, S_NODES_LAST] = counts[:, :S] * (1.0 / core.config.n_nodes)

@@ -154,16 +154,19 @@ class ClusterState:
     @property
     def history_work(self) -> dict[int, list[float]]:
         """Node-epochs received at every reported point of each arrived task."""
+        self.core.flush_history()
         return self.core.history_work[self.cluster]
 
     @property
     def history_progress(self) -> dict[int, list[float]]:
         """Curve steps done at every reported point of each arrived task."""
+        self.core.flush_history()
         return self.core.history_progress[self.cluster]
 
     @property
     def history_loss(self) -> dict[int, list[float]]:
         """Every loss each arrived task reported (the first one at arrival)."""
+        self.core.flush_history()
         return self.core.history_loss[self.cluster]
 
     @property
@@ -246,6 +249,17 @@ def cluster_events(
 ) -> EpochEvents:
     """The :class:`EpochEvents` of ``cluster`` in a batch epoch (``slot_choice``: its nodes'
     choices; ``next_arrival``: its arrival count after the epoch)."""
+    arrived = int(epoch.arrived[cluster])
+    arrivals = tuple(range(next_arrival - arrived, next_arrival))
+    if not (epoch.completed[cluster] or epoch.expired[cluster]):
+        return EpochEvents(
+            int(epoch.epoch[cluster]),
+            (),
+            (),
+            arrivals,
+            int(epoch.switches[cluster]),
+            float(epoch.shaping[cluster]),
+        )
     departed = epoch.departed_tasks[cluster]
     completed_slots = np.flatnonzero(epoch.completed_slots[cluster]).tolist()
     if len(completed_slots) > 1:
@@ -255,12 +269,11 @@ def cluster_events(
         completed_slots.sort(key=first_node.__getitem__)
     expired = departed[epoch.expired_slots[cluster]].tolist()
     expired += epoch.queue_expired[1][epoch.queue_expired[0] == cluster].tolist()
-    arrived = int(epoch.arrived[cluster])
     return EpochEvents(
         epoch=int(epoch.epoch[cluster]),
         completed=tuple(departed[completed_slots].tolist()),
         expired=tuple(sorted(expired)),
-        arrived=tuple(range(next_arrival - arrived, next_arrival)),
+        arrived=arrivals,
         switches=int(epoch.switches[cluster]),
         shaping=float(epoch.shaping[cluster]),
     )
@@ -285,7 +298,35 @@ class ClusterSimulator:
         self.config = config
         self.trace_source = self.core.trace_source
         self._state: ClusterState | None = None
-        self._cluster = np.zeros(1, dtype=np.int64)
+        self._index = 0
+        self._owns_core = True
+
+    @classmethod
+    def view_of(cls, core: ClusterBatch, cluster: int) -> ClusterSimulator:
+        """A read-only view of cluster ``cluster`` of a batch (its state, privileged view and
+        metrics; ``reset`` and ``advance`` raise: step the batch instead).
+
+        Example:
+            >>> import numpy as np
+            >>> from mara_env import get_config
+            >>> from mara_env.core import ClusterBatch
+            >>> core = ClusterBatch(get_config("tiny"), 2)
+            >>> core.reset([0, 1], [np.random.default_rng(0), np.random.default_rng(1)])
+            >>> ClusterSimulator.view_of(core, 1).state.epoch
+            0
+        """
+        view = cls.__new__(cls)
+        view.core, view.config, view.trace_source = core, core.config, core.trace_source
+        view._index, view._owns_core = int(cluster), False
+        view._state = ClusterState(core, int(cluster))
+        return view
+
+    def _require_own_core(self, what: str) -> None:
+        if not self._owns_core:
+            raise EnvStateError(
+                f"ClusterSimulator.{what}: this is a view of one cluster of a batch; "
+                "reset or advance the batch (ClusterBatch) instead."
+            )
 
     @property
     def workload(self) -> Workload:
@@ -310,7 +351,8 @@ class ClusterSimulator:
 
     def reset(self, rng: np.random.Generator, tasks: TaskTable | None = None) -> None:
         """Start an episode with tasks drawn from ``rng`` (or the given ``tasks``)."""
-        self.core.reset(self._cluster, [rng], [tasks])
+        self._require_own_core("reset")
+        self.core.reset([0], [rng], [tasks])
         self._state = ClusterState(self.core, 0)
 
     def advance(self, slot_choice: np.ndarray) -> EpochEvents:
@@ -321,6 +363,7 @@ class ClusterSimulator:
         ``max_nodes_per_task``).
         """
         self.state  # noqa: B018 - raises before the first reset
+        self._require_own_core("advance")
         choice = np.asarray(slot_choice, dtype=np.int64).reshape(1, -1)
         epoch = self.core.advance(choice)
         return cluster_events(epoch, 0, choice[0], int(self.core.next_arrival[0]))
@@ -337,13 +380,13 @@ class ClusterSimulator:
     def terminated(self) -> bool:
         """Every task has arrived and been resolved."""
         self.state  # noqa: B018 - raises before the first reset
-        return bool(self.core.terminated[0])
+        return bool(self.core.terminated[self._index])
 
     @property
     def truncated(self) -> bool:
         """The safety limit ``max_epochs`` was reached first."""
         self.state  # noqa: B018 - raises before the first reset
-        return bool(self.core.truncated[0])
+        return bool(self.core.truncated[self._index])
 
     def privileged_remaining_work(self) -> np.ndarray:
         """PRIVILEGED: true node-epochs one node still needs for each slot's task.
@@ -352,7 +395,7 @@ class ClusterSimulator:
         references may call this; schedulers that claim to be non-clairvoyant must not.
         """
         self.state  # noqa: B018 - raises before the first reset
-        return self.core.privileged_remaining_work(0)
+        return self.core.privileged_remaining_work(self._index)
 
     def privileged_epochs_to_target(
         self, slot: int, nodes: np.ndarray, held: int, horizon: int
@@ -362,9 +405,9 @@ class ClusterSimulator:
         See :meth:`mara_env.core.ClusterBatch.privileged_epochs_to_target`.
         """
         self.state  # noqa: B018 - raises before the first reset
-        return self.core.privileged_epochs_to_target(0, slot, nodes, held, horizon)
+        return self.core.privileged_epochs_to_target(self._index, slot, nodes, held, horizon)
 
     def episode_metrics(self) -> dict[str, float]:
         """Metrics of the episode so far (see :meth:`mara_env.core.ClusterBatch.episode_metrics`)."""
         self.state  # noqa: B018 - raises before the first reset
-        return self.core.episode_metrics(0)
+        return self.core.episode_metrics(self._index)

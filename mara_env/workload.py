@@ -257,11 +257,12 @@ def _draw_tasks(
     initial_loss = curves[:, 0]
     target = np.minimum(curves[np.arange(n), position], 0.99 * initial_loss)
     infeasible = rng.random(n) < config.infeasible_share
-    curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
+    recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
+    curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
     hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
     offered_steps = _first_step_at_or_below(curves, lengths, target)
     offered = offered_steps / speed
-    alpha = np.array([config.alpha_for(config.families[s]) for s in family_slot])
+    alpha = np.array([config.alpha_for(family) for family in config.families])[family_slot]
     slack = rng.uniform(*config.slack_range, size=n)
     time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
     time_allowed /= config.deadline_nodes**alpha
