@@ -12,6 +12,8 @@ clairvoyant reference and the prediction code all call these, so that a rule is 
 * :func:`first_step_at_or_below`: the first curve step >= 1 whose loss is at or below a target;
 * :func:`epochs_to_target`: the epochs a task needs with ``k`` nodes, from its curve (what the
   core's privileged view answers for the clairvoyant reference);
+* :func:`draw_task_terms` and :func:`deadlines`: a task's speed, target and deadline, drawn for
+  a chosen curve (the simulator's task drawing; the prediction cases draw with it too);
 * :data:`HOPELESS_TARGET_RANGE`: a hopeless target is its curve's minimum times a uniform draw
   from this range, so it is never reached.
 
@@ -29,8 +31,13 @@ Example:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mara_env.config import ClusterConfig
 
 #: A hopeless target is its curve's minimum times ``U(HOPELESS_TARGET_RANGE)``: never reached.
 HOPELESS_TARGET_RANGE = (0.5, 0.9)
@@ -129,3 +136,94 @@ def epochs_to_target(
     reached = curve[index] <= target
     hit = reached.argmax(axis=1)
     return np.where(reached.any(axis=1), hit + 1, NEVER).astype(np.int64)
+
+
+#: A feasible target is at most this share of the curve's initial loss.
+MAX_TARGET_SHARE = 0.99
+
+
+@dataclass(frozen=True)
+class TaskTerms:
+    """The drawn terms of tasks whose curves are chosen (see :func:`draw_task_terms`).
+
+    Attributes:
+        speed: Curve steps one node advances per epoch.
+        target: Target loss (below the curve's minimum for a hopeless task).
+        hopeless: Whether the target was moved below anything the curve reports.
+        demand: Node-epochs one node needs to reach the target (``inf`` if it never does).
+        offered: The demand the feasible target would have had (``inf`` if even that one is
+            never reached): what deadlines and the arrival rate are set from.
+        time_allowed: Epochs from arrival the deadline allows, before rounding
+            (:func:`deadlines`).
+    """
+
+    speed: np.ndarray
+    target: np.ndarray
+    hopeless: np.ndarray
+    demand: np.ndarray
+    offered: np.ndarray
+    time_allowed: np.ndarray
+
+
+def draw_task_terms(
+    curves: np.ndarray,
+    lengths: np.ndarray,
+    alpha: np.ndarray | float,
+    config: ClusterConfig,
+    rng: np.random.Generator,
+) -> TaskTerms:
+    """Draw the speed, target and deadline allowance of tasks on the given curves.
+
+    The rule of :mod:`mara_env.workload` (the simulator's task drawing), in this order of draws
+    from ``rng``: speed = length / ``U(epochs_per_curve)``; a target at ``U(target_fraction)``
+    of the curve (at most :data:`MAX_TARGET_SHARE` of the initial loss); with probability
+    ``infeasible_share`` the target moves to the curve's minimum times
+    ``U(HOPELESS_TARGET_RANGE)``; slack ``U(slack_range)`` gives
+    ``time_allowed = slack * offered / deadline_nodes**alpha``, where a never-reached feasible
+    target counts ``epochs_per_curve[1]`` epochs.
+
+    Args:
+        curves: ``(n, length)`` losses of each task's curve (padded with last values).
+        lengths: ``(n,)`` recorded points of each curve.
+        alpha: Parallel-scaling exponent of each task (or one for all).
+        config: The cluster configuration whose ranges are drawn from.
+        rng: The generator.
+
+    Example:
+        >>> import numpy as np
+        >>> from mara_env import get_config
+        >>> curves = np.array([[1.0, 0.8, 0.6, 0.4, 0.3]])
+        >>> terms = draw_task_terms(curves, np.array([5]), 1.0, get_config("tiny"),
+        ...                         np.random.default_rng(0))
+        >>> bool(terms.target[0] < 1.0), terms.speed.shape
+        (True, (1,))
+    """
+    n = len(lengths)
+    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
+    position = np.clip(
+        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
+    )
+    initial_loss = curves[:, 0]
+    target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial_loss)
+    hopeless = rng.random(n) < config.infeasible_share
+    recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
+    curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
+    hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
+    offered = first_step_at_or_below(curves, lengths, target) / speed
+    slack = rng.uniform(*config.slack_range, size=n)
+    time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
+    time_allowed /= config.deadline_nodes**alpha
+    return TaskTerms(
+        speed=speed,
+        target=np.where(hopeless, hopeless_target, target),
+        hopeless=hopeless,
+        demand=np.where(hopeless, np.inf, offered),
+        offered=offered,
+        time_allowed=time_allowed,
+    )
+
+
+def deadlines(arrival: np.ndarray, time_allowed: np.ndarray, max_epochs: int) -> np.ndarray:
+    """Deadline epochs: ``arrival + max(1, ceil(time_allowed))``, capped at ``max_epochs``."""
+    deadline = arrival + np.maximum(1, np.ceil(time_allowed)).astype(np.int64)
+    return np.minimum(deadline, max_epochs)
