@@ -55,6 +55,7 @@ from mara_env.core import (
     WORK,
     ClusterBatch,
 )
+from mara_env.families import FAMILY_NAMES
 from mara_env.layout import (
     FEATURE_BOUND,
     G_ACTIVE,
@@ -158,6 +159,17 @@ class SlotView:
         nodes_decided: Nodes that already chose this epoch.
         node_index: The observing node.
         family: Family index of each slot (into ``FAMILY_NAMES``; -1 if empty).
+        time_left_fraction: (deadline - epoch) / (deadline - arrival).
+        speed: Curve steps one node advances each slot's task per epoch.
+        curve_steps: Curve steps done.
+        nodes_last_epoch: Nodes that trained each slot's task last epoch.
+        mine_last_epoch: Whether the observing node trained each slot's task last epoch.
+        epoch_fraction: epoch / arrival_horizon.
+        arrivals_open: Whether tasks may still arrive.
+        queue_length: Queued (unslotted) tasks.
+        queue_min_time_left: Least epochs to deadline in the queue (0 if it is empty).
+        active_tasks: Slotted tasks.
+        node_was_idle: Whether the observing node idled last epoch.
     """
 
     occupied: np.ndarray
@@ -172,6 +184,17 @@ class SlotView:
     nodes_decided: int
     node_index: int
     family: np.ndarray
+    time_left_fraction: np.ndarray
+    speed: np.ndarray
+    curve_steps: np.ndarray
+    nodes_last_epoch: np.ndarray
+    mine_last_epoch: np.ndarray
+    epoch_fraction: float
+    arrivals_open: bool
+    queue_length: int
+    queue_min_time_left: float
+    active_tasks: int
+    node_was_idle: bool
 
 
 def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotView:
@@ -194,7 +217,8 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         )
     slots = vector[GLOBAL_FEATURES:].reshape(config.n_slots, SLOT_FEATURES)
     occupied = slots[:, S_OCCUPIED] > 0.5
-    one_hot = slots[:, S_FAMILY:]
+    one_hot = slots[:, S_FAMILY : S_FAMILY + len(FAMILY_NAMES)]
+    n_nodes, n_slots = config.n_nodes, config.n_slots
     return SlotView(
         occupied=occupied,
         log_loss_ratio=slots[:, S_LOG_LOSS],
@@ -208,6 +232,17 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         nodes_decided=round(vector[G_DECIDED] * config.n_nodes),
         node_index=round(vector[G_NODE] * config.n_nodes),
         family=np.where(occupied, one_hot.argmax(axis=1), -1),
+        time_left_fraction=slots[:, S_TIME_FRACTION],
+        speed=slots[:, S_SPEED] * SPEED_SCALE,
+        curve_steps=slots[:, S_STEPS] * STEP_SCALE,
+        nodes_last_epoch=np.rint(slots[:, S_NODES_LAST] * n_nodes).astype(np.int64),
+        mine_last_epoch=slots[:, S_MINE] > 0.5,
+        epoch_fraction=float(vector[G_EPOCH]),
+        arrivals_open=bool(vector[G_OPEN] > 0.5),
+        queue_length=round(vector[G_QUEUE] * n_slots),
+        queue_min_time_left=float(np.rint(vector[G_QUEUE_TIME] * TIME_SCALE)),
+        active_tasks=round(vector[G_ACTIVE] * n_slots),
+        node_was_idle=bool(vector[G_IDLE] > 0.5),
     )
 
 

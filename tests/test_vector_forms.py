@@ -239,3 +239,37 @@ def test_maskable_ppo_trains_on_the_sb3_adapter() -> None:
     venv.step_async(actions)
     _, rewards, dones, infos = venv.step_wait()
     assert rewards.shape == dones.shape == (4,) and len(infos) == 4
+
+
+def test_slot_view_decodes_every_documented_field() -> None:
+    env = mara_env.raw_env("tiny", load=4.0)
+    env.reset(seed=2)
+    for _ in range(7):  # three epochs, then node 0 of the fourth
+        env.step(0)
+    state = env.simulator.state
+    view = mara_env.decode_observation(env.observe("node_1")["observation"], env.config)
+    slots = state.slots
+    occupied = slots >= 0
+    tasks = state.tasks
+    assert view.queue_length == len(state.queue)
+    assert view.active_tasks == int(occupied.sum())
+    assert view.arrivals_open == (state.epoch < env.config.arrival_horizon)
+    assert view.nodes_decided == 1 and view.node_index == 1
+    ids = slots[occupied]
+    assert np.allclose(view.speed[occupied], tasks.speed[ids], rtol=1e-6)
+    assert np.allclose(view.curve_steps[occupied], state.progress[ids], rtol=1e-6, atol=1e-4)
+    expected_fraction = (tasks.deadline[ids] - state.epoch) / np.maximum(
+        tasks.deadline[ids] - tasks.arrival[ids], 1
+    )
+    assert np.allclose(view.time_left_fraction[occupied], expected_fraction, rtol=1e-6)
+    trained_by = np.bincount(
+        [int(np.flatnonzero(slots == t)[0]) for t in state.node_task if t in ids],
+        minlength=env.config.n_slots,
+    )
+    assert view.nodes_last_epoch.tolist() == trained_by.tolist()
+    mine = state.node_task[1]
+    assert view.node_was_idle == (mine not in ids)
+    assert view.mine_last_epoch.tolist() == (slots == mine).tolist()
+    if state.queue:
+        least = min(int(tasks.deadline[t]) for t in state.queue) - state.epoch
+        assert view.queue_min_time_left == least
