@@ -46,83 +46,44 @@ from agents.base import EpochScheduler
 from agents.lara import moore_hodgson
 from mara_env.env_base import ClusterEnvBase
 from mara_env.observation import SlotView
+from mara_env.rules import NEVER, epochs_to_target
 from mara_env.simulator import ClusterSimulator
 
-#: Epoch count of a task that cannot reach its target in time.
-NEVER = np.iinfo(np.int64).max
+__all__ = ["NEVER", "Clairvoyant", "UnboundError", "epochs_to_target", "task_epochs_to_target"]
 
 
 class UnboundError(RuntimeError):
     """The clairvoyant reference was asked to act without an environment to read."""
 
 
-def epochs_to_target(
-    curve: np.ndarray,
-    progress: float,
-    target: float,
-    speed: float,
-    alpha: float,
-    first_share: np.ndarray,
-    nodes: np.ndarray,
-    horizon: int,
-) -> np.ndarray:
-    """Epochs until ``curve`` reports a loss <= ``target``, per node count (``NEVER``: not within
-    ``horizon`` epochs).
-
-    Node count ``k = nodes[j]`` has effective share ``first_share[j]`` in the first epoch (some
-    nodes pay the switch cost) and ``k`` afterwards. The loss after an epoch is
-    ``curve[floor(progress)]``, the last point repeating past the end, as in the simulator.
-
-    Example:
-        >>> curve = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
-        >>> epochs_to_target(curve, 0.0, 0.55, 1.0, 1.0, np.array([1.0, 1.8]), np.array([1, 2]), 9)
-        array([5, 3])
-    """
-    if horizon < 1:
-        return np.full(len(nodes), NEVER, dtype=np.int64)
-    epochs = np.arange(1, horizon + 1, dtype=np.float64)
-    first = speed * np.asarray(first_share, dtype=np.float64) ** alpha
-    steady = speed * np.asarray(nodes, dtype=np.float64) ** alpha
-    position = progress + first[:, None] + (epochs[None, :] - 1.0) * steady[:, None]
-    index = np.minimum(position.astype(np.int64), len(curve) - 1)
-    reached = curve[index] <= target
-    hit = reached.argmax(axis=1)
-    return np.where(reached.any(axis=1), hit + 1, NEVER).astype(np.int64)
-
-
 def task_epochs_to_target(
     simulator: ClusterSimulator, task: int, nodes: np.ndarray, held: int, horizon: int
 ) -> np.ndarray:
-    """**Privileged**: the exact epochs task ``task`` of ``simulator`` needs to report a loss at
-    or below its target with ``nodes[j]`` nodes from now on (:func:`epochs_to_target` on its
-    hidden curve, from its current progress; ``NEVER``: not within ``horizon`` epochs).
+    """**Privileged**: the exact epochs slotted task ``task`` of ``simulator`` needs to report a
+    loss at or below its target with ``nodes[j]`` nodes from now on (``NEVER``: not within
+    ``horizon`` epochs), asked of the simulator's privileged view
+    (:meth:`mara_env.simulator.ClusterSimulator.privileged_epochs_to_target`).
 
     ``held`` nodes trained the task last epoch and keep their whole share in the first epoch;
     the other nodes pay the switch cost. Only clairvoyant references and diagnostics that
     compare schedulers with the truth may call this.
 
+    Raises:
+        ValueError: If the task is not in a visible slot.
+
     Example:
         >>> import mara_env
         >>> env = mara_env.raw_env(config="tiny")
-        >>> env.reset(seed=0)
+        >>> env.reset(seed=4)
         >>> task = int(env.simulator.state.slots[0])
         >>> task_epochs_to_target(env.simulator, task, np.array([1, 2]), 0, 1000).shape
         (2,)
     """
-    state, config = simulator.state, simulator.config
-    tasks = state.tasks
-    staying = np.minimum(nodes, held)
-    first_share = staying + (nodes - staying) * (1.0 - config.switch_cost)
-    return epochs_to_target(
-        simulator.workload.curves[tasks.curve_row[task]],
-        float(state.progress[task]),
-        float(tasks.target[task]),
-        float(tasks.speed[task]),
-        float(tasks.alpha[task]),
-        first_share,
-        nodes,
-        horizon,
-    )
+    slots = simulator.state.slots
+    where = np.flatnonzero(slots == task)
+    if not len(where):
+        raise ValueError(f"task_epochs_to_target: task {task} is not in a visible slot.")
+    return simulator.privileged_epochs_to_target(int(where[0]), nodes, held, horizon)
 
 
 class Clairvoyant(EpochScheduler):
@@ -221,8 +182,7 @@ class Clairvoyant(EpochScheduler):
         held = np.bincount(self.previous_slots, minlength=config.n_actions)
         result = np.full((len(slots), width), NEVER, dtype=np.int64)
         for row, slot in enumerate(slots.tolist()):
-            task = int(simulator.state.slots[slot])
-            result[row] = task_epochs_to_target(
-                simulator, task, nodes, int(held[slot]), int(time_left[row])
+            result[row] = simulator.privileged_epochs_to_target(
+                slot, nodes, int(held[slot]), int(time_left[row])
             )
         return result

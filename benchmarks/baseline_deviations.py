@@ -34,8 +34,8 @@ import numpy as np
 
 from agents import mean_ci
 from benchmarks.arguments import positive_int
+from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
-from benchmarks.leaderboard.report import write_atomically
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import Trial, TrialJournal, run_trials
 from benchmarks.tune_baselines import WORKLOADS

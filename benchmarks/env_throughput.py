@@ -9,7 +9,13 @@ Measures, in one run and on one machine, how many agent-steps per second a unifo
 - ``ClusterGymEnv`` unwrapped and ``gym.make("mara_env/Cluster-v0")`` with Gymnasium's default
   wrappers (one step of the central scheduler counts ``n_nodes`` agent-steps),
 - and, as a yardstick, PettingZoo's own ``connect_four_v3.raw_env()``, driven by the *same*
-  function as the two AEC forms (:func:`run_random_masked`).
+  function as the two AEC forms (:func:`run_random_masked`);
+
+then the vector form, ``gym.make_vec("mara_env/Cluster-v0", num_envs=N,
+vectorization_mode="vector_entry_point")``, for N = 1, 16, 64, 256, 1024 (``--vector-sizes``):
+node-decisions per second (one vector step makes ``N * n_nodes``) under a batched random masked
+policy (:func:`run_vector`), against the raw AEC env's agent-steps per second, and the memory
+of the batched core's state (:attr:`mara_env.core.ClusterBatch.nbytes`).
 
 Every AEC form runs the loop PettingZoo documents::
 
@@ -33,6 +39,7 @@ Run::
     python -m benchmarks.env_throughput                 # default: 20,000 agent-steps x 5 repeats
     python -m benchmarks.env_throughput --quick         # a few seconds, for CI
     python -m benchmarks.env_throughput --steps 50000 --repeats 7 --config large
+    python -m benchmarks.env_throughput --vector-sizes 256          # one vector size only
 """
 
 from __future__ import annotations
@@ -53,6 +60,12 @@ DEFAULT_STEPS, DEFAULT_REPEATS = 20_000, 5
 QUICK_STEPS, QUICK_REPEATS = 2_000, 2
 #: The target the acceptance criterion sets for raw AEC / connect_four.
 TARGET_RATIO = 2.0
+#: Vector sizes measured by default, the one the acceptance criterion names and its targets
+#: (node-decisions/s of the vector env over agent-steps/s of the raw AEC env).
+VECTOR_SIZES = (1, 16, 64, 256, 1024)
+VECTOR_TARGET_SIZE, VECTOR_TARGET_RATIO, VECTOR_GOAL_RATIO = 256, 30.0, 100.0
+#: A vector measurement makes at least this many steps of the whole batch (with ``--quick``).
+MIN_VECTOR_STEPS, QUICK_VECTOR_STEPS = 200, 20
 
 Runner = Callable[[Any, int, np.random.Generator, int], int]
 
@@ -141,6 +154,37 @@ def run_gym(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> 
                 return episodes
         episodes += 1
     return episodes
+
+
+def run_vector(envs: Any, n_decisions: int, rng: np.random.Generator) -> int:
+    """A batched random masked policy on a vector env that has been reset (each node's action
+    uniform among its mask's legal ones) for at least ``n_decisions`` node-decisions
+    (``num_envs * n_nodes`` per step, whole steps); returns the node-decisions made.
+
+    Sub-envs autoreset, so episode starts are counted as the AEC loop counts its resets; the
+    episodes continue from one measurement to the next."""
+    unwrapped = envs.unwrapped
+    shape = (unwrapped.num_envs, unwrapped.config.n_nodes, unwrapped.config.n_actions)
+    per_step = shape[0] * shape[1]
+    made = 0
+    while made < n_decisions:
+        masks = unwrapped.action_masks().reshape(shape)
+        actions = (rng.random(shape) * masks).argmax(axis=2)
+        envs.step(actions)
+        made += per_step
+    return made
+
+
+@dataclass
+class VectorForm:
+    """The vector env at one size."""
+
+    num_envs: int
+    envs: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"vector N={self.num_envs}"
 
 
 @dataclass
@@ -240,8 +284,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="training",
         help="mara-env config preset to measure (default: training, 8 nodes x 16 slots)",
     )
+    parser.add_argument(
+        "--vector-sizes",
+        default=",".join(str(size) for size in VECTOR_SIZES),
+        help="comma-separated numbers of clusters of the vector form (default: "
+        f"{','.join(str(size) for size in VECTOR_SIZES)}; '' skips the vector table)",
+    )
     args = parser.parse_args(argv)
     resolve_budget(parser, args)
+    try:
+        args.vector_sizes = [int(part) for part in args.vector_sizes.split(",") if part.strip()]
+    except ValueError:
+        parser.error("--vector-sizes must be comma-separated whole numbers")
+    if any(size < 1 for size in args.vector_sizes):
+        parser.error("--vector-sizes must be >= 1")
     return args
 
 
@@ -264,8 +320,14 @@ def main(argv: list[str] | None = None) -> int:
     for form in forms:
         form.env = form.make()
         form.run(form.env, warmup, np.random.default_rng(args.seed), args.seed)
+    vectors = [VectorForm(size) for size in args.vector_sizes]
+    for vector in vectors:
+        vector.envs = make_vector(args.config, vector.num_envs)
+        vector.envs.reset(seed=args.seed)
+        run_vector(vector.envs, 1, np.random.default_rng(args.seed))
 
-    rates: dict[str, list[float]] = {form.name: [] for form in forms}
+    names = [form.name for form in forms] + [vector.name for vector in vectors]
+    rates: dict[str, list[float]] = {name: [] for name in names}
     episodes: dict[str, int] = {}
     for _ in range(args.repeats):  # round-robin, so drifts of the machine hit every form alike
         for form in forms:
@@ -274,6 +336,13 @@ def main(argv: list[str] | None = None) -> int:
             episodes[form.name] = form.run(form.env, args.steps, rng, args.seed)
             elapsed = time.perf_counter() - start
             rates[form.name].append(args.steps / elapsed)
+        for vector in vectors:
+            rng = np.random.default_rng(args.seed)
+            least = QUICK_VECTOR_STEPS if args.quick else MIN_VECTOR_STEPS
+            budget = max(args.steps, least * vector.num_envs * config.n_nodes)
+            start = time.perf_counter()
+            made = run_vector(vector.envs, budget, rng)
+            rates[vector.name].append(made / (time.perf_counter() - start))
     for form in forms:
         form.env.close()
 
@@ -297,7 +366,59 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"ratio raw AEC / connect_four: {ratio:.2f}x (target >= {TARGET_RATIO:g}x: {verdict})")
     print("episodes = episodes finished per measurement (the last one may stop mid-episode)")
+    if vectors:
+        print_vector_table(vectors, medians, rates, medians[forms[0].name])
     return 0
+
+
+def make_vector(config: str, num_envs: int) -> Any:
+    """The vector env of ``num_envs`` clusters, made through Gymnasium's registry."""
+    import gymnasium as gym
+
+    import mara_env
+
+    return gym.make_vec(
+        mara_env.ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point", config=config
+    )
+
+
+def print_vector_table(
+    vectors: list[VectorForm],
+    medians: dict[str, float],
+    rates: dict[str, list[float]],
+    raw_aec: float,
+) -> None:
+    """The vector form's table: node-decisions/s, per cluster-epoch, against the raw AEC env."""
+    config = vectors[0].envs.unwrapped.config
+    print()
+    print(
+        f"vector form (gym.make_vec, vector_entry_point), node-decisions/s "
+        f"(one step = N x {config.n_nodes} decisions), same run"
+    )
+    print(
+        f"{'N':>6}  {'decisions/s':>12}  {'min':>12}  {'max':>12}  {'epochs/s':>10}  "
+        f"{'vs raw AEC':>10}  {'memory':>9}"
+    )
+    for vector in vectors:
+        values = rates[vector.name]
+        median = medians[vector.name]
+        memory = vector.envs.unwrapped.core.nbytes / 2**20
+        print(
+            f"{vector.num_envs:>6}  {median:>12,.0f}  {min(values):>12,.0f}  "
+            f"{max(values):>12,.0f}  {median / config.n_nodes:>10,.0f}  "
+            f"{median / raw_aec:>9.1f}x  {memory:>6.1f} MB"
+        )
+    target = next((v for v in vectors if v.num_envs == VECTOR_TARGET_SIZE), None)
+    if target is not None:
+        ratio = medians[target.name] / raw_aec
+        verdict = "met" if ratio >= VECTOR_TARGET_RATIO else "NOT met"
+        goal = "met" if ratio >= VECTOR_GOAL_RATIO else "not met"
+        print()
+        print(
+            f"ratio vector N={VECTOR_TARGET_SIZE} / raw AEC: {ratio:.1f}x (target >= "
+            f"{VECTOR_TARGET_RATIO:g}x: {verdict}; goal {VECTOR_GOAL_RATIO:g}x: {goal})"
+        )
+    print("memory = the batched core's arrays (state of every cluster, task tables included)")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """Vectorised rollouts of the MARA scheduler for training: many clusters, one forward per node.
 
-Each cluster is a :class:`mara_env.simulator.ClusterSimulator` with its
-:class:`mara_env.observation.ObservationBuilder` (what the environments wrap) and its own
-:class:`agents.mara.agent.Mara` scheduler object, which builds the epoch's features from node 0's
-observation exactly as when it acts through :func:`agents.evaluation.evaluate`. The nodes of all
-clusters are then decoded together: the encoder runs once on the batch, and node ``i`` of every
-cluster is chosen in one forward pass. The epoch is finished with
-:func:`mara_env.epoch.finish_epoch`, the environments' own epoch step, so rewards (with the
-config's potential-based shaping) are the environment's.
+The clusters run in the batched multi-agent entry (:class:`mara_env.batched_nodes.BatchedNodesEnv`,
+one per distinct config, over the simulation core every environment form uses); each cluster has
+its own :class:`agents.mara.agent.Mara` scheduler object, which builds the epoch's features from
+node 0's observation exactly as when it acts through :func:`agents.evaluation.evaluate`. The
+nodes of all clusters are then decoded together: the encoder runs once on the batch, and node
+``i`` of every cluster is chosen in one forward pass. Every batch then steps its clusters at once,
+so rewards (with the config's potential-based shaping) are the environment's. Each episode is
+reset with its own episode seed, as ``env.reset(seed=episode_seed)`` would.
 
 A privileged teacher (the clairvoyant reference) can label every epoch for imitation; its labels
 are targets only, the student never sees what the teacher reads.
@@ -37,8 +37,7 @@ from agents.mara.agent import Mara, batch_tensors
 from agents.mara.features import EpochFeatures, NoPredictions
 from agents.mara.policy import MaraPolicy
 from mara_env import ClusterConfig
-from mara_env.epoch import finish_epoch
-from mara_env.observation import ObservationBuilder
+from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
 from predictors.registry import make_predictor
@@ -74,7 +73,8 @@ def agent_seed(episode_seed: int, cluster: int) -> int:
 
 
 class _Bound:
-    """What the clairvoyant teacher reads: the simulator (privileged) and the config."""
+    """What the clairvoyant teacher reads: its cluster's simulator view (privileged) and the
+    config."""
 
     def __init__(self, simulator: ClusterSimulator) -> None:
         self.simulator = simulator
@@ -113,8 +113,19 @@ class ClusterVector:
         self.policy = policy
         self._seeds = np.random.default_rng(seed)
         self._queues = None if episode_seeds is None else [list(s) for s in episode_seeds]
-        self.simulators = [ClusterSimulator(config) for config in self.configs]
-        self.builders = [ObservationBuilder(simulator) for simulator in self.simulators]
+        groups: dict[ClusterConfig, list[int]] = {}
+        for index, config in enumerate(self.configs):
+            groups.setdefault(config, []).append(index)
+        self.batches: list[BatchedNodesEnv] = []
+        self._members: list[list[int]] = []
+        self._place = [(0, 0)] * len(self.configs)  # cluster -> (its batch, its row there)
+        for config, members in groups.items():
+            for row, index in enumerate(members):
+                self._place[index] = (len(self.batches), row)
+            batch = BatchedNodesEnv(len(members), config, autoreset=False)
+            batch.reset(seed=0)  # every cluster has an episode, even one that never plays
+            self.batches.append(batch)
+            self._members.append(members)
         self.agents = [
             Mara(
                 policy,
@@ -131,10 +142,18 @@ class ClusterVector:
         self._features: dict[int, EpochFeatures] = {}
         self._labels: dict[int, list[int]] = {}
         self._episode_seeds = [0] * len(self.configs)
+        self._node_zero: list[tuple[np.ndarray, np.ndarray]] = []
         for index in range(len(self.configs)):
             self._start(index)
-            if self.active[index]:
-                self._observe(index)
+        self._observe_node_zero()
+        for index in self.live:
+            self._observe(index)
+
+    def _observe_node_zero(self) -> None:
+        """Node 0's observations and masks in every batch (before any node chose)."""
+        self._node_zero = [
+            batch.observe(np.zeros((batch.num_envs, 0), dtype=np.int64)) for batch in self.batches
+        ]
 
     def _start(self, index: int) -> None:
         if self._queues is not None:
@@ -144,20 +163,22 @@ class ClusterVector:
             episode_seed = self._queues[index].pop(0)
         else:
             episode_seed = int(self._seeds.integers(TRAINING_SEED_LIMIT))
-        simulator, config = self.simulators[index], self.configs[index]
-        simulator.reset(np.random.default_rng(episode_seed))
-        self.builders[index].refresh()
+        config = self.configs[index]
+        batch, row = self._place[index]
+        self.batches[batch].reset_clusters([row], [episode_seed])
         self.agents[index].reset(config, agent_seed(episode_seed, index))
         if self.teachers is not None:
             teacher = self.teachers[index]
             teacher.reset(config, seed=episode_seed)
+            simulator = ClusterSimulator.view_of(self.batches[batch].core, row)
             teacher.bind(cast(Any, _Bound(simulator)))
         self._episode_seeds[index] = episode_seed
 
     def _observe(self, index: int) -> None:
         """Build the current epoch's features (and teacher labels) of cluster ``index``."""
-        builder = self.builders[index]
-        observation, mask = builder.observe(0), builder.mask()
+        batch, row = self._place[index]
+        observation, mask = self._node_zero[batch]
+        observation, mask = observation[row], mask[row]
         self._features[index] = self.agents[index].begin_epoch(observation, mask)
         if self.teachers is not None:
             teacher = self.teachers[index]
@@ -202,23 +223,33 @@ class ClusterVector:
             temperature=temperature,
         )
         rewards, dones = [], []
+        joint = [
+            np.full((batch.num_envs, batch.n_nodes), batch.config.idle_action, dtype=np.int64)
+            for batch in self.batches
+        ]
         for row, index in enumerate(live):
             chosen = decoded.actions[row].numpy().astype(np.int64)
             self.agents[index].end_epoch(chosen)
             if self.teachers is not None:
                 # The teacher keeps nodes in place from what was executed, not from its plan.
                 self.teachers[index]._chosen = chosen.copy()
-            simulator = self.simulators[index]
-            reward, _ = finish_epoch(simulator, self.builders[index], chosen, 0, 0)
-            done = simulator.terminated or simulator.truncated
-            rewards.append(reward)
+            batch, place = self._place[index]
+            joint[batch][place] = chosen
+        outcomes = [batch.step(choices) for batch, choices in zip(self.batches, joint, strict=True)]
+        for index in live:
+            batch, place = self._place[index]
+            batch_rewards, terminated, truncated, _ = outcomes[batch]
+            done = bool(terminated[place] or truncated[place])
+            rewards.append(float(batch_rewards[place]))
             dones.append(done)
             if done:
-                metrics = simulator.episode_metrics()
+                metrics = self.batches[batch].episode_metrics(place)
                 metrics["cluster"] = index
                 metrics["seed"] = self._episode_seeds[index]
                 self.finished.append(metrics)
                 self._start(index)
+        self._observe_node_zero()
+        for index in live:
             if self.active[index]:
                 self._observe(index)
         return StepBatch(

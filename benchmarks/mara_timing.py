@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
 
 import mara_env
 from agents.mara.agent import Mara
+from benchmarks.common.threads import set_torch_threads
 
 
 def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", default="evaluation")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1000, 1001])
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    set_torch_threads(1)
     agent = Mara.load(args.checkpoint)
     features_ms, policy_ms = time_epochs(agent, args.config, args.seeds)
     total = features_ms + policy_ms

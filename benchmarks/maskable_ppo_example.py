@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         import gymnasium as gym
-        import torch
+        import torch  # noqa: F401 - the clear message below if it is missing
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError as error:
@@ -219,8 +219,9 @@ def main(argv: list[str] | None = None) -> int:
             'Install them with: pip install "mara-env[torch]"'
         ) from error
     import mara_env  # registers the ids
+    from benchmarks.common.threads import set_torch_threads
 
-    torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
     ppo_kwargs = QUICK_PPO_KWARGS if args.quick else PPO_KWARGS
     train_config = mara_env.get_config(
         TRAIN_KWARGS["config"], **{k: v for k, v in TRAIN_KWARGS.items() if k != "config"}

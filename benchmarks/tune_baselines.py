@@ -64,8 +64,8 @@ from agents.successive_halving import SuccessiveHalving
 from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import TUNED_SETTINGS_PATH
 from benchmarks.arguments import positive_int
+from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, EVALUATION_SEED_BASE
-from benchmarks.leaderboard.report import write_atomically
 from benchmarks.lookahead_calibration import calibrate
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import (

@@ -1,7 +1,8 @@
 """mara-env: scheduling deadline-bound ML training tasks on discrete compute nodes.
 
-PettingZoo AEC and Parallel environments (one agent per node) and a Gymnasium environment (one
-central scheduler), over a pure-NumPy cluster simulator driven by recorded loss curves.
+PettingZoo AEC and Parallel environments (one agent per node), a Gymnasium environment (one
+central scheduler), its batched vector form and a batched multi-agent entry, all over one
+pure-NumPy simulation core that steps a batch of clusters driven by recorded loss curves.
 
 Example:
     >>> import gymnasium as gym
@@ -15,7 +16,9 @@ Example:
 from __future__ import annotations
 
 from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
+from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.config import PRESETS, TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.core import ClusterBatch
 from mara_env.errors import (
     ActionError,
     ConfigError,
@@ -33,6 +36,7 @@ from mara_env.simulator import ClusterSimulator
 from mara_env.sources import SHIPPED_TRACES, CompositeTraceSource, default_trace_source
 from mara_env.synthetic import SyntheticTraceSource
 from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
+from mara_env.vector_env import ClusterVectorEnv
 from mara_env.workloads import WORKLOADS
 
 __version__ = "0.1.0"
@@ -44,10 +48,13 @@ __all__ = [
     "TRAINING_LOAD",
     "WORKLOADS",
     "ActionError",
+    "BatchedNodesEnv",
+    "ClusterBatch",
     "ClusterConfig",
     "ClusterGymEnv",
     "ClusterParallelEnv",
     "ClusterSimulator",
+    "ClusterVectorEnv",
     "CompositeTraceSource",
     "ConfigError",
     "CurvePool",

@@ -72,21 +72,71 @@ def resolve_joint_action(
         [check_action(value, config, f"joint action[{node}]") for node, value in enumerate(values)],
         dtype=np.int64,
     )
-    illegal = occupied_mask[choices] == 0
-    if strict and illegal.any():
-        node = int(np.flatnonzero(illegal)[0])
+    legal, illegal, conflicts = resolve_batch_actions(
+        choices[None], occupied_mask[None], config, strict=strict
+    )
+    return legal[0], int(illegal[0]), int(conflicts[0])
+
+
+def resolve_batch_actions(
+    actions: Any, masks: np.ndarray, config: ClusterConfig, *, strict: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`resolve_joint_action` for a batch of clusters at once.
+
+    Args:
+        actions: ``(B, n_nodes)`` integer actions (row ``b``: the nodes of cluster ``b``).
+        masks: ``(B, n_slots + 1)`` int8 action masks without the per-task limit.
+        config: The clusters' configuration.
+        strict: Raise on an illegal action instead of idling.
+
+    Returns:
+        ``(legal slot choices (B, n_nodes), illegal counts (B,), conflict counts (B,))``.
+
+    Raises:
+        ActionError: For a wrong shape or dtype, an action outside ``[0, n_slots]``, or (with
+            ``strict``) a masked action.
+
+    Example:
+        >>> import numpy as np
+        >>> from mara_env import get_config
+        >>> config = get_config("tiny", max_nodes_per_task=1)
+        >>> masks = np.array([[1, 0, 0, 1]], dtype=np.int8)
+        >>> choices, illegal, conflicts = resolve_batch_actions(
+        ...     np.array([[0, 0]]), masks, config, strict=False)
+        >>> choices.tolist(), conflicts.tolist()
+        ([[0, 3]], [1])
+    """
+    values = np.asarray(actions)
+    batch = masks.shape[0]
+    if values.shape != (batch, config.n_nodes):
         raise ActionError(
-            f"joint action: node {node} chose slot {choices[node]}, which is empty (strict mode)."
+            f"batch action: expected shape {(batch, config.n_nodes)} (clusters, nodes), got "
+            f"{values.shape}."
+        )
+    if values.dtype == bool or values.dtype.kind not in "iu":
+        raise ActionError(f"batch action: actions must be integers, got dtype {values.dtype}.")
+    if values.size and (values.min() < 0 or values.max() > config.n_slots):
+        raise ActionError(
+            f"batch action: actions must lie in [0, {config.n_slots}] (slots 0..{config.n_slots - 1},"
+            f" idle {config.idle_action}), got range [{values.min()}, {values.max()}]."
+        )
+    choices = values.astype(np.int64)
+    illegal = np.take_along_axis(masks, choices, axis=1) == 0
+    if strict and illegal.any():
+        cluster, node = (int(i) for i in np.argwhere(illegal)[0])
+        where = f"node {node}" if batch == 1 else f"node {node} of cluster {cluster}"
+        raise ActionError(
+            f"joint action: {where} chose slot {choices[cluster, node]}, which is empty "
+            "(strict mode)."
         )
     choices[illegal] = config.idle_action
-    conflicts = 0
+    conflicts = np.zeros(batch, dtype=np.int64)
     cap = config.max_nodes_per_task
     if cap is not None:
-        counts = np.zeros(config.n_actions, dtype=np.int64)
-        for node, slot in enumerate(choices.tolist()):
-            if slot != config.idle_action and counts[slot] >= cap:
-                choices[node] = config.idle_action
-                conflicts += 1
-            else:
-                counts[slot] += 1
-    return choices, int(illegal.sum()), conflicts
+        same = choices[:, :, None] == choices[:, None, :]
+        earlier = np.tril(np.ones((config.n_nodes, config.n_nodes), dtype=bool), k=-1)
+        rank = (same & earlier).sum(axis=2)
+        over = (rank >= cap) & (choices != config.idle_action)
+        choices[over] = config.idle_action
+        conflicts = over.sum(axis=1)
+    return choices, illegal.sum(axis=1), conflicts

@@ -13,7 +13,7 @@
 Each compute node is an agent. In every epoch node 0 chooses first, then node 1, ... ; each node's
 observation includes how many nodes already chose each slot this epoch, which is what makes a
 policy autoregressive. When the last node has chosen, the world advances one epoch (see
-:mod:`mara_env.simulator` for the dynamics).
+:mod:`mara_env.core` for the dynamics).
 
 Observation:
     A float32 vector of global features and per-slot features, documented in
@@ -184,7 +184,7 @@ class raw_env(ClusterEnvBase, AECEnv):
                 )
             slot = self.config.idle_action
             self._illegal_this_epoch += 1
-            self.simulator.state.illegal_actions += 1
+            self.simulator.core.illegal_actions[0] += 1
         self.builder.record_choice(slot)
         self._choices[node] = slot
         self._cumulative_rewards[agent] = 0.0

@@ -50,6 +50,6 @@ def joint_epoch(
     choices, illegal, conflicts = resolve_joint_action(
         actions, builder.mask(), simulator.config, strict=strict
     )
-    simulator.state.illegal_actions += illegal
-    simulator.state.conflicts += conflicts
+    simulator.core.illegal_actions[0] += illegal
+    simulator.core.conflicts[0] += conflicts
     return finish_epoch(simulator, builder, choices, illegal, conflicts)

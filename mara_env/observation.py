@@ -43,38 +43,93 @@ from dataclasses import dataclass
 import numpy as np
 
 from mara_env.config import ClusterConfig
+from mara_env.core import (
+    FEATURES,
+    FIELD,
+    LOSS,
+    NO_TASK,
+    PHI,
+    PREVIOUS_LOSS,
+    PREVIOUS_WORK,
+    PROGRESS,
+    WORK,
+    ClusterBatch,
+)
 from mara_env.families import FAMILY_NAMES
-from mara_env.simulator import ClusterSimulator
-
-#: Every observation and state value lies in [-FEATURE_BOUND, FEATURE_BOUND] (values are clipped).
-FEATURE_BOUND = 100.0
-TIME_SCALE = 50.0
-SPEED_SCALE = 10.0
-STEP_SCALE = 100.0
-
-GLOBAL_FEATURES = 8
-SLOT_FEATURES = 14 + len(FAMILY_NAMES)
-
-G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = range(8)
-(
-    S_OCCUPIED,
+from mara_env.layout import (
+    FEATURE_BOUND,
+    G_ACTIVE,
+    G_DECIDED,
+    G_EPOCH,
+    G_IDLE,
+    G_NODE,
+    G_OPEN,
+    G_QUEUE,
+    G_QUEUE_TIME,
+    GLOBAL_FEATURES,
+    S_AGE,
+    S_FAMILY,
     S_LOG_LOSS,
     S_LOG_TARGET,
-    S_PROGRESS,
-    S_TIME_LEFT,
-    S_TIME_FRACTION,
-    S_AGE,
-    S_WORK,
-    S_SPEED,
-    S_STEPS,
-    S_SLOPE,
+    S_MINE,
     S_NODES_LAST,
     S_NODES_NOW,
-    S_MINE,
-) = range(14)
-S_FAMILY = 14
-_TRAINED_COLUMNS = np.array([S_LOG_LOSS, S_PROGRESS, S_WORK, S_STEPS, S_SLOPE])
-_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
+    S_OCCUPIED,
+    S_PROGRESS,
+    S_SLOPE,
+    S_SPEED,
+    S_STEPS,
+    S_TIME_FRACTION,
+    S_TIME_LEFT,
+    S_WORK,
+    SLOT_FEATURES,
+    SPEED_SCALE,
+    STEP_SCALE,
+    TIME_SCALE,
+)
+from mara_env.simulator import ClusterSimulator
+
+#: The layout constants (from :mod:`mara_env.layout`) are part of this module's interface.
+__all__ = [
+    "FEATURE_BOUND",
+    "GLOBAL_FEATURES",
+    "G_ACTIVE",
+    "G_DECIDED",
+    "G_EPOCH",
+    "G_IDLE",
+    "G_NODE",
+    "G_OPEN",
+    "G_QUEUE",
+    "G_QUEUE_TIME",
+    "SLOT_FEATURES",
+    "SPEED_SCALE",
+    "STEP_SCALE",
+    "S_AGE",
+    "S_FAMILY",
+    "S_LOG_LOSS",
+    "S_LOG_TARGET",
+    "S_MINE",
+    "S_NODES_LAST",
+    "S_NODES_NOW",
+    "S_OCCUPIED",
+    "S_PROGRESS",
+    "S_SLOPE",
+    "S_SPEED",
+    "S_STEPS",
+    "S_TIME_FRACTION",
+    "S_TIME_LEFT",
+    "S_WORK",
+    "TIME_SCALE",
+    "ObservationBuilder",
+    "SlotView",
+    "decode_observation",
+    "observation_size",
+    "occupied_masks",
+    "shared_observations",
+    "slot_matrix",
+    "state_size",
+    "state_vectors",
+]
 
 
 def observation_size(config: ClusterConfig) -> int:
@@ -104,6 +159,17 @@ class SlotView:
         nodes_decided: Nodes that already chose this epoch.
         node_index: The observing node.
         family: Family index of each slot (into ``FAMILY_NAMES``; -1 if empty).
+        time_left_fraction: (deadline - epoch) / (deadline - arrival).
+        speed: Curve steps one node advances each slot's task per epoch.
+        curve_steps: Curve steps done.
+        nodes_last_epoch: Nodes that trained each slot's task last epoch.
+        mine_last_epoch: Whether the observing node trained each slot's task last epoch.
+        epoch_fraction: epoch / arrival_horizon.
+        arrivals_open: Whether tasks may still arrive.
+        queue_length: Queued (unslotted) tasks.
+        queue_min_time_left: Least epochs to deadline in the queue (0 if it is empty).
+        active_tasks: Slotted tasks.
+        node_was_idle: Whether the observing node idled last epoch.
     """
 
     occupied: np.ndarray
@@ -118,6 +184,17 @@ class SlotView:
     nodes_decided: int
     node_index: int
     family: np.ndarray
+    time_left_fraction: np.ndarray
+    speed: np.ndarray
+    curve_steps: np.ndarray
+    nodes_last_epoch: np.ndarray
+    mine_last_epoch: np.ndarray
+    epoch_fraction: float
+    arrivals_open: bool
+    queue_length: int
+    queue_min_time_left: float
+    active_tasks: int
+    node_was_idle: bool
 
 
 def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotView:
@@ -140,7 +217,8 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         )
     slots = vector[GLOBAL_FEATURES:].reshape(config.n_slots, SLOT_FEATURES)
     occupied = slots[:, S_OCCUPIED] > 0.5
-    one_hot = slots[:, S_FAMILY:]
+    one_hot = slots[:, S_FAMILY : S_FAMILY + len(FAMILY_NAMES)]
+    n_nodes, n_slots = config.n_nodes, config.n_slots
     return SlotView(
         occupied=occupied,
         log_loss_ratio=slots[:, S_LOG_LOSS],
@@ -154,15 +232,98 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         nodes_decided=round(vector[G_DECIDED] * config.n_nodes),
         node_index=round(vector[G_NODE] * config.n_nodes),
         family=np.where(occupied, one_hot.argmax(axis=1), -1),
+        time_left_fraction=slots[:, S_TIME_FRACTION],
+        speed=slots[:, S_SPEED] * SPEED_SCALE,
+        curve_steps=slots[:, S_STEPS] * STEP_SCALE,
+        nodes_last_epoch=np.rint(slots[:, S_NODES_LAST] * n_nodes).astype(np.int64),
+        mine_last_epoch=slots[:, S_MINE] > 0.5,
+        epoch_fraction=float(vector[G_EPOCH]),
+        arrivals_open=bool(vector[G_OPEN] > 0.5),
+        queue_length=round(vector[G_QUEUE] * n_slots),
+        queue_min_time_left=float(np.rint(vector[G_QUEUE_TIME] * TIME_SCALE)),
+        active_tasks=round(vector[G_ACTIVE] * n_slots),
+        node_was_idle=bool(vector[G_IDLE] > 0.5),
+    )
+
+
+_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
+
+
+def slot_matrix(core: ClusterBatch) -> np.ndarray:
+    """``(B, n_slots, SLOT_FEATURES)`` float64 slot features of every cluster at its epoch start
+    (before any node chose; node-specific columns 0).
+
+    A pure function of the core's slot rows: the constant features come from each row's feature
+    block, the others are computed here; an empty slot's row is all zeros.
+    """
+    S = core.config.n_slots
+    B = core.batch_size
+    rows = core.slot[:, :, :S]
+    occupied = rows[FEATURES + S_OCCUPIED] > 0.0
+    epoch = core.epoch[:, None].astype(np.float64)
+    matrix = rows[FEATURES:].transpose(1, 2, 0).copy()
+    log_loss = np.log(rows[LOSS])
+    matrix[:, :, S_LOG_LOSS] = log_loss - rows[FIELD["log_initial_loss"]]
+    matrix[:, :, S_PROGRESS] = rows[PHI]
+    time = np.empty((3, B, S))
+    time[0] = rows[FIELD["time_left_at_0"]] + epoch * (-1.0 / TIME_SCALE)
+    time[1] = rows[FIELD["time_fraction_at_0"]] + epoch * rows[FIELD["time_fraction_per_epoch"]]
+    time[2] = rows[FIELD["age_at_0"]] + epoch * (1.0 / TIME_SCALE)
+    matrix[:, :, _TIME_COLUMNS] = np.where(occupied, time, 0.0).transpose(1, 2, 0)
+    matrix[:, :, S_WORK] = rows[WORK] * (1.0 / TIME_SCALE)
+    matrix[:, :, S_STEPS] = rows[PROGRESS] * (1.0 / STEP_SCALE)
+    worked = rows[WORK] - rows[PREVIOUS_WORK]
+    matrix[:, :, S_SLOPE] = (np.log(rows[PREVIOUS_LOSS]) - log_loss) / np.maximum(worked, 1.0)
+    flat = (core.previous_slot + (np.arange(B) * (S + 1))[:, None]).ravel()
+    counts = np.bincount(flat, minlength=B * (S + 1)).reshape(B, S + 1)
+    matrix[:, :, S_NODES_LAST] = counts[:, :S] * (1.0 / core.config.n_nodes)
+    return matrix
+
+
+def shared_observations(core: ClusterBatch) -> np.ndarray:
+    """``(B, observation_size)`` float32: every cluster's observation at its epoch start with
+    the node-specific entries at 0 (the first part of the state vector)."""
+    config = core.config
+    matrix = slot_matrix(core)
+    B, S = core.batch_size, config.n_slots
+    base = np.empty((B, observation_size(config)))
+    base[:, GLOBAL_FEATURES:] = matrix.reshape(B, -1)
+    queued = core.queue_length > 0
+    epoch = core.epoch
+    base[:, G_EPOCH] = epoch / config.arrival_horizon
+    base[:, G_OPEN] = (epoch < config.arrival_horizon).astype(np.float64)
+    base[:, G_QUEUE] = core.queue_length / S
+    base[:, G_QUEUE_TIME] = np.where(queued, (core.queue_min_deadline - epoch) / TIME_SCALE, 0.0)
+    base[:, G_ACTIVE] = (core.slot_task[:, :S] != NO_TASK).sum(axis=1) / S
+    base[:, G_DECIDED:GLOBAL_FEATURES] = 0.0
+    np.maximum(base, -FEATURE_BOUND, out=base)
+    np.minimum(base, FEATURE_BOUND, out=base)
+    return base.astype(np.float32)
+
+
+def occupied_masks(core: ClusterBatch) -> np.ndarray:
+    """``(B, n_slots + 1)`` int8 action masks at the epoch start: occupied slots, and idle."""
+    mask = np.ones((core.batch_size, core.config.n_actions), dtype=np.int8)
+    mask[:, :-1] = core.slot_task[:, :-1] != NO_TASK
+    return mask
+
+
+def state_vectors(core: ClusterBatch, shared: np.ndarray, choices: np.ndarray) -> np.ndarray:
+    """``(B, state_size)`` float32 centralised states: shared features, each node's previous
+    slot and this epoch's choices so far (both ``/ n_slots``)."""
+    scale = 1.0 / core.config.n_slots
+    return np.concatenate(
+        (shared, core.previous_slot * scale, choices * scale), axis=1, dtype=np.float32
     )
 
 
 class ObservationBuilder:
-    """Builds observations, masks and states.
+    """Builds one cluster's observations, masks and states (cluster 0 of a simulator's core).
 
-    The per-epoch part is computed once per epoch by :meth:`refresh`; within an epoch
-    :meth:`record_choice` updates the "chosen this epoch" counts and the mask incrementally, so
-    one node's observation costs a copy and a few writes.
+    The per-epoch part is computed once per epoch by :meth:`refresh` (with
+    :func:`shared_observations`); within an epoch :meth:`record_choice` updates the "chosen this
+    epoch" counts and the mask incrementally, so one node's observation costs a copy and a few
+    writes.
 
     Args:
         simulator: The simulator whose state is observed.
@@ -181,94 +342,18 @@ class ObservationBuilder:
         self._previous_slot = np.full(config.n_nodes, config.n_slots, dtype=np.int64)
         self.counts = [0] * config.n_actions
         self.legal: list[int] = [0] * config.n_actions
-        self._episode_state: object = None
         self.decided = 0
         self._per_node = 1.0 / config.n_nodes
 
-    def _start_episode(self) -> None:
-        """Per-episode tables, one row per task plus an all-zero row that ``NO_TASK`` (-1) reads.
-
-        ``_task_rows`` holds each task's slot features except the epoch-dependent ones: the
-        static ones are written here, the ones that change when a task trains by
-        :meth:`_update_trained`. Time features are ``intercept + epoch * slope``.
-        """
-        tasks = self.simulator.state.tasks
-        self._tasks = tasks
-        n = len(tasks)
-        rows = np.zeros((n + 1, SLOT_FEATURES))
-        rows[:n, S_OCCUPIED] = 1.0
-        rows[:n, S_LOG_TARGET] = -tasks.log_gap
-        rows[:n, S_SPEED] = tasks.speed / SPEED_SCALE
-        rows[np.arange(n), S_FAMILY + tasks.family] = 1.0
-        self._task_rows = rows
-        deadline, arrival = tasks.deadline.astype(np.float64), tasks.arrival.astype(np.float64)
-        window = np.maximum(deadline - arrival, 1.0)
-        intercept = np.zeros((n + 1, len(_TIME_COLUMNS)))
-        slope = np.zeros((n + 1, len(_TIME_COLUMNS)))
-        intercept[:n] = np.column_stack(
-            (deadline / TIME_SCALE, deadline / window, -arrival / TIME_SCALE)
-        )
-        slope[:n] = np.column_stack(
-            (np.full(n, -1.0 / TIME_SCALE), -1.0 / window, np.full(n, 1.0 / TIME_SCALE))
-        )
-        self._time_intercept, self._time_slope = intercept, slope
-
-    def _update_trained(self) -> None:
-        """Features that change only when a task trains: computed for last epoch's tasks."""
-        state, tasks = self.simulator.state, self._tasks
-        trained = state.last_trained
-        log_loss = np.log(state.loss[trained])
-        worked = state.work[trained] - state.previous_work[trained]
-        rows = self._task_rows
-        rows[trained, S_LOG_LOSS] = log_loss - tasks.log_initial_loss[trained]
-        rows[trained, S_PROGRESS] = state.phi[trained]
-        rows[trained, S_WORK] = state.work[trained] * (1.0 / TIME_SCALE)
-        rows[trained, S_STEPS] = state.progress[trained] * (1.0 / STEP_SCALE)
-        rows[trained, S_SLOPE] = (np.log(state.previous_loss[trained]) - log_loss) / np.maximum(
-            worked, 1.0
-        )
-
     def refresh(self) -> None:
         """Recompute the per-epoch part after a reset or an epoch; clears this epoch's choices."""
-        config, state = self.config, self.simulator.state
-        if state is not self._episode_state:
-            self._episode_state = state
-            self._start_episode()
-        elif len(state.last_trained):
-            self._update_trained()
-        n_slots = config.n_slots
-        slots = state.slots
-        matrix = self._task_rows[slots]
-        matrix[:, _TIME_COLUMNS] = (
-            self._time_intercept[slots] + state.epoch * self._time_slope[slots]
-        )
-        previous = state.task_slot[state.node_task]  # -1: idle, or the task has left
-        previous[previous < 0] = n_slots
-        self._previous_slot = previous
-        matrix[:, S_NODES_LAST] = np.bincount(previous, minlength=n_slots + 1)[:n_slots]
-        matrix[:, S_NODES_LAST] *= self._per_node
-        base = np.empty(self.size)
-        base[GLOBAL_FEATURES:] = matrix.ravel()
-        queue = state.queue
-        n_occupied = int(matrix[:, S_OCCUPIED].sum())
-        base[:GLOBAL_FEATURES] = (
-            state.epoch / config.arrival_horizon,
-            float(state.epoch < config.arrival_horizon),
-            len(queue) / n_slots,
-            (self._tasks.deadline[queue].min() - state.epoch) / TIME_SCALE if queue else 0.0,
-            n_occupied / n_slots,
-            0.0,
-            0.0,
-            0.0,
-        )
-        np.maximum(base, -FEATURE_BOUND, out=base)
-        np.minimum(base, FEATURE_BOUND, out=base)
-        self._current = base.astype(np.float32)
-        mask = np.ones(config.n_actions, dtype=np.int8)
-        mask[:-1] = matrix[:, S_OCCUPIED]
+        core = self.simulator.core
+        self._current = shared_observations(core)[0]
+        self._previous_slot = core.previous_slot[0].copy()
+        mask = occupied_masks(core)[0]
         self._mask = mask
         self.legal = mask.tolist()
-        self.counts = [0] * config.n_actions
+        self.counts = [0] * self.config.n_actions
         self.decided = 0
 
     def record_choice(self, action: int) -> None:

@@ -9,10 +9,15 @@ from mara_env.aec_env import ENV_ID
 
 
 def register_envs() -> None:
-    """Register ``mara_env/Cluster-v0`` with Gymnasium (central scheduler) and with PettingZoo's
-    registry (AEC and Parallel forms). Safe to call more than once."""
+    """Register ``mara_env/Cluster-v0`` with Gymnasium (central scheduler, with the batched
+    vector entry point) and with PettingZoo's registry (AEC and Parallel forms). Safe to call
+    more than once."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="mara_env.gym_env:ClusterGymEnv")
+        gymnasium.register(
+            id=ENV_ID,
+            entry_point="mara_env.gym_env:ClusterGymEnv",
+            vector_entry_point="mara_env.vector_env:make_vector_env",
+        )
     if ENV_ID not in pettingzoo.aec_registry:
         pettingzoo.register("aec", ENV_ID, entry_point="mara_env.aec_env:env")
     if ENV_ID not in pettingzoo.parallel_registry:

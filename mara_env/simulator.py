@@ -1,20 +1,13 @@
-"""The cluster simulation core: plain NumPy, explicit state, no hidden randomness.
+"""One cluster: a view of a batch of one of the simulation core (:mod:`mara_env.core`).
+
+The AEC, Parallel and Gymnasium environments step one cluster through
+:class:`ClusterSimulator`; its :attr:`~ClusterSimulator.state` is a :class:`ClusterState` that
+reads the core's arrays, with each task's records indexed by task id (the row in ``tasks``). The
+dynamics are documented in :mod:`mara_env.core`.
 
 All randomness of an episode is drawn at :meth:`ClusterSimulator.reset` from the generator the
 caller passes (the environment's, owned by ``reset(seed=...)``); :meth:`ClusterSimulator.advance`
-is deterministic. The environments in this package are thin adapters over this class.
-
-One epoch, given each node's choice of visible slot (or idle):
-
-1. A node that trains a task it did not train in the previous epoch (or idled then) loses
-   ``switch_cost`` of the epoch. A task served by nodes with effective shares ``e_1..e_k``
-   advances ``speed * (e_1 + ... + e_k) ** alpha`` curve steps (``speed * k**alpha`` when
-   nobody switched).
-2. Each trained task reports the loss at its new progress: ``curve[floor(progress)]``.
-3. A task whose reported loss is <= its target completes (the epoch ends at or before its
-   deadline, since tasks past their deadline have already left). A task whose deadline has come
-   without completing expires. Both leave and free their slot.
-4. Tasks arriving in the new epoch join the first-come queue; free slots take tasks from it.
+is deterministic.
 
 Example:
     >>> import numpy as np
@@ -29,93 +22,205 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from mara_env.config import ClusterConfig
+from mara_env.core import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK, BatchEpoch, ClusterBatch
 from mara_env.errors import EnvStateError
 from mara_env.traces import TraceSource
-from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks, validate_tasks
+from mara_env.workload import TaskTable, Workload
 
-FUTURE, ACTIVE, COMPLETED, EXPIRED = 0, 1, 2, 3
-NO_TASK = -1
-_NONE = np.zeros(0, dtype=np.int64)
+__all__ = [
+    "ACTIVE",
+    "COMPLETED",
+    "EXPIRED",
+    "FUTURE",
+    "NO_TASK",
+    "ClusterSimulator",
+    "ClusterState",
+    "EpochEvents",
+]
 
 
-@dataclass
 class ClusterState:
-    """Everything that changes during an episode.
+    """The state of one cluster of a :class:`~mara_env.core.ClusterBatch`, by task id.
 
-    Per-task arrays are indexed by task id (the row in ``tasks``). Three arrays carry one extra
-    last entry that ``NO_TASK`` (-1) reads, so lookups through an empty slot or an idle node need
-    no branch: ``slot_table`` (the slots, then ``NO_TASK``), ``phi`` (0) and ``task_slot`` (-1).
+    A new object is made at every reset, so ``state is not previous_state`` tells a new episode.
+    Per-task arrays are fresh copies (writing to them changes nothing).
 
     Attributes:
-        epoch: Epochs elapsed.
-        tasks: The episode's tasks (fixed at reset).
-        status: ``FUTURE``, ``ACTIVE``, ``COMPLETED`` or ``EXPIRED`` per task.
-        progress: Curve steps done; ``work``: node-epochs received; ``loss``: last reported loss.
-        previous_loss, previous_work: Loss and work before the task's last training epoch.
-        end_epoch: Epoch at which the task completed or expired (-1 before).
-        slot_table: Task id in each visible slot, plus the ``NO_TASK`` sentinel.
-        queue: Arrived tasks waiting for a slot, first come first.
-        next_arrival: Id of the next task to arrive (= tasks arrived so far).
-        node_task: Task each node trained in the last epoch (``NO_TASK``: idle).
-        history_work, history_progress, history_loss: Every reported point of each arrived task:
-            node-epochs received, curve steps done and the loss reported then.
-        assignments: ``node_task`` of every epoch so far (for rendering).
-        phi: Normalised log-loss progress of each task (0 once it has left).
-        task_slot: Slot of each task (-1 if not slotted).
-        last_trained: Tasks trained in the last epoch.
-        potential: Phi(s), the sum of ``phi`` over slotted tasks.
-        arrived_by: Tasks that have arrived by each epoch of the arrival horizon.
-        due_at: Tasks whose deadline is each epoch.
-        completed, expired, switches, busy_node_epochs, wasted_node_epochs,
-            slack_at_completion, illegal_actions, conflicts: Episode counters.
+        core: The batch the state reads; ``cluster``: its index there.
     """
 
-    epoch: int
-    tasks: TaskTable
-    status: np.ndarray
-    progress: np.ndarray
-    work: np.ndarray
-    loss: np.ndarray
-    previous_loss: np.ndarray
-    previous_work: np.ndarray
-    end_epoch: np.ndarray
-    slot_table: np.ndarray
-    queue: list[int]
-    next_arrival: int
-    node_task: np.ndarray
-    phi: np.ndarray
-    task_slot: np.ndarray
-    arrived_by: list[int]
-    due_at: dict[int, np.ndarray] = field(default_factory=dict)
-    history_work: dict[int, list[float]] = field(default_factory=dict)
-    history_progress: dict[int, list[float]] = field(default_factory=dict)
-    history_loss: dict[int, list[float]] = field(default_factory=dict)
-    assignments: list[np.ndarray] = field(default_factory=list)
-    last_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    potential: float = 0.0
-    completed: int = 0
-    expired: int = 0
-    switches: int = 0
-    busy_node_epochs: int = 0
-    wasted_node_epochs: float = 0.0
-    slack_at_completion: float = 0.0
-    illegal_actions: int = 0
-    conflicts: int = 0
+    def __init__(self, core: ClusterBatch, cluster: int) -> None:
+        self.core, self.cluster = core, cluster
+
+    @property
+    def epoch(self) -> int:
+        """Epochs elapsed."""
+        return int(self.core.epoch[self.cluster])
+
+    @property
+    def tasks(self) -> TaskTable:
+        """The episode's tasks (fixed at reset)."""
+        table = self.core.tasks[self.cluster]
+        if table is None:
+            raise EnvStateError("The cluster has no episode yet: call reset() first.")
+        return table
 
     @property
     def slots(self) -> np.ndarray:
-        """Task id in each visible slot (``NO_TASK`` if empty); a view of ``slot_table``."""
-        return self.slot_table[:-1]
+        """Task id in each visible slot (``NO_TASK`` if empty); a view of the core's array."""
+        return self.core.slot_task[self.cluster, :-1]
 
     @property
-    def arrived(self) -> int:
-        """Tasks that have arrived so far."""
-        return self.next_arrival
+    def slot_table(self) -> np.ndarray:
+        """The slots, then a ``NO_TASK`` sentinel."""
+        return self.core.slot_task[self.cluster]
+
+    @property
+    def queue(self) -> list[int]:
+        """Arrived tasks waiting for a slot, first come first."""
+        return self.core.queue(self.cluster)
+
+    @property
+    def next_arrival(self) -> int:
+        """Id of the next task to arrive (= tasks arrived so far)."""
+        return int(self.core.next_arrival[self.cluster])
+
+    arrived = next_arrival
+
+    @property
+    def status(self) -> np.ndarray:
+        """``FUTURE``, ``ACTIVE``, ``COMPLETED`` or ``EXPIRED`` per task."""
+        return self.core.status(self.cluster)
+
+    @property
+    def progress(self) -> np.ndarray:
+        """Curve steps done per task."""
+        return self.core.task_values(self.cluster, "progress")
+
+    @property
+    def work(self) -> np.ndarray:
+        """Node-epochs received per task."""
+        return self.core.task_values(self.cluster, "work")
+
+    @property
+    def loss(self) -> np.ndarray:
+        """Last reported loss per task."""
+        return self.core.task_values(self.cluster, "loss")
+
+    @property
+    def previous_loss(self) -> np.ndarray:
+        """Loss before each task's last training epoch."""
+        return self.core.task_values(self.cluster, "previous_loss")
+
+    @property
+    def previous_work(self) -> np.ndarray:
+        """Work before each task's last training epoch."""
+        return self.core.task_values(self.cluster, "previous_work")
+
+    @property
+    def phi(self) -> np.ndarray:
+        """Normalised log-loss progress of each task (0 once it has left)."""
+        return self.core.task_values(self.cluster, "phi")
+
+    @property
+    def end_epoch(self) -> np.ndarray:
+        """Epoch at which each task completed or expired (-1 before)."""
+        return self.core.task_values(self.cluster, "end_epoch").astype(np.int64)
+
+    @property
+    def task_slot(self) -> np.ndarray:
+        """Slot of each task (-1 if not slotted)."""
+        where = np.full(int(self.core.n_tasks[self.cluster]), -1, dtype=np.int64)
+        slots = self.slots
+        occupied = np.flatnonzero(slots != NO_TASK)
+        where[slots[occupied]] = occupied
+        return where
+
+    @property
+    def node_task(self) -> np.ndarray:
+        """Task each node trained in the last epoch (``NO_TASK``: idle)."""
+        return self.core.node_task[self.cluster]
+
+    @property
+    def last_trained(self) -> np.ndarray:
+        """Ids of the tasks trained in the last epoch that are still slotted."""
+        return self.slots[self.core.last_trained[self.cluster]]
+
+    @property
+    def history_work(self) -> dict[int, list[float]]:
+        """Node-epochs received at every reported point of each arrived task."""
+        self.core.flush_history()
+        return self.core.history_work[self.cluster]
+
+    @property
+    def history_progress(self) -> dict[int, list[float]]:
+        """Curve steps done at every reported point of each arrived task."""
+        self.core.flush_history()
+        return self.core.history_progress[self.cluster]
+
+    @property
+    def history_loss(self) -> dict[int, list[float]]:
+        """Every loss each arrived task reported (the first one at arrival)."""
+        self.core.flush_history()
+        return self.core.history_loss[self.cluster]
+
+    @property
+    def assignments(self) -> list[np.ndarray]:
+        """``node_task`` of every epoch so far (for rendering)."""
+        return self.core.assignments[self.cluster]
+
+    @property
+    def potential(self) -> float:
+        """Phi(s), the sum of the slotted tasks' normalised progress."""
+        return float(self.core.potential[self.cluster])
+
+    def _count(self, name: str) -> int:
+        return int(getattr(self.core, name)[self.cluster])
+
+    @property
+    def completed(self) -> int:
+        """Tasks completed so far."""
+        return self._count("completed")
+
+    @property
+    def expired(self) -> int:
+        """Tasks expired so far."""
+        return self._count("expired")
+
+    @property
+    def switches(self) -> int:
+        """Node-epochs that paid the switch cost."""
+        return self._count("switches")
+
+    @property
+    def busy_node_epochs(self) -> int:
+        """Node-epochs spent training."""
+        return self._count("busy_node_epochs")
+
+    @property
+    def wasted_node_epochs(self) -> float:
+        """Node-epochs spent on tasks that expired."""
+        return float(self.core.wasted_node_epochs[self.cluster])
+
+    @property
+    def slack_at_completion(self) -> float:
+        """Sum over completed tasks of the epochs left before their deadline."""
+        return float(self.core.slack_at_completion[self.cluster])
+
+    @property
+    def illegal_actions(self) -> int:
+        """Masked actions turned into idle."""
+        return self._count("illegal_actions")
+
+    @property
+    def conflicts(self) -> int:
+        """Choices over ``max_nodes_per_task`` turned into idle."""
+        return self._count("conflicts")
 
 
 @dataclass(frozen=True)
@@ -124,8 +229,8 @@ class EpochEvents:
 
     Attributes:
         epoch: The epoch that just ended (0-based).
-        completed: Ids of tasks that completed.
-        expired: Ids of tasks whose deadline passed.
+        completed: Ids of tasks that completed (in the order of the first node that chose them).
+        expired: Ids of tasks whose deadline passed (ascending).
         arrived: Ids of tasks that arrived for the next epoch.
         switches: Nodes that paid the switch cost.
         shaping: Change of the progress potential, Phi(s') - Phi(s).
@@ -139,23 +244,98 @@ class EpochEvents:
     shaping: float
 
 
+def cluster_events(
+    epoch: BatchEpoch, cluster: int, slot_choice: np.ndarray, next_arrival: int
+) -> EpochEvents:
+    """The :class:`EpochEvents` of ``cluster`` in a batch epoch (``slot_choice``: its nodes'
+    choices; ``next_arrival``: its arrival count after the epoch)."""
+    arrived = int(epoch.arrived[cluster])
+    arrivals = tuple(range(next_arrival - arrived, next_arrival))
+    if not (epoch.completed[cluster] or epoch.expired[cluster]):
+        return EpochEvents(
+            int(epoch.epoch[cluster]),
+            (),
+            (),
+            arrivals,
+            int(epoch.switches[cluster]),
+            float(epoch.shaping[cluster]),
+        )
+    departed = epoch.departed_tasks[cluster]
+    completed_slots = np.flatnonzero(epoch.completed_slots[cluster]).tolist()
+    if len(completed_slots) > 1:
+        first_node: dict[int, int] = {}
+        for node, slot in enumerate(slot_choice.tolist()):
+            first_node.setdefault(slot, node)
+        completed_slots.sort(key=first_node.__getitem__)
+    expired = departed[epoch.expired_slots[cluster]].tolist()
+    expired += epoch.queue_expired[1][epoch.queue_expired[0] == cluster].tolist()
+    return EpochEvents(
+        epoch=int(epoch.epoch[cluster]),
+        completed=tuple(departed[completed_slots].tolist()),
+        expired=tuple(sorted(expired)),
+        arrived=arrivals,
+        switches=int(epoch.switches[cluster]),
+        shaping=float(epoch.shaping[cluster]),
+    )
+
+
 class ClusterSimulator:
     """Steps a cluster of ``config.n_nodes`` nodes through one episode at a time.
+
+    A view of a :class:`~mara_env.core.ClusterBatch` of one cluster that records every task's
+    reported points (for the observation wrappers and rendering).
 
     Args:
         config: The cluster configuration.
         trace_source: Where curves come from (default: :func:`mara_env.default_trace_source`).
+
+    Attributes:
+        core: The batch of one cluster it steps.
     """
 
     def __init__(self, config: ClusterConfig, trace_source: TraceSource | None = None) -> None:
-        if trace_source is None:
-            from mara_env.sources import default_trace_source
-
-            trace_source = default_trace_source()
+        self.core = ClusterBatch(config, 1, trace_source, record_history=True)
         self.config = config
-        self.trace_source = trace_source
-        self.workload: Workload = build_workload(config, trace_source)
+        self.trace_source = self.core.trace_source
         self._state: ClusterState | None = None
+        self._index = 0
+        self._owns_core = True
+
+    @classmethod
+    def view_of(cls, core: ClusterBatch, cluster: int) -> ClusterSimulator:
+        """A read-only view of cluster ``cluster`` of a batch (its state, privileged view and
+        metrics; ``reset`` and ``advance`` raise: step the batch instead).
+
+        Example:
+            >>> import numpy as np
+            >>> from mara_env import get_config
+            >>> from mara_env.core import ClusterBatch
+            >>> core = ClusterBatch(get_config("tiny"), 2)
+            >>> core.reset([0, 1], [np.random.default_rng(0), np.random.default_rng(1)])
+            >>> ClusterSimulator.view_of(core, 1).state.epoch
+            0
+        """
+        view = cls.__new__(cls)
+        view.core, view.config, view.trace_source = core, core.config, core.trace_source
+        view._index, view._owns_core = int(cluster), False
+        view._state = ClusterState(core, int(cluster))
+        return view
+
+    def _require_own_core(self, what: str) -> None:
+        if not self._owns_core:
+            raise EnvStateError(
+                f"ClusterSimulator.{what}: this is a view of one cluster of a batch; "
+                "reset or advance the batch (ClusterBatch) instead."
+            )
+
+    @property
+    def workload(self) -> Workload:
+        """The curves and arrival rate the core draws from and steps on."""
+        return self.core.workload
+
+    @workload.setter
+    def workload(self, workload: Workload) -> None:
+        self.core.workload = workload
 
     @property
     def state(self) -> ClusterState:
@@ -171,39 +351,10 @@ class ClusterSimulator:
 
     def reset(self, rng: np.random.Generator, tasks: TaskTable | None = None) -> None:
         """Start an episode with tasks drawn from ``rng`` (or the given ``tasks``)."""
-        if tasks is None:
-            tasks = sample_tasks(self.workload, rng)
-        else:
-            validate_tasks(tasks, self.workload)
-        n, config = len(tasks), self.config
-        initial = tasks.initial_loss.astype(np.float64)
-        by_deadline = np.argsort(tasks.deadline, kind="stable")
-        deadlines, starts = np.unique(tasks.deadline[by_deadline], return_index=True)
-        groups = np.split(by_deadline, starts[1:]) if n else []
-        self._state = ClusterState(
-            epoch=0,
-            tasks=tasks,
-            status=np.full(n, FUTURE, dtype=np.int8),
-            progress=np.zeros(n),
-            work=np.zeros(n),
-            loss=initial.copy(),
-            previous_loss=initial.copy(),
-            previous_work=np.zeros(n),
-            end_epoch=np.full(n, -1, dtype=np.int64),
-            slot_table=np.full(config.n_slots + 1, NO_TASK, dtype=np.int64),
-            queue=[],
-            next_arrival=0,
-            node_task=np.full(config.n_nodes, NO_TASK, dtype=np.int64),
-            phi=np.zeros(n + 1),
-            task_slot=np.full(n + 1, -1, dtype=np.int64),
-            arrived_by=np.searchsorted(
-                tasks.arrival, np.arange(config.arrival_horizon + 1), side="right"
-            ).tolist(),
-            due_at=dict(zip(deadlines.tolist(), groups, strict=True)),
-        )
-        self._admit_arrivals()
+        self._require_own_core("reset")
+        self.core.reset([0], [rng], [tasks])
+        self._state = ClusterState(self.core, 0)
 
-    # ------------------------------------------------------------------ dynamics
     def advance(self, slot_choice: np.ndarray) -> EpochEvents:
         """Run one epoch in which node ``i`` trains the task in slot ``slot_choice[i]``.
 
@@ -211,124 +362,11 @@ class ClusterSimulator:
         be legal (the environments turn illegal ones into idle and apply
         ``max_nodes_per_task``).
         """
-        state, config = self.state, self.config
-        tasks = state.tasks
-        ended_epoch = state.epoch
-        # Per node: which task it trains and whether it pays the switch cost. Plain Python is
-        # faster than NumPy at these sizes.
-        slot_task = state.slot_table.tolist()
-        last_task = state.node_task.tolist()
-        node_task = [slot_task[min(slot, config.n_slots)] for slot in slot_choice.tolist()]
-        kept_share, switched_share = 1.0, 1.0 - config.switch_cost
-        shares: dict[int, float] = {}
-        nodes: dict[int, int] = {}
-        n_switched = 0
-        for task, previous in zip(node_task, last_task, strict=True):
-            if task == NO_TASK:
-                continue
-            if task == previous:
-                shares[task] = shares.get(task, 0.0) + kept_share
-            else:
-                shares[task] = shares.get(task, 0.0) + switched_share
-                n_switched += 1
-            nodes[task] = nodes.get(task, 0) + 1
-        trained = np.fromiter(shares, dtype=np.int64, count=len(shares))
-        effective = np.fromiter(shares.values(), dtype=np.float64, count=len(shares))
-        state.last_trained = trained
-
-        previous_work = state.work[trained]
-        work = previous_work + np.fromiter(nodes.values(), dtype=np.float64, count=len(nodes))
-        progress = (
-            state.progress[trained] + tasks.speed[trained] * effective ** tasks.alpha[trained]
-        )
-        loss = self.workload.loss_at(tasks.curve_row[trained], progress)
-        state.previous_loss[trained] = state.loss[trained]
-        state.previous_work[trained] = previous_work
-        state.work[trained] = work
-        state.progress[trained] = progress
-        state.loss[trained] = loss
-        state.phi[trained] = self._progress_fraction(trained, loss)
-        for task, task_work, task_progress, value in zip(
-            trained.tolist(), work.tolist(), progress.tolist(), loss.tolist(), strict=True
-        ):
-            state.history_work[task].append(task_work)
-            state.history_progress[task].append(task_progress)
-            state.history_loss[task].append(value)
-
-        state.epoch += 1
-        state.switches += n_switched
-        state.busy_node_epochs += sum(nodes.values())
-        state.node_task = np.array(node_task, dtype=np.int64)
-        state.assignments.append(state.node_task)
-
-        completed = trained[loss <= tasks.target[trained]]
-        if len(completed):
-            self._resolve(completed, COMPLETED)
-        due = state.due_at.get(state.epoch, _NONE)
-        expired = due[state.status[due] == ACTIVE]
-        if len(expired):
-            self._resolve(expired, EXPIRED)
-        if len(completed):
-            state.completed += len(completed)
-            state.slack_at_completion += float((tasks.deadline[completed] - state.epoch).sum())
-        if len(expired):
-            state.expired += len(expired)
-            state.wasted_node_epochs += float(state.work[expired].sum())
-
-        arrived = self._admit_arrivals()
-        potential = float(state.phi[state.slot_table].sum())
-        shaping = potential - state.potential
-        state.potential = potential
-        return EpochEvents(
-            epoch=ended_epoch,
-            completed=tuple(completed.tolist()),
-            expired=tuple(expired.tolist()),
-            arrived=tuple(arrived),
-            switches=n_switched,
-            shaping=shaping,
-        )
-
-    def _resolve(self, task_ids: np.ndarray, status: int) -> None:
-        state = self.state
-        state.status[task_ids] = status
-        state.end_epoch[task_ids] = state.epoch
-        state.phi[task_ids] = 0.0
-        slot = state.task_slot[task_ids]
-        state.slots[slot[slot >= 0]] = NO_TASK
-        state.task_slot[task_ids] = -1
-        if (slot < 0).any():
-            gone = set(task_ids.tolist())
-            state.queue = [task for task in state.queue if task not in gone]
-
-    def _admit_arrivals(self) -> list[int]:
-        """Move tasks arriving by the current epoch into the queue, then fill free slots."""
-        state = self.state
-        first = state.next_arrival
-        last = state.arrived_by[min(state.epoch, len(state.arrived_by) - 1)]
-        arrived = list(range(first, last))
-        if arrived:
-            state.next_arrival = last
-            state.status[first:last] = ACTIVE
-            state.queue.extend(arrived)
-            for task, loss in zip(arrived, state.loss[first:last].tolist(), strict=True):
-                state.history_work[task] = [0.0]
-                state.history_progress[task] = [0.0]
-                state.history_loss[task] = [loss]
-        if state.queue:
-            free = (state.slots == NO_TASK).nonzero()[0]
-            take = min(len(free), len(state.queue))
-            if take:
-                entering = state.queue[:take]
-                state.slots[free[:take]] = entering
-                state.task_slot[entering] = free[:take]
-                del state.queue[:take]
-        return arrived
-
-    def _progress_fraction(self, task_ids: np.ndarray, loss: np.ndarray) -> np.ndarray:
-        tasks = self.state.tasks
-        start = tasks.log_initial_loss[task_ids]
-        fraction = (start - np.log(loss)) / tasks.log_gap[task_ids]
-        return np.minimum(np.maximum(fraction, 0.0), 1.0)
+        self.state  # noqa: B018 - raises before the first reset
+        self._require_own_core("advance")
+        choice = np.asarray(slot_choice, dtype=np.int64).reshape(1, -1)
+        epoch = self.core.advance(choice)
+        return cluster_events(epoch, 0, choice[0], int(self.core.next_arrival[0]))
 
     def progress_fraction(self, task_ids: np.ndarray) -> np.ndarray:
         """Normalised log-loss progress toward the target: 0 at arrival, 1 at the target.
@@ -336,72 +374,40 @@ class ClusterSimulator:
         ``ln(initial / loss) / ln(initial / target)`` of each task's last reported loss, clipped
         to [0, 1]; the potential Phi of the shaping reward is its sum over slotted tasks.
         """
-        return self.state.phi[task_ids]
+        return self.state.phi[np.asarray(task_ids, dtype=np.int64)]
 
-    # ------------------------------------------------------------------ episode end
     @property
     def terminated(self) -> bool:
         """Every task has arrived and been resolved."""
-        state = self.state
-        return (
-            state.epoch >= self.config.arrival_horizon
-            and state.next_arrival == len(state.tasks)
-            and not state.queue
-            and bool((state.slots == NO_TASK).all())
-        )
+        self.state  # noqa: B018 - raises before the first reset
+        return bool(self.core.terminated[self._index])
 
     @property
     def truncated(self) -> bool:
         """The safety limit ``max_epochs`` was reached first."""
-        return not self.terminated and self.state.epoch >= self.config.max_epochs
+        self.state  # noqa: B018 - raises before the first reset
+        return bool(self.core.truncated[self._index])
 
-    # ------------------------------------------------------------------ privileged API
     def privileged_remaining_work(self) -> np.ndarray:
         """PRIVILEGED: true node-epochs one node still needs for each slot's task.
 
-        Reads the hidden remainder of each visible task's curve; ``inf`` for a task that never
-        reaches its target and ``nan`` for an empty slot. It counts curve steps to the first
-        point at or below the target; a task that advances several steps per epoch reports only
-        the point it lands on, so on a non-monotone curve it can skip that point and need more. Only clairvoyant references may call
-        this; schedulers that claim to be non-clairvoyant must not.
+        See :meth:`mara_env.core.ClusterBatch.privileged_remaining_work`. Only clairvoyant
+        references may call this; schedulers that claim to be non-clairvoyant must not.
         """
-        state, tasks = self.state, self.state.tasks
-        remaining = np.full(self.config.n_slots, np.nan)
-        occupied = np.flatnonzero(state.slots != NO_TASK)
-        curves = self.workload.curves
-        for slot in occupied.tolist():
-            task = int(state.slots[slot])
-            row = int(tasks.curve_row[task])
-            start = int(state.progress[task]) + 1
-            hits = np.flatnonzero(curves[row, start:] <= tasks.target[task])
-            steps = np.inf if len(hits) == 0 else start + hits[0] - state.progress[task]
-            remaining[slot] = steps / tasks.speed[task]
-        return remaining
+        self.state  # noqa: B018 - raises before the first reset
+        return self.core.privileged_remaining_work(self._index)
 
-    # ------------------------------------------------------------------ metrics
+    def privileged_epochs_to_target(
+        self, slot: int, nodes: np.ndarray, held: int, horizon: int
+    ) -> np.ndarray:
+        """PRIVILEGED: epochs the task in ``slot`` needs with ``nodes[j]`` nodes from now on.
+
+        See :meth:`mara_env.core.ClusterBatch.privileged_epochs_to_target`.
+        """
+        self.state  # noqa: B018 - raises before the first reset
+        return self.core.privileged_epochs_to_target(self._index, slot, nodes, held, horizon)
+
     def episode_metrics(self) -> dict[str, float]:
-        """Metrics of the episode so far (final once it has ended).
-
-        Keys: ``completion_rate`` (completed / arrived), ``completed``, ``arrived``,
-        ``expired``, ``utilisation`` (busy node-epochs / node-epochs elapsed), ``switches``,
-        ``wasted_node_epochs`` (spent on tasks that expired), ``mean_slack_at_completion``
-        (epochs left before the deadline), ``epochs``, ``illegal_actions`` (masked actions
-        turned into idle), ``conflicts`` (choices over ``max_nodes_per_task`` turned into idle).
-        """
-        state = self.state
-        node_epochs = state.epoch * self.config.n_nodes
-        return {
-            "completion_rate": state.completed / state.arrived if state.arrived else 0.0,
-            "completed": float(state.completed),
-            "arrived": float(state.arrived),
-            "expired": float(state.expired),
-            "utilisation": state.busy_node_epochs / node_epochs if node_epochs else 0.0,
-            "switches": float(state.switches),
-            "wasted_node_epochs": state.wasted_node_epochs,
-            "mean_slack_at_completion": (
-                state.slack_at_completion / state.completed if state.completed else 0.0
-            ),
-            "epochs": float(state.epoch),
-            "illegal_actions": float(state.illegal_actions),
-            "conflicts": float(state.conflicts),
-        }
+        """Metrics of the episode so far (see :meth:`mara_env.core.ClusterBatch.episode_metrics`)."""
+        self.state  # noqa: B018 - raises before the first reset
+        return self.core.episode_metrics(self._index)

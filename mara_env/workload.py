@@ -20,7 +20,6 @@ have had). It is a property of the workload, the same in every episode.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -29,10 +28,25 @@ import numpy as np
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
+from mara_env.rules import (
+    HOPELESS_TARGET_RANGE,
+    deadlines,
+    draw_task_terms,
+    first_step_at_or_below,
+    loss_at,
+)
 from mara_env.traces import TraceSource
 
-#: A hopeless target is its curve's minimum times ``U(HOPELESS_TARGET_RANGE)``: never reached.
-HOPELESS_TARGET_RANGE = (0.5, 0.9)
+__all__ = [
+    "HOPELESS_TARGET_RANGE",
+    "TaskTable",
+    "Workload",
+    "build_workload",
+    "draw_tasks",
+    "sample_tasks",
+    "validate_tasks",
+]
+
 _DEMAND_ESTIMATE_TASKS = 4096
 _DEMAND_ESTIMATE_SEED = 20_240_901
 
@@ -109,10 +123,9 @@ class Workload:
         return self.config.load * self.config.n_nodes / self.mean_demand
 
     def loss_at(self, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
-        """Loss reported by curves ``curve_row`` after ``progress`` curve steps."""
-        index = progress.astype(np.intp)
-        np.minimum(index, self.curves.shape[1] - 1, out=index)
-        return self.curves[curve_row, index]
+        """Loss reported by curves ``curve_row`` after ``progress`` curve steps
+        (:func:`mara_env.rules.loss_at`)."""
+        return loss_at(self.curves, curve_row, progress)
 
 
 def build_workload(config: ClusterConfig, source: TraceSource) -> Workload:
@@ -183,7 +196,7 @@ def _build_workload_cached(key: _WorkloadKey) -> Workload:
     partial = Workload(config, curves, lengths, curve_family, rows, mean_demand=1.0)
     estimate_rng = np.random.default_rng(_DEMAND_ESTIMATE_SEED)
     arrivals = np.zeros(_DEMAND_ESTIMATE_TASKS, dtype=np.int64)
-    _, offered = _draw_tasks(partial, arrivals, estimate_rng)
+    _, offered = draw_tasks(partial, arrivals, estimate_rng)
     return Workload(config, curves, lengths, curve_family, rows, float(offered.mean()))
 
 
@@ -192,7 +205,7 @@ def sample_tasks(workload: Workload, rng: np.random.Generator) -> TaskTable:
     config = workload.config
     counts = rng.poisson(workload.arrival_rate, size=config.arrival_horizon)
     arrivals = np.repeat(np.arange(config.arrival_horizon, dtype=np.int64), counts)
-    tasks, _ = _draw_tasks(workload, arrivals, rng)
+    tasks, _ = draw_tasks(workload, arrivals, rng)
     return tasks
 
 
@@ -237,10 +250,14 @@ def validate_tasks(tasks: TaskTable, workload: Workload) -> None:
             raise ConfigError(f"Invalid TaskTable: {rule}.")
 
 
-def _draw_tasks(
+def draw_tasks(
     workload: Workload, arrivals: np.ndarray, rng: np.random.Generator
 ) -> tuple[TaskTable, np.ndarray]:
-    """Tasks arriving at ``arrivals``, and the demand each would have with a feasible target."""
+    """Tasks arriving at ``arrivals``, and the demand each would have with a feasible target.
+
+    A family by ``family_weights``, a curve uniformly from its pool, then
+    :func:`mara_env.rules.draw_task_terms` and :func:`mara_env.rules.deadlines`.
+    """
     config = workload.config
     n = len(arrivals)
     family_slot = rng.choice(len(config.families), size=n, p=config.family_probabilities())
@@ -249,47 +266,28 @@ def _draw_tasks(
         chosen = family_slot == slot
         curve_row[chosen] = rows[rng.integers(len(rows), size=int(chosen.sum()))]
     lengths = workload.lengths[curve_row]
-    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
-    position = np.clip(
-        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
-    )
     curves = workload.curves[curve_row]
-    initial_loss = curves[:, 0]
-    target = np.minimum(curves[np.arange(n), position], 0.99 * initial_loss)
-    infeasible = rng.random(n) < config.infeasible_share
-    curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
-    hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
-    offered_steps = _first_step_at_or_below(curves, lengths, target)
-    offered = offered_steps / speed
-    alpha = np.array([config.alpha_for(config.families[s]) for s in family_slot])
-    slack = rng.uniform(*config.slack_range, size=n)
-    time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
-    time_allowed /= config.deadline_nodes**alpha
-    deadline = arrivals + np.maximum(1, np.ceil(time_allowed)).astype(np.int64)
-    deadline = np.minimum(deadline, config.max_epochs)
-    target = np.where(infeasible, hopeless_target, target)
-    demand = np.where(infeasible, np.inf, offered)
+    alpha = np.array([config.alpha_for(family) for family in config.families])[family_slot]
+    terms = draw_task_terms(curves, lengths, alpha, config, rng)
     tasks = TaskTable(
         family=workload.curve_family[curve_row],
         curve_row=curve_row,
         arrival=arrivals,
-        deadline=deadline,
-        target=target,
-        speed=speed,
+        deadline=deadlines(arrivals, terms.time_allowed, config.max_epochs),
+        target=terms.target,
+        speed=terms.speed,
         alpha=alpha,
-        initial_loss=initial_loss,
-        demand=demand,
+        initial_loss=curves[:, 0],
+        demand=terms.demand,
     )
+    offered = terms.offered
     finite_offered = np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
     return tasks, finite_offered
 
 
-def _first_step_at_or_below(
-    curves: np.ndarray, lengths: np.ndarray, target: np.ndarray
-) -> np.ndarray:
-    """First curve step >= 1 whose loss is <= target (``inf`` where none is)."""
-    steps = np.arange(curves.shape[1])
-    hit = (curves <= target[:, None]) & (steps[None, :] >= 1) & (steps[None, :] < lengths[:, None])
-    first = np.argmax(hit, axis=1).astype(np.float64)
-    first[~hit.any(axis=1)] = math.inf
-    return first
+#: The rule's old private name (kept for existing imports): :func:`mara_env.rules.first_step_at_or_below`.
+_first_step_at_or_below = first_step_at_or_below
+
+
+#: The old private name of :func:`draw_tasks` (kept for existing imports).
+_draw_tasks = draw_tasks

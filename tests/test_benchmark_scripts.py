@@ -55,6 +55,9 @@ def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFi
     ):
         assert figure(re.escape(name) + r"\s+" + NUMBER, out) > 0, name
     assert figure(r"ratio raw AEC / connect_four: " + NUMBER + "x", out) > 0
+    assert figure(r"ratio vector N=256 / raw AEC: " + NUMBER + "x", out) > 0
+    for size in env_throughput.VECTOR_SIZES:
+        assert figure(rf"\n\s+{size}\s+" + NUMBER, out) > 0, size
 
 
 # --- episode_memory ---------------------------------------------------------------------------

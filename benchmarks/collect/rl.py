@@ -135,7 +135,7 @@ import gymnasium as gym
 import numpy as np
 
 from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.collect.threads import one_torch_thread
+from benchmarks.common.threads import one_torch_thread
 
 if TYPE_CHECKING:
     from stable_baselines3.common.callbacks import BaseCallback

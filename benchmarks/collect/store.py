@@ -7,13 +7,13 @@ exists.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.collect.spec import Curve, RunSpec
+from benchmarks.common.atomic import replace_atomically, write_atomically
 
 
 class CurveStore:
@@ -47,17 +47,16 @@ class CurveStore:
             "wall_seconds": round(curve.wall_seconds, 3),
             "metadata": curve.metadata,
         }
-        temporary = path.with_suffix(".tmp")
-        with open(temporary, "wb") as handle:
-            np.savez(
+        replace_atomically(
+            path,
+            lambda handle: np.savez(
                 handle,
                 losses=curve.losses,
                 work=curve.work,
                 record=np.array(json.dumps(record, sort_keys=True)),
-            )
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+            ),
+            durable=True,
+        )
         return path
 
     def log_session(self, session: dict[str, Any]) -> None:
@@ -65,9 +64,7 @@ class CurveStore:
         log = self.collection_log()
         log.append(session)
         self.root.mkdir(parents=True, exist_ok=True)
-        temporary = self.root / "collection.json.tmp"
-        temporary.write_text(json.dumps(log, indent=1))
-        os.replace(temporary, self.root / "collection.json")
+        write_atomically(self.root / "collection.json", json.dumps(log, indent=1))
 
     def collection_log(self) -> list[dict[str, Any]]:
         """Every logged collection session, oldest first."""

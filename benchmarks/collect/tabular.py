@@ -104,7 +104,7 @@ import numpy as np
 from sklearn import datasets as sk_datasets
 
 from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.collect.threads import one_torch_thread
+from benchmarks.common.threads import one_torch_thread
 
 FAMILY = "tabular"
 

@@ -24,12 +24,12 @@ Example:
 
 from __future__ import annotations
 
-import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any
 
 from agents import evaluate, make_agent
+from benchmarks.common.threads import TorchThreadLimit
 from benchmarks.leaderboard.grid import Cell, config_hash
 
 #: Row columns that identify the cell, in the order the CSV export lists them: the agent's
@@ -85,7 +85,7 @@ class CellOutcome:
 
 def execute_cell(cell: Cell) -> CellOutcome:
     """Run ``cell``'s episode and return its outcome; scheduler failures become ``error``."""
-    threads = _TorchThreads()
+    threads = TorchThreadLimit()
     try:
         threads.limit()
         scheduler = make_agent(cell.agent)
@@ -117,21 +117,3 @@ def execute_cell(cell: Cell) -> CellOutcome:
 def run_cell(cell: Cell) -> list[dict[str, Any]]:
     """Run ``cell`` and return its rows (one); raises :class:`CellError` if it fails."""
     return execute_cell(cell).rows()
-
-
-class _TorchThreads:
-    """Puts torch, once some agent has imported it, on one thread; restores the count after."""
-
-    def __init__(self) -> None:
-        self._before: int | None = None
-
-    def limit(self) -> None:
-        torch = sys.modules.get("torch")
-        if torch is not None and self._before is None:
-            self._before = torch.get_num_threads()
-            torch.set_num_threads(1)
-
-    def restore(self) -> None:
-        torch = sys.modules.get("torch")
-        if torch is not None and self._before is not None:
-            torch.set_num_threads(self._before)

@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from benchmarks.common.atomic import replace_atomically
 from benchmarks.leaderboard.records import (
     CODE,
     CONFIG,
@@ -230,12 +231,7 @@ def _lock(path: Path) -> int:
 
 def _create(path: Path, header: dict[str, Any]) -> None:
     """Write a journal holding only ``header``, atomically (a crash leaves no half file)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with temporary.open("wb") as handle:
-        handle.write(encode(header))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    replace_atomically(path, lambda handle: handle.write(encode(header)), durable=True)
 
 
 def _whole_lines(path: Path) -> list[str]:

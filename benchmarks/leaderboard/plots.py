@@ -22,7 +22,7 @@ import numpy as np
 
 import mara_env
 from agents import make_agent, start_episode
-from benchmarks.leaderboard.report import write_atomically
+from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard.summary import Leaderboard
 from mara_env import TRAINING_LOAD, ClusterConfig
 

@@ -28,11 +28,10 @@ import csv
 import io
 import json
 import math
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from benchmarks.common.atomic import write_atomically as write_atomically  # re-exported
 from benchmarks.leaderboard.cells import KEY_COLUMNS
 from benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
 from mara_env import TRAINING_LOAD
@@ -324,10 +323,3 @@ def _interval(interval: Any) -> dict[str, float]:
 
 def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(data.encode() if isinstance(data, str) else data)
-    os.replace(temporary, path)

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from agents import known_agents, make_agent
 from benchmarks.arguments import positive_int
-from benchmarks.leaderboard.report import write_atomically
+from benchmarks.common.atomic import write_atomically
 from benchmarks.static_bundle.bundles import (
     BUNDLES,
     DEFAULT_BUNDLE,

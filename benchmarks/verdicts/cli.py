@@ -11,9 +11,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from benchmarks.arguments import positive_float, positive_int
-from benchmarks.collect.threads import one_torch_thread_if_loaded
+from benchmarks.common.atomic import write_atomically
+from benchmarks.common.threads import one_torch_thread_if_loaded
 from benchmarks.leaderboard.plots import PlotsUnavailable
-from benchmarks.leaderboard.report import write_atomically
 from benchmarks.verdicts.figure import plot_rates
 from benchmarks.verdicts.record import (
     DEFAULT_PREDICTORS,

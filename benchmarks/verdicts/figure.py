@@ -9,8 +9,8 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard.plots import PlotsUnavailable
-from benchmarks.leaderboard.report import write_atomically
 from benchmarks.verdicts.summary import BUCKETS, Rates
 
 #: The panels: (attribute of :class:`Rates`, title).

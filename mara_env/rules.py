@@ -1,0 +1,229 @@
+"""The rules of the simulated world, each in one public function.
+
+The simulator core (:mod:`mara_env.core`), the workload (:mod:`mara_env.workload`), the
+clairvoyant reference and the prediction code all call these, so that a rule is written once:
+
+* :func:`loss_at`: the loss a curve reports after ``progress`` curve steps,
+  ``curve[floor(progress)]``, the last point repeating past the end;
+* :func:`progress_gain`: the curve steps a task advances in one epoch, ``speed * share**alpha``
+  where ``share`` is the sum of its nodes' effective shares of the epoch;
+* :func:`effective_share`: that sum when ``held`` of ``nodes`` nodes trained the task in the
+  previous epoch and the others pay ``switch_cost``;
+* :func:`first_step_at_or_below`: the first curve step >= 1 whose loss is at or below a target;
+* :func:`epochs_to_target`: the epochs a task needs with ``k`` nodes, from its curve (what the
+  core's privileged view answers for the clairvoyant reference);
+* :func:`draw_task_terms` and :func:`deadlines`: a task's speed, target and deadline, drawn for
+  a chosen curve (the simulator's task drawing; the prediction cases draw with it too);
+* :data:`HOPELESS_TARGET_RANGE`: a hopeless target is its curve's minimum times a uniform draw
+  from this range, so it is never reached.
+
+Example:
+    >>> import numpy as np
+    >>> curves = np.array([[1.0, 0.8, 0.6, 0.4]])
+    >>> loss_at(curves, np.array([0]), np.array([2.7])).tolist()
+    [0.6]
+    >>> first_step_at_or_below(curves, np.array([4]), np.array([0.7])).tolist()
+    [2.0]
+    >>> float(progress_gain(2.0, effective_share(2, 1, 0.1), 1.0))
+    3.8
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from mara_env.config import ClusterConfig
+
+#: A hopeless target is its curve's minimum times ``U(HOPELESS_TARGET_RANGE)``: never reached.
+HOPELESS_TARGET_RANGE = (0.5, 0.9)
+
+
+def loss_at(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
+    """Loss reported by rows ``curve_row`` of ``curves`` after ``progress`` curve steps.
+
+    Args:
+        curves: ``(n_curves, length)`` losses, each row padded with its last value.
+        curve_row: Row of each query (any shape).
+        progress: Curve steps done (same shape as ``curve_row``; >= 0).
+
+    Returns:
+        ``curves[curve_row, min(floor(progress), length - 1)]``.
+    """
+    index = progress.astype(np.intp)
+    np.minimum(index, curves.shape[1] - 1, out=index)
+    return curves[curve_row, index]
+
+
+def effective_share(
+    nodes: np.ndarray | int, held: np.ndarray | int, switch_cost: float
+) -> np.ndarray:
+    """Sum of the effective shares of ``nodes`` nodes of which ``held`` trained the task last
+    epoch: ``held + (nodes - held) * (1 - switch_cost)`` (``held`` is capped at ``nodes``).
+
+    The simulator adds the shares node by node; for whole numbers of nodes both give the same
+    value up to rounding, and the simulator's own sum is the one that counts.
+    """
+    nodes_ = np.asarray(nodes, dtype=np.float64)
+    staying = np.minimum(nodes_, held)
+    return staying + (nodes_ - staying) * (1.0 - switch_cost)
+
+
+def progress_gain(
+    speed: np.ndarray | float, share: np.ndarray | float, alpha: np.ndarray | float
+) -> np.ndarray:
+    """Curve steps a task advances in one epoch: ``speed * share**alpha``."""
+    return np.multiply(speed, np.power(share, alpha))
+
+
+def first_step_at_or_below(
+    curves: np.ndarray, lengths: np.ndarray, target: np.ndarray
+) -> np.ndarray:
+    """First recorded curve step >= 1 whose loss is <= ``target`` (``inf`` where none is).
+
+    Args:
+        curves: ``(n, length)`` losses of each task's curve.
+        lengths: ``(n,)`` recorded points of each curve.
+        target: ``(n,)`` target losses.
+
+    Returns:
+        ``(n,)`` float64 steps (``inf`` for a target the curve never reaches).
+    """
+    steps = np.arange(curves.shape[1])
+    hit = (curves <= target[:, None]) & (steps[None, :] >= 1) & (steps[None, :] < lengths[:, None])
+    first = np.argmax(hit, axis=1).astype(np.float64)
+    first[~hit.any(axis=1)] = math.inf
+    return first
+
+
+#: Epoch count of a task that cannot reach its target within the horizon (:func:`epochs_to_target`).
+NEVER = np.iinfo(np.int64).max
+
+
+def epochs_to_target(
+    curve: np.ndarray,
+    progress: float,
+    target: float,
+    speed: float,
+    alpha: float,
+    first_share: np.ndarray,
+    nodes: np.ndarray,
+    horizon: int,
+) -> np.ndarray:
+    """Epochs until ``curve`` reports a loss <= ``target``, per node count (:data:`NEVER`: not
+    within ``horizon`` epochs).
+
+    Node count ``k = nodes[j]`` has effective share ``first_share[j]`` in the first epoch (some
+    nodes pay the switch cost, see :func:`effective_share`) and ``k`` afterwards; each epoch adds
+    :func:`progress_gain` and reports :func:`loss_at` the new progress, as in the simulator.
+
+    Example:
+        >>> curve = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
+        >>> epochs_to_target(curve, 0.0, 0.55, 1.0, 1.0, np.array([1.0, 1.8]), np.array([1, 2]), 9)
+        array([5, 3])
+    """
+    if horizon < 1:
+        return np.full(len(nodes), NEVER, dtype=np.int64)
+    epochs = np.arange(1, horizon + 1, dtype=np.float64)
+    first = progress_gain(speed, np.asarray(first_share, dtype=np.float64), alpha)
+    steady = progress_gain(speed, np.asarray(nodes, dtype=np.float64), alpha)
+    position = progress + first[:, None] + (epochs[None, :] - 1.0) * steady[:, None]
+    index = np.minimum(position.astype(np.int64), len(curve) - 1)
+    reached = curve[index] <= target
+    hit = reached.argmax(axis=1)
+    return np.where(reached.any(axis=1), hit + 1, NEVER).astype(np.int64)
+
+
+#: A feasible target is at most this share of the curve's initial loss.
+MAX_TARGET_SHARE = 0.99
+
+
+@dataclass(frozen=True)
+class TaskTerms:
+    """The drawn terms of tasks whose curves are chosen (see :func:`draw_task_terms`).
+
+    Attributes:
+        speed: Curve steps one node advances per epoch.
+        target: Target loss (below the curve's minimum for a hopeless task).
+        hopeless: Whether the target was moved below anything the curve reports.
+        demand: Node-epochs one node needs to reach the target (``inf`` if it never does).
+        offered: The demand the feasible target would have had (``inf`` if even that one is
+            never reached): what deadlines and the arrival rate are set from.
+        time_allowed: Epochs from arrival the deadline allows, before rounding
+            (:func:`deadlines`).
+    """
+
+    speed: np.ndarray
+    target: np.ndarray
+    hopeless: np.ndarray
+    demand: np.ndarray
+    offered: np.ndarray
+    time_allowed: np.ndarray
+
+
+def draw_task_terms(
+    curves: np.ndarray,
+    lengths: np.ndarray,
+    alpha: np.ndarray | float,
+    config: ClusterConfig,
+    rng: np.random.Generator,
+) -> TaskTerms:
+    """Draw the speed, target and deadline allowance of tasks on the given curves.
+
+    The rule of :mod:`mara_env.workload` (the simulator's task drawing), in this order of draws
+    from ``rng``: speed = length / ``U(epochs_per_curve)``; a target at ``U(target_fraction)``
+    of the curve (at most :data:`MAX_TARGET_SHARE` of the initial loss); with probability
+    ``infeasible_share`` the target moves to the curve's minimum times
+    ``U(HOPELESS_TARGET_RANGE)``; slack ``U(slack_range)`` gives
+    ``time_allowed = slack * offered / deadline_nodes**alpha``, where a never-reached feasible
+    target counts ``epochs_per_curve[1]`` epochs.
+
+    Args:
+        curves: ``(n, length)`` losses of each task's curve (padded with last values).
+        lengths: ``(n,)`` recorded points of each curve.
+        alpha: Parallel-scaling exponent of each task (or one for all).
+        config: The cluster configuration whose ranges are drawn from.
+        rng: The generator.
+
+    Example:
+        >>> import numpy as np
+        >>> from mara_env import get_config
+        >>> curves = np.array([[1.0, 0.8, 0.6, 0.4, 0.3]])
+        >>> terms = draw_task_terms(curves, np.array([5]), 1.0, get_config("tiny"),
+        ...                         np.random.default_rng(0))
+        >>> bool(terms.target[0] < 1.0), terms.speed.shape
+        (True, (1,))
+    """
+    n = len(lengths)
+    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
+    position = np.clip(
+        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
+    )
+    initial_loss = curves[:, 0]
+    target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial_loss)
+    hopeless = rng.random(n) < config.infeasible_share
+    recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
+    curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
+    hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
+    offered = first_step_at_or_below(curves, lengths, target) / speed
+    slack = rng.uniform(*config.slack_range, size=n)
+    time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
+    time_allowed /= config.deadline_nodes**alpha
+    return TaskTerms(
+        speed=speed,
+        target=np.where(hopeless, hopeless_target, target),
+        hopeless=hopeless,
+        demand=np.where(hopeless, np.inf, offered),
+        offered=offered,
+        time_allowed=time_allowed,
+    )
+
+
+def deadlines(arrival: np.ndarray, time_allowed: np.ndarray, max_epochs: int) -> np.ndarray:
+    """Deadline epochs: ``arrival + max(1, ceil(time_allowed))``, capped at ``max_epochs``."""
+    deadline = arrival + np.maximum(1, np.ceil(time_allowed)).astype(np.int64)
+    return np.minimum(deadline, max_epochs)
