@@ -9,13 +9,13 @@ remaining-work samples against the true value. Needs matplotlib.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.common.atomic import replace_atomically
 from predictors.base import Predictor, TaskHistory
 from predictors.cases import CAP_CURVE_LENGTHS, PredictionTask, sample_trajectories
 
@@ -72,10 +72,8 @@ def plot_figure(
         _plot_remaining(axes[row, 1], task, history, truth, predictors, colors, n_samples, rng)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp.png")
-    figure.savefig(temporary, dpi=90)
+    replace_atomically(path, lambda handle: figure.savefig(handle, format="png", dpi=90))
     plt.close(figure)
-    os.replace(temporary, path)
 
 
 def _plot_trajectories(

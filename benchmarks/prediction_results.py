@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.collect.threads import one_torch_thread_if_loaded
-from benchmarks.leaderboard.report import write_atomically
+from benchmarks.common.atomic import write_atomically
+from benchmarks.common.threads import one_torch_thread_if_loaded
 from benchmarks.prediction_protocols import CellCases, PredictorBank
 from predictors.base import Predictor, TaskHistory
 from predictors.cases import PredictionCases

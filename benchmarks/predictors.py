@@ -68,8 +68,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from benchmarks.arguments import non_negative_int, positive_int
+from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard import available_cores
-from benchmarks.leaderboard.report import write_atomically
 from benchmarks.prediction_figure import figure_tasks, plot_figure
 from benchmarks.prediction_protocols import (
     DEFAULT_HELD_OUT_DIR,

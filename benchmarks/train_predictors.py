@@ -43,6 +43,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from benchmarks.common.threads import set_torch_threads
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
 from predictors.calibration import CurveSubset, fit_spread, split_train_curves, validation_cases
@@ -162,7 +163,7 @@ def build_model(
 def main(argv: Sequence[str] | None = None) -> Path:
     """Run the training; returns the checkpoint path."""
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     torch.manual_seed(args.seed)
     families = tuple(family for family in FAMILIES if family != args.hold_out)
     model, objective, config, default_path = build_model(args, families)

@@ -67,10 +67,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mara_env import ClusterConfig, ConfigError, get_config
+from mara_env import ClusterConfig, ConfigError, get_config, rules
 from mara_env.sources import default_trace_source
 from mara_env.traces import CurvePool, TraceSource
-from mara_env.workload import HOPELESS_TARGET_RANGE, _first_step_at_or_below
 from predictors.base import TaskHistory
 
 #: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
@@ -79,10 +78,6 @@ CAP_CURVE_LENGTHS = 4.0
 DEFAULT_DRAWS_PER_CURVE = 4
 #: The workloads of the prediction benchmark.
 BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
-#: A hopeless target is the curve's minimum times U(HOPELESS_RANGE) (the simulator's rule).
-HOPELESS_RANGE = HOPELESS_TARGET_RANGE
-#: A feasible target is at most this share of the initial loss (as in the simulator).
-MAX_TARGET_SHARE = 0.99
 
 
 class CaseError(ValueError):
@@ -277,7 +272,7 @@ def first_step_at_or_below(curve: np.ndarray, target: float) -> float:
         2.0
     """
     curve = np.asarray(curve, dtype=np.float64)
-    steps = _first_step_at_or_below(curve[None, :], np.array([len(curve)]), np.array([target]))
+    steps = rules.first_step_at_or_below(curve[None, :], np.array([len(curve)]), np.array([target]))
     return float(steps[0])
 
 
@@ -383,27 +378,15 @@ def _draw_family_tasks(
     config: ClusterConfig,
     rng: np.random.Generator,
 ) -> list[PredictionTask]:
-    """Tasks on ``rows`` of ``pool``, drawn by the simulator's rule (``_draw_tasks``)."""
+    """Tasks on ``rows`` of ``pool``, drawn by the simulator's rule
+    (:func:`mara_env.rules.draw_task_terms`)."""
     n = len(rows)
     lengths = pool.lengths[rows]
     curves = pool.losses[rows]
-    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
-    position = np.clip(
-        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
-    )
-    initial = curves[:, 0]
-    target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial)
-    infeasible = rng.random(n) < config.infeasible_share
-    curve_min = np.array([curves[i, : lengths[i]].min() for i in range(n)])
-    hopeless = curve_min * rng.uniform(*HOPELESS_RANGE, size=n)
-    demand = _first_step_at_or_below(curves, lengths, target) / speed
-    alpha = config.alpha_for(family)
-    slack = rng.uniform(*config.slack_range, size=n)
-    allowed = slack * np.where(np.isfinite(demand), demand, config.epochs_per_curve[1])
-    allowed /= config.deadline_nodes**alpha
-    deadline = np.minimum(np.maximum(1, np.ceil(allowed)).astype(np.int64), config.max_epochs)
-    target = np.where(infeasible, hopeless, target)
-    steps_to_target = _first_step_at_or_below(curves, lengths, target)
+    terms = rules.draw_task_terms(curves, lengths, config.alpha_for(family), config, rng)
+    speed, target = terms.speed, terms.target
+    deadline = rules.deadlines(np.zeros(n, dtype=np.int64), terms.time_allowed, config.max_epochs)
+    steps_to_target = rules.first_step_at_or_below(curves, lengths, target)
     tasks = []
     for i in range(n):
         if done_at_first_report(float(speed[i]), float(steps_to_target[i])):

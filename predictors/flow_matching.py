@@ -270,7 +270,8 @@ class NumpyVelocityField:
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (1.0 + np.exp(-x))
+    """``x * sigmoid(x)``, written with ``tanh`` so that no value overflows."""
+    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
 
 
 def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from mara_env import rules
 from mara_env.traces import TraceSource
 from predictors.curve_windows import (
     CONTEXT_SIZE,
@@ -107,7 +108,7 @@ def make_examples(
         options = by_family[family]
         curve = options[rng.integers(len(options))]
         steps, speed = sample_history(len(curve), rng)
-        observed = curve[np.minimum(steps.astype(np.int64), len(curve) - 1)]
+        observed = rules.loss_at(curve[None, :], np.zeros(len(steps), dtype=np.intp), steps)
         shown = UNKNOWN_FAMILY if rng.random() < UNKNOWN_FAMILY_SHARE else family
         budget = np.inf if rng.random() < UNKNOWN_BUDGET_SHARE else len(curve) / speed
         contexts[index] = encode_context(
