@@ -2,7 +2,7 @@
 
 The observation shows each slotted task's current state, not its past. :class:`ObservedHistories`
 remembers the past: at every update it follows tasks across slots with a
-:class:`agents.tracking.SlotTracker` and, whenever a task's curve steps grew since the previous
+:class:`agents.tracking.SlotTracker` (by arrival serial) and, whenever a task's curve steps grew since the previous
 update, appends the point ``(curve steps, loss)`` to that task's history. Everything is in the
 units a scheduler can observe:
 
@@ -11,7 +11,8 @@ units a scheduler can observe:
   absolute loss scale, which no scheduler knows;
 * target: ``exp(log_target_ratio)`` on the same scale;
 * work: curve steps done (``curve_steps * STEP_SCALE``), the trace's x axis;
-* time left in epochs, speed in curve steps per node-epoch (``speed * SPEED_SCALE``), family.
+* time left in epochs, speed in curve steps per node-epoch (``speed * SPEED_SCALE``), family;
+* budget: the step budget in curve steps (``SlotView.budget`` in node-epochs, times the speed).
 
 So :meth:`ObservedHistories.history` gives a :class:`predictors.base.TaskHistory` any predictor
 accepts. For schedulers that keep per-task recursive fits, :meth:`ObservedHistories.new_points`
@@ -69,28 +70,17 @@ _NO_POINTS = np.zeros(0)
 
 
 class _TaskRecord:
-    """The observed points of one task and the constants that identify it."""
+    """The observed points of one task and its constants."""
 
-    __slots__ = ("age", "family", "log_target", "loss", "new_from", "speed", "window", "work")
+    __slots__ = ("budget", "family", "loss", "new_from", "seen", "work")
 
-    def __init__(self, family: int, window: float, log_target: float, speed: float) -> None:
+    def __init__(self, family: int, budget: float) -> None:
         self.family = family
-        self.window = window
-        self.log_target = log_target
-        self.speed = speed
-        self.age = -1.0  # not seen yet
+        self.budget = budget
+        self.seen = False
         self.work: list[float] = [0.0]
         self.loss: list[float] = [1.0]
         self.new_from = 0
-
-    def matches(self, family: int, window: float, log_target: float, speed: float) -> bool:
-        """Whether a task seen with these constants could be this one."""
-        return (
-            family == self.family
-            and window == self.window
-            and abs(log_target - self.log_target) <= 1e-6 * max(1.0, abs(self.log_target))
-            and abs(speed - self.speed) <= 1e-6 * self.speed
-        )
 
 
 class ObservedHistories:
@@ -99,13 +89,11 @@ class ObservedHistories:
     Call :meth:`reset` at the start of an episode and :meth:`update` once per epoch (with any
     node's observation vector: the slot features are the same for every node), before reading.
 
-    A task is followed in its slot by :attr:`tracker`. A task that appears in a new slot while a
-    task with the same constants (family, deadline window, target ratio, speed) vanished from
-    another one, with no less age and work, is taken to have moved and keeps its history (the
-    simulator never moves tasks, but nothing in the observation promises that).
+    A task is known by its arrival serial (through :attr:`tracker`), so it keeps its history in
+    whichever slot it is shown.
 
     Attributes:
-        tracker: Follows tasks within their slots.
+        tracker: Maps the tasks' serials to persistent ids.
         view: The latest decoded observation (``None`` before the first update).
         curve_steps: Per slot, curve steps done by its task (0 for an empty slot).
         speed: Per slot, curve steps one node advances its task per epoch (0 if empty).
@@ -121,7 +109,6 @@ class ObservedHistories:
         self.speed = np.zeros(0)
         self.departed_ids: list[int] = []
         self._records: dict[int, _TaskRecord] = {}
-        self._task_ids = np.zeros(0, dtype=np.int64)
 
     def reset(self, config: ClusterConfig) -> None:
         """Forget every task; expect observations of ``config``."""
@@ -132,15 +119,11 @@ class ObservedHistories:
         self.speed = np.zeros(config.n_slots)
         self.departed_ids = []
         self._records = {}
-        self._task_ids = np.full(config.n_slots, NO_TASK, dtype=np.int64)
 
     @property
     def task_ids(self) -> np.ndarray:
-        """Per slot, the id of the task it holds (``NO_TASK`` = -1 if empty).
-
-        Ids are those of :attr:`tracker` except for a task that moved slot, which keeps its id.
-        """
-        return self._task_ids
+        """Per slot, the id of the task it holds (``NO_TASK`` = -1 if empty): :attr:`tracker`'s."""
+        return self.tracker.task_ids
 
     def update(self, observation: np.ndarray) -> None:
         """Take in one epoch's observation vector: follow tasks, append new points.
@@ -158,57 +141,29 @@ class ObservedHistories:
         slots = slots.reshape(config.n_slots, SLOT_FEATURES)
         steps = np.where(view.occupied, slots[:, S_STEPS] * STEP_SCALE, 0.0)
         speed = np.where(view.occupied, slots[:, S_SPEED] * SPEED_SCALE, 0.0)
-        continuing = self.tracker.update(view)
-        ids = np.where(continuing, self._task_ids, NO_TASK)
+        self.tracker.update(view)
+        ids = self.tracker.task_ids
         records = self._records
-        kept = set(ids[continuing].tolist())
-        vanished = [task for task in records if task not in kept]
-        window = (view.age + view.time_left).tolist()
+        visible = set(ids[view.occupied].tolist())
+        vanished = sorted(task for task in records if task not in visible)
+        for task in vanished:
+            del records[task]
         loss = np.exp(view.log_loss_ratio).tolist()
+        budget = view.budget * speed
         for slot in np.flatnonzero(view.occupied).tolist():
-            constants = (
-                int(view.family[slot]),
-                window[slot],
-                float(view.log_target_ratio[slot]),
-                float(speed[slot]),
-            )
-            if continuing[slot]:
-                task = int(ids[slot])
-            else:
-                task = self._moved_task(vanished, constants, view.age[slot], steps[slot])
-                if task == NO_TASK:
-                    task = int(self.tracker.task_ids[slot])
-                    records[task] = _TaskRecord(*constants)
-                else:
-                    vanished.remove(task)
-                ids[slot] = task
-            record = records[task]
-            record.new_from = 0 if record.age < 0 else len(record.work)
-            record.age = float(view.age[slot])
+            task = int(ids[slot])
+            record = records.get(task)
+            if record is None:
+                record = records[task] = _TaskRecord(int(view.family[slot]), float(budget[slot]))
+            record.new_from = len(record.work) if record.seen else 0
+            record.seen = True
             if steps[slot] > record.work[-1]:
                 record.work.append(float(steps[slot]))
                 record.loss.append(loss[slot])
-        self.departed_ids = sorted(vanished)
-        for task in vanished:
-            del records[task]
-        self._task_ids = ids
+        self.departed_ids = vanished
         self.view = view
         self.curve_steps = steps
         self.speed = speed
-
-    def _moved_task(
-        self,
-        vanished: list[int],
-        constants: tuple[int, float, float, float],
-        age: float,
-        steps: float,
-    ) -> int:
-        """The id of a vanished task that the fresh task in a slot could be (or ``NO_TASK``)."""
-        for task in vanished:
-            record = self._records[task]
-            if record.matches(*constants) and age >= record.age and steps >= record.work[-1]:
-                return task
-        return NO_TASK
 
     def history(self, slot: int) -> TaskHistory | None:
         """The :class:`TaskHistory` of the task in ``slot`` (``None`` for an empty slot).
@@ -226,6 +181,7 @@ class ObservedHistories:
             time_left=float(self.view.time_left[slot]),
             speed=float(self.speed[slot]),
             family=FAMILY_NAMES[record.family],
+            budget=record.budget,
         )
 
     def new_points(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
@@ -250,7 +206,7 @@ class ObservedHistories:
                 f"ObservedHistories: slot {slot} is outside 0..{config.n_slots - 1} for this "
                 "config."
             )
-        task = int(self._task_ids[slot])
+        task = int(self.tracker.task_ids[slot])
         return None if task == NO_TASK else self._records.get(task)
 
     def _require_config(self) -> ClusterConfig:

@@ -1,14 +1,10 @@
 """Following tasks across epochs from observations alone.
 
 The observation describes slots, not tasks: when a task completes or expires, a queued task takes
-its slot. :class:`SlotTracker` tells the two apart from observable task constants, so schedulers
-can keep nodes on the same task and remember per-task facts.
-
-A slot is taken to hold the same task as at the previous update when it was occupied both times
-and the task's constants agree: its deadline window ``age + time_left`` (epochs from arrival to
-deadline) and its ``log_target_ratio`` (ln(target / loss at arrival)), and its age and work did
-not decrease. Two tasks identical in all of these and in their state would be indistinguishable
-to any scheduler anyway.
+its slot. Each slot shows its task's arrival serial (``SlotView.serial``, the task's index in the
+episode's task table), which names the task for its whole episode; :class:`SlotTracker` maps
+serials to persistent ids, so schedulers can keep nodes on the same task and remember per-task
+facts.
 
 Example:
     >>> import mara_env
@@ -36,6 +32,9 @@ NO_TASK = -1
 class SlotTracker:
     """Assigns each observed task a persistent id (0, 1, ... in order of first appearance).
 
+    A task is known by its arrival serial: it keeps its id while it stays visible, in whichever
+    slot it is shown.
+
     Attributes:
         task_ids: Per slot, the id of the task it holds (``NO_TASK`` if empty).
         continuing: Per slot, whether it holds the same task as at the previous update.
@@ -51,31 +50,40 @@ class SlotTracker:
         self.continuing = np.zeros(n_slots, dtype=bool)
         self.new_ids: list[int] = []
         self._next_id = 0
-        self._window = np.zeros(n_slots)
-        self._target = np.zeros(n_slots)
-        self._age = np.zeros(n_slots)
-        self._work = np.zeros(n_slots)
+        self._serials = np.full(n_slots, NO_TASK, dtype=np.int64)
+        self._id_of: dict[int, int] = {}
 
     def update(self, view: SlotView) -> np.ndarray:
-        """Match ``view``'s slots to known tasks; returns :attr:`continuing`."""
-        window = view.age + view.time_left
-        same = (
-            view.occupied
-            & (self.task_ids != NO_TASK)
-            & (window == self._window)
-            & np.isclose(view.log_target_ratio, self._target, rtol=1e-6, atol=1e-9)
-            & (view.age >= self._age)
-            & (view.work >= self._work)
-        )
-        fresh = np.flatnonzero(view.occupied & ~same)
-        ids = np.where(same, self.task_ids, NO_TASK)
-        ids[fresh] = self._next_id + np.arange(len(fresh))
-        self._next_id += len(fresh)
-        self.new_ids = ids[fresh].tolist()
+        """Match ``view``'s slots to known tasks by serial; returns :attr:`continuing`.
+
+        Raises:
+            ValueError: If ``view`` has another number of slots than :meth:`reset` expected, or
+                shows one serial in two slots.
+        """
+        serials = np.where(view.occupied, view.serial, NO_TASK).astype(np.int64)
+        if serials.shape != self._serials.shape:
+            raise ValueError(
+                f"SlotTracker.update: expected {self._serials.size} slots (reset(n_slots)), got "
+                f"{serials.size}."
+            )
+        visible = serials[serials != NO_TASK].tolist()
+        if len(set(visible)) != len(visible):
+            raise ValueError(f"SlotTracker.update: a serial is shown in two slots: {visible}.")
+        known = self._id_of
+        id_of = {}
+        new_ids = []
+        for serial in visible:
+            task = known.get(serial)
+            if task is None:
+                task = self._next_id
+                self._next_id += 1
+                new_ids.append(task)
+            id_of[serial] = task
+        self._id_of = id_of  # a task that left never returns
+        ids = np.array([id_of.get(serial, NO_TASK) for serial in serials.tolist()], np.int64)
+        same = (serials != NO_TASK) & (serials == self._serials)
+        self.new_ids = new_ids
         self.task_ids = ids
         self.continuing = same
-        self._window = window.copy()
-        self._target = np.asarray(view.log_target_ratio, dtype=np.float64).copy()
-        self._age = np.asarray(view.age, dtype=np.float64).copy()
-        self._work = np.asarray(view.work, dtype=np.float64).copy()
+        self._serials = serials
         return same

@@ -7,7 +7,7 @@ pure-NumPy simulation core that steps a batch of clusters driven by recorded los
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v0", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v1", config="tiny")
     >>> observation, info = env.reset(seed=0)
     >>> observation.shape == env.observation_space.shape
     True

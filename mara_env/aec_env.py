@@ -1,12 +1,12 @@
-"""Cluster-v0: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
+"""Cluster-v1: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
 
 | | |
 |---|---|
-| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v0")`` |
+| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v1")`` |
 | Agents | ``node_0 .. node_{K-1}`` (``K = n_nodes``), acting in order within an epoch |
 | Action space | ``Discrete(n_slots + 1)``: train the task in a slot, or idle (the last action) |
-| Observation space | ``Dict(observation=Box(float32, (8 + 18 * n_slots,)), action_mask=Box(int8, (n_slots + 1,)))`` |
-| State space | ``Box(float32, (8 + 18 * n_slots + 2 * n_nodes,))`` |
+| Observation space | ``Dict(observation=Box(float32, (8 + 20 * n_slots,)), action_mask=Box(int8, (n_slots + 1,)))`` |
+| State space | ``Box(float32, (8 + 20 * n_slots + 2 * n_nodes,))`` |
 | Reward | shared: tasks completed in the epoch (+ optional progress shaping) |
 | Parallel form | ``mara_env.parallel_env(...)`` |
 
@@ -51,6 +51,8 @@ Arguments:
     keyword overrides the config (``mara_env.env(n_nodes=4, load=1.5)``).
 
 Version history:
+    v1: two slot columns after the family one-hot (``serial``: the task's arrival serial,
+    ``budget``: its step budget in node-epochs); every earlier column is unchanged.
     v0: initial release.
 
 Example:
@@ -85,7 +87,7 @@ from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
-ENV_ID = "mara_env/Cluster-v0"
+ENV_ID = "mara_env/Cluster-v1"
 
 
 class raw_env(ClusterEnvBase, AECEnv):

@@ -31,7 +31,7 @@ Example (a decoder that picks uniformly among the legal actions, node by node):
     ...         choices = np.column_stack((choices, scores.argmax(axis=1)))
     ...     rewards, terminations, truncations, infos = envs.step(choices)
     >>> observations.shape, rewards.shape
-    ((8, 62), (8,))
+    ((8, 68), (8,))
 """
 
 from __future__ import annotations

@@ -43,10 +43,13 @@ import numpy as np
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, EnvStateError
 from mara_env.layout import (
+    S_BUDGET,
     S_FAMILY,
     S_LOG_TARGET,
     S_OCCUPIED,
+    S_SERIAL,
     S_SPEED,
+    SERIAL_SCALE,
     SLOT_FEATURES,
     SPEED_SCALE,
     TIME_SCALE,
@@ -140,9 +143,19 @@ def _empty_rows(shape: tuple[int, int]) -> np.ndarray:
     return np.broadcast_to(EMPTY_ROW[:, None, None], (len(TASK_FIELDS), *shape)).copy()
 
 
-def task_rows(table: TaskTable) -> np.ndarray:
-    """``(len(table), len(TASK_FIELDS))`` packed rows of a task table at arrival."""
+def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
+    """``(len(table), len(TASK_FIELDS))`` packed rows of a task table at arrival.
+
+    Args:
+        table: The episode's tasks (sorted by arrival: a task's index is its serial).
+        lengths: ``(len(table),)`` recorded points of each task's curve (its step budget in
+            curve steps).
+    """
     n = len(table)
+    if np.shape(lengths) != (n,):
+        raise ValueError(
+            f"task_rows: expected {n} curve lengths (one per task), got shape {np.shape(lengths)}."
+        )
     rows = np.zeros((n, len(TASK_FIELDS)))
     initial = table.initial_loss.astype(np.float64)
     deadline, arrival = table.deadline.astype(np.float64), table.arrival.astype(np.float64)
@@ -162,6 +175,8 @@ def task_rows(table: TaskTable) -> np.ndarray:
         f"feature_{S_OCCUPIED}": 1.0,
         f"feature_{S_SPEED}": table.speed / SPEED_SCALE,
         f"feature_{S_LOG_TARGET}": -table.log_gap,
+        f"feature_{S_SERIAL}": (np.arange(n) + 1.0) / SERIAL_SCALE,
+        f"feature_{S_BUDGET}": np.asarray(lengths, dtype=np.float64) / table.speed / TIME_SCALE,
         "time_left_at_0": deadline / TIME_SCALE,
         "time_fraction_at_0": deadline / window,
         "age_at_0": -arrival / TIME_SCALE,
@@ -317,7 +332,7 @@ class ClusterBatch:
             self.tasks[cluster] = table
             self.n_tasks[cluster] = n
             self.task[:, cluster] = EMPTY_ROW[:, None]
-            self.task[:, cluster, :n] = task_rows(table).T
+            self.task[:, cluster, :n] = task_rows(table, self.workload.lengths[table.curve_row]).T
             self.task_curve[cluster] = 0
             self.task_curve[cluster, :n] = table.curve_row
             self.arrived_by[cluster] = np.searchsorted(

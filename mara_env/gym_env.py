@@ -1,10 +1,10 @@
-"""Cluster-v0 for Gymnasium: one central scheduler assigns every node each epoch.
+"""Cluster-v1 for Gymnasium: one central scheduler assigns every node each epoch.
 
 | | |
 |---|---|
-| Make | ``gym.make("mara_env/Cluster-v0", config="training", **overrides)`` |
+| Make | ``gym.make("mara_env/Cluster-v1", config="training", **overrides)`` |
 | Action space | ``MultiDiscrete([n_slots + 1] * n_nodes)``: node ``i`` trains slot ``a[i]`` (``n_slots`` = idle) |
-| Observation space | ``Box(float32, (8 + 18 * n_slots + 2 * n_nodes,))``: the centralised state vector |
+| Observation space | ``Box(float32, (8 + 20 * n_slots + 2 * n_nodes,))``: the centralised state vector |
 | Action masks | ``env.action_masks()``: flat bool ``(n_nodes * (n_slots + 1),)``, for sb3-contrib ``MaskablePPO`` |
 | Reward | tasks completed in the epoch (+ optional progress shaping) |
 
@@ -17,7 +17,7 @@ actions.
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v0", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v1", config="tiny")
     >>> observation, info = env.reset(seed=1)
     >>> observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
     >>> env.unwrapped.action_masks().shape

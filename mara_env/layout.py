@@ -16,7 +16,7 @@ SPEED_SCALE = 10.0
 STEP_SCALE = 100.0
 
 GLOBAL_FEATURES = 8
-SLOT_FEATURES = 14 + len(FAMILY_NAMES)
+SLOT_FEATURES = 14 + len(FAMILY_NAMES) + 2
 
 G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = range(8)
 (
@@ -36,3 +36,10 @@ G_EPOCH, G_OPEN, G_QUEUE, G_QUEUE_TIME, G_ACTIVE, G_DECIDED, G_NODE, G_IDLE = ra
     S_MINE,
 ) = range(14)
 S_FAMILY = 14
+#: The arrival serial and the step budget follow the family one-hot (added in v1).
+S_SERIAL = S_FAMILY + len(FAMILY_NAMES)
+S_BUDGET = S_SERIAL + 1
+#: ``S_SERIAL`` holds ``(serial + 1) / SERIAL_SCALE``: 0 only for an empty slot, and exact after
+#: ``rint(value * SERIAL_SCALE) - 1`` in float32 (serials stay below
+#: ``mara_env.core.MAX_TASKS_PER_EPISODE``).
+SERIAL_SCALE = 100_000.0

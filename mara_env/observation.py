@@ -30,6 +30,11 @@ Slot features (index: meaning; all 0 for an empty slot)
     12 ``nodes_this_epoch``: nodes that already chose it this epoch / n_nodes (AEC form)
     13 ``mine_last_epoch``: 1 if the observing node trained it last epoch (0 in ``state()``)
     14-17 family one-hot in :data:`mara_env.families.FAMILY_NAMES` order
+    18 ``serial``: (arrival serial + 1) / SERIAL_SCALE, where the serial is the task's index in
+    the episode's task table (sorted by arrival) and ids it for the whole episode; 0 only for
+    an empty slot. ``rint(value * SERIAL_SCALE) - 1`` recovers it exactly (added in v1)
+    19 ``budget``: the task's step budget in node-epochs at one node (its curve's recorded
+    points / speed; the simulator repeats the last loss after them) / TIME_SCALE (added in v1)
 
 The state vector (for centralised critics) is the observation with the node-specific entries at
 0, followed by each node's previous slot and this epoch's choice so far, both as
@@ -68,6 +73,7 @@ from mara_env.layout import (
     G_QUEUE_TIME,
     GLOBAL_FEATURES,
     S_AGE,
+    S_BUDGET,
     S_FAMILY,
     S_LOG_LOSS,
     S_LOG_TARGET,
@@ -76,12 +82,14 @@ from mara_env.layout import (
     S_NODES_NOW,
     S_OCCUPIED,
     S_PROGRESS,
+    S_SERIAL,
     S_SLOPE,
     S_SPEED,
     S_STEPS,
     S_TIME_FRACTION,
     S_TIME_LEFT,
     S_WORK,
+    SERIAL_SCALE,
     SLOT_FEATURES,
     SPEED_SCALE,
     STEP_SCALE,
@@ -101,10 +109,12 @@ __all__ = [
     "G_OPEN",
     "G_QUEUE",
     "G_QUEUE_TIME",
+    "SERIAL_SCALE",
     "SLOT_FEATURES",
     "SPEED_SCALE",
     "STEP_SCALE",
     "S_AGE",
+    "S_BUDGET",
     "S_FAMILY",
     "S_LOG_LOSS",
     "S_LOG_TARGET",
@@ -113,6 +123,7 @@ __all__ = [
     "S_NODES_NOW",
     "S_OCCUPIED",
     "S_PROGRESS",
+    "S_SERIAL",
     "S_SLOPE",
     "S_SPEED",
     "S_STEPS",
@@ -170,6 +181,10 @@ class SlotView:
         queue_min_time_left: Least epochs to deadline in the queue (0 if it is empty).
         active_tasks: Slotted tasks.
         node_was_idle: Whether the observing node idled last epoch.
+        serial: Arrival serial of each slot's task (its index in the episode's task table, the
+            same for the task's whole episode; -1 if empty).
+        budget: Each slot's step budget in node-epochs at one node (curve points / speed; 0 if
+            empty).
     """
 
     occupied: np.ndarray
@@ -195,6 +210,8 @@ class SlotView:
     queue_min_time_left: float
     active_tasks: int
     node_was_idle: bool
+    serial: np.ndarray
+    budget: np.ndarray
 
 
 def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotView:
@@ -243,6 +260,10 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         queue_min_time_left=float(np.rint(vector[G_QUEUE_TIME] * TIME_SCALE)),
         active_tasks=round(vector[G_ACTIVE] * n_slots),
         node_was_idle=bool(vector[G_IDLE] > 0.5),
+        serial=np.where(occupied, np.rint(slots[:, S_SERIAL] * SERIAL_SCALE) - 1, -1).astype(
+            np.int64
+        ),
+        budget=slots[:, S_BUDGET] * TIME_SCALE,
     )
 
 

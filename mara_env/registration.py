@@ -9,7 +9,7 @@ from mara_env.aec_env import ENV_ID
 
 
 def register_envs() -> None:
-    """Register ``mara_env/Cluster-v0`` with Gymnasium (central scheduler, with the batched
+    """Register ``mara_env/Cluster-v1`` with Gymnasium (central scheduler, with the batched
     vector entry point) and with PettingZoo's registry (AEC and Parallel forms). Safe to call
     more than once."""
     if ENV_ID not in gymnasium.registry:

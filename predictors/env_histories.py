@@ -9,7 +9,9 @@
   in :mod:`mara_env.observation`); predictors are scale-invariant, so this changes nothing for
   them but keeps the absolute scale of the hidden curve out of their inputs;
 * ``time_left``: ``deadline - epoch``; ``speed``: curve steps one node advances per epoch;
-  ``family``: the family name.
+  ``family``: the family name; ``budget``: the task's step budget in curve steps, the points
+  recorded in its curve (the workload knows each curve row's length; a real scheduler knows the
+  job's configured steps).
 
 :class:`HistoryBuffers` builds the same histories incrementally, for callers that ask every
 epoch (the prediction wrappers): it copies only the points reported since its last call.
@@ -128,6 +130,7 @@ class HistoryBuffers:
                 time_left=buffer.deadline - epoch,
                 speed=buffer.speed,
                 family=buffer.family,
+                budget=buffer.budget,
             )
             histories.append(history)
         return histories
@@ -136,7 +139,17 @@ class HistoryBuffers:
 class _TaskBuffer:
     """Growing arrays of one task's curve steps and relative losses, and its constants."""
 
-    __slots__ = ("count", "deadline", "family", "loss", "scale", "speed", "target", "work")
+    __slots__ = (
+        "budget",
+        "count",
+        "deadline",
+        "family",
+        "loss",
+        "scale",
+        "speed",
+        "target",
+        "work",
+    )
 
     def __init__(self, state: ClusterState, task: int) -> None:
         table = state.tasks
@@ -145,6 +158,7 @@ class _TaskBuffer:
         self.deadline = float(table.deadline.item(task))
         self.speed = table.speed.item(task)
         self.family = FAMILY_NAMES[table.family.item(task)]
+        self.budget = curve_budget(state, task)
         self.count = 0
         self.work = np.empty(16)
         self.loss = np.empty(16)
@@ -161,6 +175,13 @@ class _TaskBuffer:
             work[index] = progress[index]
             loss[index] = losses[index] * scale
         self.count = n_points
+
+
+def curve_budget(state: ClusterState, task: int) -> float:
+    """The step budget of ``task`` in curve steps: the points recorded in its curve (after them
+    the simulator repeats the last loss)."""
+    row = state.tasks.curve_row.item(task)
+    return float(state.core.workload.lengths.item(row))
 
 
 def _task_list(tasks: Sequence[int] | np.ndarray) -> Sequence[int]:
@@ -189,6 +210,7 @@ def _assemble(
         "time_left": float(table.deadline.item(task) - state.epoch),
         "speed": table.speed.item(task),
         "family": FAMILY_NAMES[table.family.item(task)],
+        "budget": curve_budget(state, task),
     }
     history = object.__new__(TaskHistory)
     history.__dict__.update(fields)

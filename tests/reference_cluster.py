@@ -21,6 +21,7 @@ from mara_env.observation import (
     G_NODE,
     GLOBAL_FEATURES,
     S_AGE,
+    S_BUDGET,
     S_FAMILY,
     S_LOG_LOSS,
     S_LOG_TARGET,
@@ -29,12 +30,14 @@ from mara_env.observation import (
     S_NODES_NOW,
     S_OCCUPIED,
     S_PROGRESS,
+    S_SERIAL,
     S_SLOPE,
     S_SPEED,
     S_STEPS,
     S_TIME_FRACTION,
     S_TIME_LEFT,
     S_WORK,
+    SERIAL_SCALE,
     SLOT_FEATURES,
     SPEED_SCALE,
     STEP_SCALE,
@@ -459,6 +462,9 @@ class ReferenceObservationBuilder:
         rows[:n, S_LOG_TARGET] = -tasks.log_gap
         rows[:n, S_SPEED] = tasks.speed / SPEED_SCALE
         rows[np.arange(n), S_FAMILY + tasks.family] = 1.0
+        rows[:n, S_SERIAL] = (np.arange(n) + 1.0) / SERIAL_SCALE
+        lengths = self.simulator.workload.lengths[tasks.curve_row]
+        rows[:n, S_BUDGET] = lengths / tasks.speed / TIME_SCALE
         self._task_rows = rows
         deadline, arrival = tasks.deadline.astype(np.float64), tasks.arrival.astype(np.float64)
         window = np.maximum(deadline - arrival, 1.0)

@@ -46,7 +46,7 @@ CASE_IDS = list(CONFIG_CASES)
 
 
 def test_ids_are_registered_in_every_registry() -> None:
-    """Importing mara_env registers Cluster-v0 with Gymnasium and both PettingZoo registries."""
+    """Importing mara_env registers Cluster-v1 with Gymnasium and both PettingZoo registries."""
     assert mara_env.ENV_ID in GYM_IDS
     assert mara_env.ENV_ID in AEC_IDS
     assert mara_env.ENV_ID in PARALLEL_IDS

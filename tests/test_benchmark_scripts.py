@@ -50,7 +50,7 @@ def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFi
         "mara_env.env (AEC, wrapped)",
         "mara_env.parallel_env",
         "ClusterGymEnv (unwrapped)",
-        'gym.make("mara_env/Cluster-v0")',
+        'gym.make("mara_env/Cluster-v1")',
         "connect_four_v3.raw_env (AEC)",
     ):
         assert figure(re.escape(name) + r"\s+" + NUMBER, out) > 0, name

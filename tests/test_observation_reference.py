@@ -17,6 +17,9 @@ from mara_env.families import FAMILY_NAMES
 from mara_env.observation import (
     FEATURE_BOUND,
     GLOBAL_FEATURES,
+    S_BUDGET,
+    S_SERIAL,
+    SERIAL_SCALE,
     SLOT_FEATURES,
     SPEED_SCALE,
     STEP_SCALE,
@@ -74,6 +77,9 @@ def reference_observation(env: mara_env.raw_env, node: int) -> np.ndarray:
                 1.0 if previous[node] == slot else 0.0,
             ]
             row[14 + FAMILY_NAMES.index(FAMILY_NAMES[int(tasks.family[task])])] = 1.0
+            length = int(sim.workload.lengths[int(tasks.curve_row[task])])
+            row[S_SERIAL] = (task + 1) / SERIAL_SCALE
+            row[S_BUDGET] = length / float(tasks.speed[task]) / TIME_SCALE
         values.extend(row)
     return np.clip(np.array(values), -FEATURE_BOUND, FEATURE_BOUND).astype(np.float32)
 

@@ -9,7 +9,7 @@ import mara_env
 from agents import make_agent
 from agents.base import NotResetError
 from agents.observed_history import HistoryScheduler, ObservedHistories
-from agents.tracking import NO_TASK
+from agents.tracking import NO_TASK, SlotTracker
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
 
@@ -173,3 +173,61 @@ def test_history_scheduler_updates_histories_before_each_plan() -> None:
     assert rows[0]["illegal_actions"] == 0
     assert max(scheduler.lengths) >= 2, "the trained task's history grows"
     assert scheduler.histories.task_ids.tolist() == scheduler.tracker.task_ids.tolist()
+
+
+def _vector_with_serials(config: mara_env.ClusterConfig, serials: list[int]) -> np.ndarray:
+    """The tiny env's observation at reset with every slot showing a copy of one task (same
+    constants and state) under the given serials (-1: empty)."""
+    env = mara_env.raw_env(config)
+    env.reset(seed=0)
+    vector = env.observe("node_0")["observation"].astype(np.float64)
+    start, width = mara_env.observation.GLOBAL_FEATURES, mara_env.observation.SLOT_FEATURES
+    slots = vector[start:].reshape(config.n_slots, width)
+    occupied = np.flatnonzero(slots[:, mara_env.observation.S_OCCUPIED] > 0.5)
+    assert occupied.size, "the episode starts with a slotted task"
+    template = slots[occupied[0]].copy()
+    for slot, serial in enumerate(serials):
+        slots[slot] = 0.0
+        if serial >= 0:
+            slots[slot] = template
+            slots[slot, mara_env.observation.S_SERIAL] = (serial + 1) / (
+                mara_env.observation.SERIAL_SCALE
+            )
+    vector[start:] = slots.ravel()
+    return vector.astype(np.float32)
+
+
+def _view_with_serials(config: mara_env.ClusterConfig, serials: list[int]) -> SlotView:
+    return mara_env.decode_observation(_vector_with_serials(config, serials), config)
+
+
+def test_tasks_are_told_apart_by_serial_alone() -> None:
+    """Identical constants and state under different serials are different tasks; a serial
+    that changes slot keeps its id; a slot whose serial changes holds a new task."""
+    config = mara_env.get_config("tiny", load=6.0)
+    tracker = SlotTracker()
+    tracker.reset(config.n_slots)
+    tracker.update(_view_with_serials(config, [4, 7, -1]))
+    assert tracker.task_ids.tolist() == [0, 1, NO_TASK] and tracker.new_ids == [0, 1]
+    tracker.update(_view_with_serials(config, [4, 9, 7]))
+    assert tracker.task_ids.tolist() == [0, 2, 1]
+    assert tracker.continuing.tolist() == [True, False, False]
+    assert tracker.new_ids == [2]
+    tracker.update(_view_with_serials(config, [-1, 9, 4]))
+    assert tracker.task_ids.tolist() == [NO_TASK, 2, 0]
+    with pytest.raises(ValueError, match="two slots"):
+        tracker.update(_view_with_serials(config, [3, 3, -1]))
+
+
+def test_identical_looking_tasks_keep_separate_histories() -> None:
+    config = mara_env.get_config("tiny", load=6.0)
+    histories = ObservedHistories()
+    histories.reset(config)
+    histories.update(_vector_with_serials(config, [1, 2, -1]))
+    assert histories.task_ids.tolist() == [0, 1, NO_TASK]
+    histories.update(_vector_with_serials(config, [1, 3, -1]))  # slot 1 shows another task
+    assert histories.task_ids.tolist() == [0, 2, NO_TASK]
+    assert histories.departed_ids == [1]
+    histories.update(_vector_with_serials(config, [3, -1, 1]))  # both move
+    assert histories.task_ids.tolist() == [2, NO_TASK, 0]
+    assert histories.departed_ids == []

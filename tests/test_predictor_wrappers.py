@@ -741,7 +741,7 @@ def test_wrapping_the_wrong_env_raises() -> None:
     with pytest.raises(TypeError, match="wraps a mara_env environment"):
         PredictionAECWrapper(connect_four.raw_env())
     with pytest.raises(TypeError, match="expected a mara_env AEC, Parallel or Gymnasium env"):
-        add_predictions("mara_env/Cluster-v0")
+        add_predictions("mara_env/Cluster-v1")
 
 
 @pytest.mark.parametrize(

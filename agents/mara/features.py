@@ -43,9 +43,11 @@ from mara_env import ClusterConfig
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import (
     GLOBAL_FEATURES,
+    S_BUDGET,
     S_MINE,
     S_NODES_NOW,
     S_OCCUPIED,
+    S_SERIAL,
     SLOT_FEATURES,
 )
 from predictors.base import Predictor, RemainingWork, TaskHistory
@@ -57,9 +59,11 @@ from predictors.slot_features import (
     slot_features,
 )
 
-#: Observed slot features the policy reads (the slot block minus the two node-specific ones).
+#: Observed slot features the policy reads: the slot block minus the two node-specific ones and
+#: the v1 columns (the arrival serial is an id, not a feature; the step budget reaches the policy
+#: through the predictions), so the shipped checkpoint keeps its inputs.
 OBSERVED_SLOT_COLUMNS = np.array(
-    [c for c in range(SLOT_FEATURES) if c not in (S_NODES_NOW, S_MINE)]
+    [c for c in range(SLOT_FEATURES) if c not in (S_NODES_NOW, S_MINE, S_SERIAL, S_BUDGET)]
 )
 #: Per-slot input width of the policy.
 SLOT_INPUTS = len(OBSERVED_SLOT_COLUMNS) + PREDICTION_FEATURES
