@@ -219,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "machine": f"{platform.machine()}, {args.threads} torch threads, torch {torch.__version__}",
         "log": [[u, round(t, 5), round(v, 5)] for u, t, v in log],
     }
-    if args.model == "flow_matching":
+    if isinstance(model, flow_matching.VelocityField):
         config, facts["validation"] = calibrate(model, config, validation_curves, args.seed)
         if args.distill_updates > 0:
             teacher_out = out.with_name(out.stem + "_teacher" + out.suffix)
@@ -244,12 +244,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
 
 
 def distill_student(
-    teacher: torch.nn.Module,
+    teacher: flow_matching.VelocityField,
     config: flow_matching.FlowMatchingConfig,
     contexts: tuple[np.ndarray, np.ndarray],
     curves: CurveSubset,
     args: argparse.Namespace,
-) -> tuple[torch.nn.Module, flow_matching.FlowMatchingConfig, dict[str, Any]]:
+) -> tuple[flow_matching.VelocityField, flow_matching.FlowMatchingConfig, dict[str, Any]]:
     """The one-step student of ``teacher`` (:mod:`predictors.distillation`), calibrated."""
     settings = TrainingSettings(updates=args.distill_updates, learning_rate=5e-4, seed=args.seed)
     bar = tqdm(total=settings.updates, desc="distil", unit="update", disable=args.no_progress)
@@ -269,7 +269,7 @@ def distill_student(
 
 
 def calibrate(
-    model: torch.nn.Module,
+    model: flow_matching.VelocityField,
     config: flow_matching.FlowMatchingConfig,
     curves: CurveSubset,
     seed: int,

@@ -103,7 +103,7 @@ def validation_cases(
 ) -> list[PredictionCases]:
     """Cases of every family of ``curves`` at every fraction, drawn by the benchmark's rule
     with the ``training`` preset's task settings."""
-    cases = []
+    cases: list[PredictionCases] = []
     for family in curves.families:
         config = get_config("training", workload=family)
         tasks = draw_tasks(

@@ -14,7 +14,7 @@ Example:
     >>> teacher = VelocityField(FlowMatchingConfig(hidden=8, blocks=1))
     >>> contexts = torch.zeros((4, teacher.context_net[0].in_features))
     >>> noise, target = teacher_pairs(teacher, contexts, torch.Generator().manual_seed(0))
-    >>> noise.shape == target.shape == (4, teacher.output[1].out_features)
+    >>> noise.shape == target.shape == (4, WINDOW_SIZE)
     True
 """
 
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from predictors.curve_windows import WINDOW_SIZE
 from predictors.flow_matching import VelocityField, integrate
 from predictors.training import TrainingSettings, fit
 
@@ -41,7 +42,7 @@ def teacher_pairs(
     teacher: VelocityField, contexts: torch.Tensor, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(noise, where the teacher's solver takes it) for one noise draw per context."""
-    width = teacher.output[1].out_features
+    width = WINDOW_SIZE
     noise = torch.randn((len(contexts), width), generator=generator)
     targets = []
     solver, steps = TEACHER_SOLVER
