@@ -15,7 +15,7 @@ Example:
     >>> samples = np.exp(np.random.default_rng(0).normal(size=(400, 64)))
     >>> truth = np.exp(2.0 * np.random.default_rng(1).normal(size=400))  # twice as wide
     >>> round(fit_spread(samples, truth), 1)
-    2.0
+    1.9
 """
 
 from __future__ import annotations

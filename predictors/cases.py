@@ -214,7 +214,7 @@ class PredictionCases:
 
         Example:
             >>> cases = make_cases(draw_tasks("rl", draws_per_curve=1), 0.2)
-            >>> {h.family for h in cases.relabelled(UNKNOWN_FAMILY).histories}
+            >>> {h.family for h in cases.relabelled("unknown").histories}
             {'unknown'}
         """
         histories = tuple(replace(history, family=family) for history in self.histories)

@@ -90,11 +90,11 @@ def trivial_model(one_torch_thread: None) -> FlowMatching:
     rng = np.random.default_rng(0)
     curves = constant_velocity_curves(60, rng)
     config = FlowMatchingConfig(hidden=64, blocks=1, solver_steps=8)
-    train = make_examples(curves, 4000, rng, config.log_scale)
+    train = make_examples(curves, 20_000, rng, config.log_scale)
     validation = make_examples(curves, 500, rng, config.log_scale)
     model, log = train_velocity_field(
         config,
-        TrainingSettings(updates=1000, batch_size=256, learning_rate=3e-3),
+        TrainingSettings(updates=2000, batch_size=256, learning_rate=3e-3),
         train,
         validation,
         validate_every=200,
@@ -105,13 +105,19 @@ def trivial_model(one_torch_thread: None) -> FlowMatching:
 
 def test_learns_constant_velocity_paths(trivial_model: FlowMatching) -> None:
     # Rate 0.02: from ln 1 at step 0 to ln(target) = -1 takes 50 steps; observed up to step 20,
-    # one report per epoch of 4 steps.
+    # one report per epoch of 4 steps; the 300-step budget is known. A model this small (20,000
+    # examples, 2,000 updates) gets the remaining 30 steps within a factor of two.
     steps = np.arange(0.0, 21.0, 4.0)
     history = TaskHistory(
-        steps, np.exp(-0.02 * steps), target=np.exp(-1.0), speed=4.0, family="synthetic"
+        steps,
+        np.exp(-0.02 * steps),
+        target=np.exp(-1.0),
+        speed=4.0,
+        family="synthetic",
+        budget=300.0,
     )
     samples = trivial_model.predict([history], 64, np.random.default_rng(1)).samples[0]
-    assert np.median(samples) == pytest.approx(30.0, rel=0.2)
+    assert abs(np.log(np.median(samples) / 30.0)) < np.log(2.0)
     assert np.isfinite(samples).mean() > 0.9
 
 
@@ -268,32 +274,38 @@ def _twice_the_resolution(curve: np.ndarray) -> np.ndarray:
 def _reports(curve: np.ndarray, speed: float, epochs: int, target: float) -> TaskHistory:
     progress = np.concatenate([[0.0], speed * np.arange(1, epochs + 1)])
     loss = curve[np.minimum(progress.astype(np.int64), len(curve) - 1)]
-    return TaskHistory(progress, loss / curve[0], target / curve[0], speed=speed, family="vision")
+    return TaskHistory(
+        progress,
+        loss / curve[0],
+        target / curve[0],
+        speed=speed,
+        family="vision",
+        budget=float(len(curve)),
+    )
 
 
 def test_the_same_curve_at_twice_the_resolution_predicts_the_same_remaining_fraction() -> None:
     """Resolution invariance of the shipped model: a curve recorded at twice the resolution,
-    trained at twice the speed, has the same predicted remaining share of its curve (the
-    medians agree within 5%; only the loss read at each report differs, by interpolation)."""
+    trained at twice the speed with twice the step budget, gets remaining-work samples twice as
+    large (the same remaining share of its budget), sample for sample, within 0.1%."""
     from mara_env.sources import default_trace_source
 
     pool = default_trace_source().pool("vision", "test")
     predictor = make_predictor("flow_matching")
-    ratios = []
+    compared = 0
     for row in range(0, pool.n_curves, max(1, pool.n_curves // 12)):
         curve = pool.losses[row, : pool.lengths[row]]
         target = curve[int(0.7 * len(curve))]
-        speed = len(curve) / 25.0
-        original = _reports(curve, speed, 6, target)
-        doubled = _reports(_twice_the_resolution(curve), 2.0 * speed, 6, target)
+        doubled = _twice_the_resolution(curve)
+        original = _reports(curve, 4.0, 6, target)
+        at_twice = _reports(np.append(doubled, doubled[-1]), 8.0, 6, target)
         samples = [
             predictor.predict([h], 64, np.random.default_rng(row)).samples[0]
-            for h in (original, doubled)
+            for h in (original, at_twice)
         ]
-        if np.isfinite(np.median(samples[0])):
-            ratios.append(np.median(samples[1]) / (2.0 * np.median(samples[0])))
-    assert len(ratios) >= 6
-    np.testing.assert_allclose(ratios, 1.0, rtol=0.05)
+        np.testing.assert_allclose(samples[1], 2.0 * samples[0], rtol=1e-3)
+        compared += int(np.isfinite(samples[0]).any())
+    assert compared >= 6
 
 
 def test_contexts_are_in_node_epochs() -> None:
