@@ -69,7 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="another registered predictor to measure besides wls (repeatable)",
     )
-    parser.add_argument("--n-samples", type=int, default=32, help="samples per task (default 32)")
+    parser.add_argument("--n-samples", type=int, default=16, help="samples per task (default 16)")
     args = parser.parse_args(argv)
     resolve_budget(parser, args)
     if args.n_samples < 1:

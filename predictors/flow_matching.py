@@ -270,8 +270,13 @@ class NumpyVelocityField:
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    """``x * sigmoid(x)``, written with ``tanh`` so that no value overflows."""
-    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
+    """``x * sigmoid(x)`` in place of a fresh array; ``exp`` may overflow to ``inf`` for very
+    negative ``x``, which correctly gives 0."""
+    out = np.negative(x)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1.0
+    return np.divide(x, out, out=out)
 
 
 def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:

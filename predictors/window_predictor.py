@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
@@ -108,8 +107,11 @@ def spread_samples(samples: np.ndarray, spread: float) -> np.ndarray:
         return samples
     positive = np.isfinite(samples) & (samples > 0)
     logs = np.log(np.where(positive, samples, np.nan))
-    with warnings.catch_warnings():  # rows without a positive finite sample: median NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        median = np.nanmedian(logs, axis=1, keepdims=True)
+    ordered = np.sort(logs, axis=1)  # NaN (not positive and finite) sorts last
+    count = positive.sum(axis=1)
+    low = np.maximum((count - 1) // 2, 0)[:, None]
+    high = np.maximum(count // 2, 0)[:, None]
+    high = np.minimum(high, samples.shape[1] - 1)
+    median = 0.5 * (np.take_along_axis(ordered, low, 1) + np.take_along_axis(ordered, high, 1))
     spread_logs = median + spread * (logs - median)
     return np.where(positive, np.exp(spread_logs), samples)

@@ -106,10 +106,10 @@ class PredictionOptions:
         >>> PredictionOptions(n_samples=0)
         Traceback (most recent call last):
         ...
-        ValueError: PredictionOptions.n_samples must be an int >= 1, got 0. Use e.g. 32 samples per task.
+        ValueError: PredictionOptions.n_samples must be an int >= 1, got 0. Use e.g. 16 samples per task.
     """
 
-    n_samples: int = 32
+    n_samples: int = 16
     quantile_levels: tuple[float, ...] = QUANTILE_LEVELS
     need_cap: float = NEED_CAP
     reuse_samples: bool = True
@@ -119,7 +119,7 @@ class PredictionOptions:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(
                 f"PredictionOptions.n_samples must be an int >= 1, got {n!r}. "
-                "Use e.g. 32 samples per task."
+                "Use e.g. 16 samples per task."
             )
         levels = self.quantile_levels
         if not (
@@ -440,7 +440,7 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
         env: AECEnv[str, Any, Any],
         predictor: str | Predictor = "wls",
         *,
-        n_samples: int = 32,
+        n_samples: int = 16,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
         need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
@@ -557,7 +557,7 @@ class PredictionParallelWrapper(BaseParallelWrapper[str, dict[str, np.ndarray], 
         env: ParallelEnv[str, Any, Any],
         predictor: str | Predictor = "wls",
         *,
-        n_samples: int = 32,
+        n_samples: int = 16,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
         need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
@@ -641,7 +641,7 @@ class PredictionGymWrapper(
         env: gym.Env[np.ndarray, np.ndarray],
         predictor: str | Predictor = "wls",
         *,
-        n_samples: int = 32,
+        n_samples: int = 16,
         quantile_levels: tuple[float, ...] = QUANTILE_LEVELS,
         need_cap: float = NEED_CAP,
         reuse_samples: bool = True,
