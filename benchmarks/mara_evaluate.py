@@ -3,8 +3,8 @@
 Every agent plays the ``evaluation`` preset (test split of the curves) through
 :func:`agents.evaluation.evaluate` at each workload and load, on environment seeds 1000 and up
 (training used seeds below 1000). Rows already in the CSV are skipped, so an interrupted run
-resumes; each row names the checkpoint behind it (the first 12 hex digits of its SHA-256, empty
-for agents without one), and a CSV holding an agent's rows from another checkpoint is refused
+resumes; each row names the checkpoints behind it (a digest of the SHA-256 of every checkpoint
+loaded to build the agent, its predictor's included; empty for agents without one), and a CSV holding an agent's rows from another checkpoint is refused
 rather than mixed or overwritten. A Markdown table of means and 95% bootstrap CIs
 (:func:`agents.statistics.mean_ci`) is written beside the CSV.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from tqdm.auto import tqdm
 from agents import evaluate, make_agent, mean_ci
 from agents.base import Scheduler
 from mara_env import get_config
+from predictors.loaded_checkpoints import recording_checkpoint_loads
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 LOADS = (1.4, 2.1, 2.8)
@@ -57,19 +59,26 @@ def label_of(agent: str) -> str:
     return Path(agent).stem if agent.endswith(".pt") else agent
 
 
-def build(agent: str) -> tuple[str, Scheduler]:
-    """A scheduler from a registered name or a MARA checkpoint path (``.pt``)."""
-    if agent.endswith(".pt"):
-        from agents.mara.agent import Mara
+def build(agent: str) -> tuple[str, Scheduler, str]:
+    """A scheduler from a registered name or a MARA checkpoint path (``.pt``), with
+    :func:`weights_digest` of every checkpoint loaded to build it (its policy's and its
+    predictor's: a result depends on both)."""
+    with recording_checkpoint_loads() as loads:
+        if agent.endswith(".pt"):
+            from agents.mara.agent import Mara
 
-        return label_of(agent), Mara.load(agent)
-    return agent, make_agent(agent)
+            label, scheduler = label_of(agent), Mara.load(agent)
+        else:
+            label, scheduler = agent, make_agent(agent)
+    return label, scheduler, weights_digest([load.sha256 for load in loads])
 
 
-def checkpoint_of(scheduler: Scheduler) -> str:
-    """The first 12 hex digits of the scheduler's checkpoint SHA-256 ("" without one)."""
-    digest = getattr(scheduler, "checkpoint_sha256", None)
-    return digest[:12] if isinstance(digest, str) else ""
+def weights_digest(digests: Sequence[str]) -> str:
+    """The first 12 hex digits of the SHA-256 of the loaded checkpoints' SHA-256s, in load
+    order ("" when nothing was loaded)."""
+    if not digests:
+        return ""
+    return hashlib.sha256("".join(digests).encode()).hexdigest()[:12]
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -107,8 +116,7 @@ def run(
         if new_file:
             writer.writeheader()
         for agent in agents:
-            label, scheduler = build(agent)
-            checkpoint = checkpoint_of(scheduler)
+            label, scheduler, checkpoint = build(agent)
             others = {row["checkpoint"] for row in rows if row["agent"] == label} - {checkpoint}
             if others:
                 raise SystemExit(

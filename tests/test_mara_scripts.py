@@ -11,7 +11,6 @@ import torch
 
 from agents.mara.agent import Mara
 from benchmarks import mara_evaluate, mara_timing, train_mara
-from benchmarks.mara_evaluate import checkpoint_of
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -49,7 +48,10 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     with pytest.raises(SystemExit, match="no rows"):
         mara_evaluate.main([*argv, "--paired-with", "nobody", "--seeds", "2"])
     assert len(out.read_text().splitlines()) == 3  # refused before playing the new seed
-    assert {row["checkpoint"] for row in rows} == {"", checkpoint_of(Mara.load(quick_checkpoint))}
+    assert {row["checkpoint"] for row in rows} == {
+        "",
+        mara_evaluate.build(str(quick_checkpoint))[2],
+    }
 
 
 def test_evaluation_refuses_rows_of_another_checkpoint(
