@@ -63,6 +63,7 @@ def build(agent: str) -> tuple[str, Scheduler, str]:
     """A scheduler from a registered name or a MARA checkpoint path (``.pt``), with
     :func:`weights_digest` of every checkpoint loaded to build it (its policy's and its
     predictor's: a result depends on both)."""
+    scheduler: Scheduler
     with recording_checkpoint_loads() as loads:
         if agent.endswith(".pt"):
             from agents.mara.agent import Mara
