@@ -59,7 +59,7 @@ from mara_env.observation import (
     state_vectors,
 )
 from mara_env.traces import TraceSource
-from mara_env.vector_env import STEP_INFO_KEYS, sub_env_seeds
+from mara_env.vector_env import advance_batch, sub_env_seeds
 
 
 class BatchedNodesEnv:
@@ -272,20 +272,10 @@ class BatchedNodesEnv:
             legal[resetting] = config.idle_action
             illegal[resetting] = 0
         core.illegal_actions += illegal
-        epoch = core.advance(legal)
-        rewards = epoch.completed + config.shaping_weight * epoch.shaping
-        terminated, truncated = core.terminated.copy(), core.truncated.copy()
+        rewards, terminated, truncated, infos = advance_batch(
+            core, legal, resetting, {"illegal_actions": illegal}
+        )
         stepped = ~resetting
-        infos: dict[str, Any] = {}
-        for key in STEP_INFO_KEYS:
-            infos[key], infos[f"_{key}"] = getattr(epoch, key), stepped
-        infos["illegal_actions"], infos["_illegal_actions"] = illegal, stepped
-        ended = (terminated | truncated) & stepped
-        if ended.any():
-            infos["completion_rate"] = np.where(
-                ended, core.completed / np.maximum(core.next_arrival, 1), 0.0
-            )
-            infos["_completion_rate"] = ended
         if resetting.any():
             if self.autoreset:
                 indices = np.flatnonzero(resetting)

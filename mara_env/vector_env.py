@@ -69,6 +69,37 @@ from mara_env.traces import TraceSource
 STEP_INFO_KEYS = ("epoch", "completed", "expired", "arrived", "switches")
 
 
+def advance_batch(
+    core: ClusterBatch,
+    choices: np.ndarray,
+    resetting: np.ndarray,
+    counters: dict[str, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Advance every cluster of ``core`` one epoch with ``choices``; the step's outcome.
+
+    Returns ``(rewards, terminations, truncations, infos)`` as the batched forms report them
+    before any reset: rewards are completions plus the config's shaping, and ``infos`` holds
+    the epoch's :data:`STEP_INFO_KEYS`, the per-cluster ``counters`` (e.g. illegal actions) and,
+    for clusters whose episode just ended, ``completion_rate``; each with its ``_key`` mask of
+    the clusters that stepped (not ``resetting``).
+    """
+    epoch = core.advance(choices)
+    rewards = epoch.completed + core.config.shaping_weight * epoch.shaping
+    terminated, truncated = core.terminated.copy(), core.truncated.copy()
+    stepped = ~resetting
+    infos: dict[str, Any] = {}
+    for key in STEP_INFO_KEYS:
+        infos[key], infos[f"_{key}"] = getattr(epoch, key), stepped
+    for key, values in counters.items():
+        infos[key], infos[f"_{key}"] = values, stepped
+    ended = (terminated | truncated) & stepped
+    if ended.any():
+        arrived = np.maximum(core.next_arrival, 1)
+        infos["completion_rate"] = np.where(ended, core.completed / arrived, 0.0)
+        infos["_completion_rate"] = ended
+    return rewards, terminated, truncated, infos
+
+
 def sub_env_seeds(seed: int | list[int | None] | None, num_envs: int) -> list[int | None]:
     """The seed of each sub-env for ``reset(seed=seed)``: ``seed + i``, or the given list.
 
@@ -185,20 +216,10 @@ class ClusterVectorEnv(VectorEnv):
             conflicts[resetting] = 0
         core.illegal_actions += illegal
         core.conflicts += conflicts
-        epoch = core.advance(choices)
-        rewards = epoch.completed + config.shaping_weight * epoch.shaping
-        terminated, truncated = core.terminated.copy(), core.truncated.copy()
+        rewards, terminated, truncated, infos = advance_batch(
+            core, choices, resetting, {"illegal_actions": illegal, "conflicts": conflicts}
+        )
         stepped = ~resetting
-        infos: dict[str, Any] = {}
-        for key in STEP_INFO_KEYS:
-            infos[key], infos[f"_{key}"] = getattr(epoch, key), stepped
-        infos["illegal_actions"], infos["_illegal_actions"] = illegal, stepped
-        infos["conflicts"], infos["_conflicts"] = conflicts, stepped
-        ended = (terminated | truncated) & stepped
-        if ended.any():
-            arrived = np.maximum(core.next_arrival, 1)
-            infos["completion_rate"] = np.where(ended, core.completed / arrived, 0.0)
-            infos["_completion_rate"] = ended
         if resetting.any():
             indices = np.flatnonzero(resetting)
             core.reset(indices, [self.np_randoms[i] for i in indices.tolist()])
