@@ -116,11 +116,14 @@ TASK_FIELDS = (
     "log_gap",
     "family",
     "initial_loss",
-    # observation-ready constants of the time features
+    # the time features of the observation at epoch 0 and their change per epoch (0 in an
+    # empty slot's row, so its time features come out 0)
     "time_left_at_0",
     "time_fraction_at_0",
     "age_at_0",
+    "time_left_per_epoch",
     "time_fraction_per_epoch",
+    "age_per_epoch",
     # per-task outcome (meaningful in the task table only)
     "end_epoch",
     "final_status",
@@ -129,6 +132,10 @@ TASK_FIELDS = (
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
 PROGRESS, WORK, LOSS, PREVIOUS_LOSS, PREVIOUS_WORK, PHI = range(6)
 DYNAMIC = slice(0, 6)
+#: The time features at epoch 0 and their changes per epoch (blocks in the order of the
+#: observation's time columns).
+TIME_AT_0 = slice(FIELD["time_left_at_0"], FIELD["age_at_0"] + 1)
+TIME_PER_EPOCH = slice(FIELD["time_left_per_epoch"], FIELD["age_per_epoch"] + 1)
 #: Where the block of constant slot features starts in a row.
 FEATURES = FIELD["feature_0"]
 #: The row an empty slot (and the sentinel task) holds.
@@ -180,7 +187,9 @@ def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
         "time_left_at_0": deadline / TIME_SCALE,
         "time_fraction_at_0": deadline / window,
         "age_at_0": -arrival / TIME_SCALE,
+        "time_left_per_epoch": -1.0 / TIME_SCALE,
         "time_fraction_per_epoch": -1.0 / window,
+        "age_per_epoch": 1.0 / TIME_SCALE,
         "end_epoch": -1.0,
     }
     for name, value in columns.items():
@@ -203,6 +212,8 @@ class ClusterBatch:
         tasks: Each cluster's :class:`~mara_env.workload.TaskTable` of the current episode.
         epoch, next_arrival, n_tasks, queue_head, queue_length: ``(B,)`` per cluster.
         slot_task: ``(B, n_slots + 1)`` task id in each slot, plus a ``NO_TASK`` column.
+        slot_offsets: ``(B, 1)`` offset of each cluster's first slot in ``slot_task.ravel()``.
+        free_slots: ``(B,)`` number of empty slots.
         slot: ``(len(TASK_FIELDS), B, n_slots + 1)`` the row of the task in each slot, fields
             first (:data:`EMPTY_ROW` for an empty slot and the last column).
         task: ``(len(TASK_FIELDS), B, capacity + 1)`` every task's row; its changing fields are
@@ -237,10 +248,11 @@ class ClusterBatch:
         self.batch_size = B = int(batch_size)
         self.record_history = record_history
         S, K = config.n_slots, config.n_nodes
-        self._slot_offsets = (np.arange(B) * (S + 1))[:, None]
+        self.slot_offsets = (np.arange(B) * (S + 1))[:, None]
         self._all_clusters = np.arange(B)
         self.tasks: list[TaskTable | None] = [None] * B
         self.has_episode = np.zeros(B, dtype=bool)
+        self._every_cluster_reset = False
         self.capacity = 0
         self.task = np.empty((len(TASK_FIELDS), B, 1))
         self.task_curve = np.zeros((B, 1), dtype=np.intp)
@@ -248,6 +260,7 @@ class ClusterBatch:
         self.slot_task = np.full((B, S + 1), NO_TASK, dtype=np.int64)
         self.slot_curve = np.zeros((B, S + 1), dtype=np.intp)
         self.slot = _empty_rows((B, S + 1))
+        self.free_slots = np.full(B, S, dtype=np.int64)
         self.node_task = np.full((B, K), NO_TASK, dtype=np.int64)
         self.previous_slot = np.full((B, K), S, dtype=np.int64)
         self.epoch = np.zeros(B, dtype=np.int64)
@@ -347,6 +360,7 @@ class ClusterBatch:
         self.slot_task[indices] = NO_TASK
         self.slot_curve[indices] = 0
         self.slot[:, indices] = EMPTY_ROW[:, None, None]
+        self.free_slots[indices] = S
         self.node_task[indices] = NO_TASK
         self.previous_slot[indices] = S
         self.last_trained[indices] = False
@@ -381,19 +395,21 @@ class ClusterBatch:
         Raises:
             EnvStateError: If a cluster has no episode yet.
         """
-        if not self.has_episode.all():
-            raise EnvStateError("ClusterBatch.advance() before every cluster was reset.")
+        if not self._every_cluster_reset:
+            if not self.has_episode.all():
+                raise EnvStateError("ClusterBatch.advance() before every cluster was reset.")
+            self._every_cluster_reset = True
         config, slot = self.config, self.slot
         B, S = self.batch_size, config.n_slots
         choice = np.minimum(slot_choice, S)
-        flat = choice + self._slot_offsets
+        flat = choice + self.slot_offsets
         node_task = self.slot_task.ravel()[flat]
         busy = node_task != NO_TASK
         if not busy.all():
             choice[~busy] = S  # an empty slot is idle
-            flat = choice + self._slot_offsets
+            flat = choice + self.slot_offsets
         switched = busy & (node_task != self.node_task)
-        share = np.where(switched, 1.0 - config.switch_cost, busy)
+        share = busy - config.switch_cost * switched
         width = B * (S + 1)
         effective = np.bincount(flat.ravel(), weights=share.ravel(), minlength=width)
         nodes = np.bincount(flat.ravel(), minlength=width).reshape(B, S + 1)
@@ -484,7 +500,7 @@ class ClusterBatch:
             (self.epoch >= self.config.arrival_horizon)
             & (self.next_arrival == self.n_tasks)
             & (self.queue_length == 0)
-            & (self.slot_task[:, :-1] == NO_TASK).all(axis=1)
+            & (self.free_slots == self.config.n_slots)
         )
         self.truncated = ~self.terminated & (self.epoch >= self.config.max_epochs)
 
@@ -524,6 +540,7 @@ class ClusterBatch:
         rows[FIELD["end_epoch"]] = self.epoch[cluster]
         rows[FIELD["final_status"]] = np.where(completed[cluster, column], COMPLETED, EXPIRED)
         self.task[:, cluster, task_id] = rows
+        self.free_slots += np.bincount(cluster, minlength=self.batch_size)
         self.slot_task[cluster, column] = NO_TASK
         self.slot_curve[cluster, column] = 0
         self.slot[:, cluster, column] = EMPTY_ROW[:, None]
@@ -583,7 +600,7 @@ class ClusterBatch:
         self.next_arrival[clusters] = arrived_now
         self.queue_length[clusters] += arrived[clusters]
         queue = self.queue_length[clusters]
-        has_free = (self.slot_task[clusters, :-1] == NO_TASK).any(axis=1)
+        has_free = self.free_slots[clusters] > 0
         changed = (arrived[clusters] > 0) | has_free
         if touched is not None:
             changed |= touched[clusters]
@@ -595,7 +612,7 @@ class ClusterBatch:
             return arrived
         ids, queued = self._queue_window(waiting)
         free = self.slot_task[waiting, :-1] == NO_TASK
-        take = np.minimum(free.sum(axis=1), self.queue_length[waiting])
+        take = np.minimum(self.free_slots[waiting], self.queue_length[waiting])
         if take.any():
             entering = queued & (np.cumsum(queued, axis=1) <= take[:, None])
             filling = free & (np.cumsum(free, axis=1) <= take[:, None])
@@ -606,6 +623,7 @@ class ClusterBatch:
             self.slot[:, cluster, fill_column] = self.task[:, cluster, task_id]
             self.slot_curve[cluster, fill_column] = self.task_curve[cluster, task_id]
             self.queue_length[waiting] -= take
+            self.free_slots[waiting] -= take
             queued = queued & ~entering
         # the queue head moves to the first task still queued
         still = queued.any(axis=1)

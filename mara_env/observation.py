@@ -57,6 +57,8 @@ from mara_env.core import (
     PREVIOUS_LOSS,
     PREVIOUS_WORK,
     PROGRESS,
+    TIME_AT_0,
+    TIME_PER_EPOCH,
     WORK,
     ClusterBatch,
 )
@@ -137,6 +139,7 @@ __all__ = [
     "observation_size",
     "occupied_masks",
     "shared_observations",
+    "slot_columns",
     "slot_matrix",
     "state_size",
     "state_vectors",
@@ -267,59 +270,59 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
     )
 
 
-_TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
+#: The time columns (consecutive, in the order of the core's ``TIME_AT_0`` block).
+_TIME_COLUMNS = slice(S_TIME_LEFT, S_AGE + 1)
 
 
-def slot_matrix(core: ClusterBatch) -> np.ndarray:
-    """``(B, n_slots, SLOT_FEATURES)`` float64 slot features of every cluster at its epoch start
-    (before any node chose; node-specific columns 0).
+def slot_columns(core: ClusterBatch) -> np.ndarray:
+    """``(SLOT_FEATURES, B, n_slots)`` float64 slot features of every cluster at its epoch start,
+    columns first (node-specific columns 0).
 
     A pure function of the core's slot rows: the constant features come from each row's feature
     block, the others are computed here; an empty slot's row is all zeros.
     """
     S = core.config.n_slots
-    B = core.batch_size
     rows = core.slot[:, :, :S]
-    occupied = rows[FEATURES + S_OCCUPIED] > 0.0
-    epoch = core.epoch[:, None].astype(np.float64)
-    matrix = rows[FEATURES:].transpose(1, 2, 0).copy()
-    log_loss = np.log(rows[LOSS])
-    matrix[:, :, S_LOG_LOSS] = log_loss - rows[FIELD["log_initial_loss"]]
-    matrix[:, :, S_PROGRESS] = rows[PHI]
-    time = np.empty((3, B, S))
-    time[0] = rows[FIELD["time_left_at_0"]] + epoch * (-1.0 / TIME_SCALE)
-    time[1] = rows[FIELD["time_fraction_at_0"]] + epoch * rows[FIELD["time_fraction_per_epoch"]]
-    time[2] = rows[FIELD["age_at_0"]] + epoch * (1.0 / TIME_SCALE)
-    matrix[:, :, _TIME_COLUMNS] = np.where(occupied, time, 0.0).transpose(1, 2, 0)
-    matrix[:, :, S_WORK] = rows[WORK] * (1.0 / TIME_SCALE)
-    matrix[:, :, S_STEPS] = rows[PROGRESS] * (1.0 / STEP_SCALE)
+    columns = rows[FEATURES:].copy()
+    log_loss, log_previous_loss = np.log(rows[LOSS : PREVIOUS_LOSS + 1])
+    columns[S_LOG_LOSS] = log_loss - rows[FIELD["log_initial_loss"]]
+    columns[S_PROGRESS] = rows[PHI]
+    columns[_TIME_COLUMNS] = rows[TIME_AT_0] + core.epoch[:, None] * rows[TIME_PER_EPOCH]
+    columns[S_WORK] = rows[WORK] * (1.0 / TIME_SCALE)
+    columns[S_STEPS] = rows[PROGRESS] * (1.0 / STEP_SCALE)
     worked = rows[WORK] - rows[PREVIOUS_WORK]
-    matrix[:, :, S_SLOPE] = (np.log(rows[PREVIOUS_LOSS]) - log_loss) / np.maximum(worked, 1.0)
-    flat = (core.previous_slot + (np.arange(B) * (S + 1))[:, None]).ravel()
-    counts = np.bincount(flat, minlength=B * (S + 1)).reshape(B, S + 1)
-    matrix[:, :, S_NODES_LAST] = counts[:, :S] * (1.0 / core.config.n_nodes)
-    return matrix
+    columns[S_SLOPE] = (log_previous_loss - log_loss) / np.maximum(worked, 1.0)
+    flat = (core.previous_slot + core.slot_offsets).ravel()
+    counts = np.bincount(flat, minlength=core.slot.shape[1] * (S + 1))
+    columns[S_NODES_LAST] = counts.reshape(-1, S + 1)[:, :S] * (1.0 / core.config.n_nodes)
+    return columns
+
+
+def slot_matrix(core: ClusterBatch) -> np.ndarray:
+    """``(B, n_slots, SLOT_FEATURES)`` float64 slot features of every cluster at its epoch start
+    (before any node chose; node-specific columns 0): :func:`slot_columns`, slots first."""
+    return slot_columns(core).transpose(1, 2, 0)
 
 
 def shared_observations(core: ClusterBatch) -> np.ndarray:
     """``(B, observation_size)`` float32: every cluster's observation at its epoch start with
     the node-specific entries at 0 (the first part of the state vector)."""
     config = core.config
-    matrix = slot_matrix(core)
     B, S = core.batch_size, config.n_slots
     base = np.empty((B, observation_size(config)))
-    base[:, GLOBAL_FEATURES:] = matrix.reshape(B, -1)
-    queued = core.queue_length > 0
+    base[:, GLOBAL_FEATURES:].reshape(B, S, SLOT_FEATURES)[...] = slot_columns(core).transpose(
+        1, 2, 0
+    )
     epoch = core.epoch
-    base[:, G_EPOCH] = epoch / config.arrival_horizon
-    base[:, G_OPEN] = (epoch < config.arrival_horizon).astype(np.float64)
-    base[:, G_QUEUE] = core.queue_length / S
-    base[:, G_QUEUE_TIME] = np.where(queued, (core.queue_min_deadline - epoch) / TIME_SCALE, 0.0)
-    base[:, G_ACTIVE] = (core.slot_task[:, :S] != NO_TASK).sum(axis=1) / S
+    base[:, G_EPOCH] = epoch * (1.0 / config.arrival_horizon)
+    base[:, G_OPEN] = epoch < config.arrival_horizon
+    base[:, G_QUEUE] = core.queue_length * (1.0 / S)
+    base[:, G_QUEUE_TIME] = (core.queue_min_deadline - epoch) * (1.0 / TIME_SCALE)
+    base[core.queue_length == 0, G_QUEUE_TIME] = 0.0
+    base[:, G_ACTIVE] = (S - core.free_slots) * (1.0 / S)
     base[:, G_DECIDED:GLOBAL_FEATURES] = 0.0
     np.maximum(base, -FEATURE_BOUND, out=base)
-    np.minimum(base, FEATURE_BOUND, out=base)
-    return base.astype(np.float32)
+    return np.minimum(base, FEATURE_BOUND, out=np.empty(base.shape, np.float32))
 
 
 def occupied_masks(core: ClusterBatch) -> np.ndarray:
