@@ -411,27 +411,23 @@ class ClusterBatch:
         switched = busy & (node_task != self.node_task)
         share = busy - config.switch_cost * switched
         width = B * (S + 1)
-        effective = np.bincount(flat.ravel(), weights=share.ravel(), minlength=width)
-        nodes = np.bincount(flat.ravel(), minlength=width).reshape(B, S + 1)
+        chosen = flat.ravel()
+        effective = np.bincount(chosen, weights=share.ravel(), minlength=width).reshape(B, S + 1)
+        nodes = np.bincount(chosen, minlength=width).reshape(B, S + 1)
         nodes[:, S] = 0
         trained = nodes > 0
         ended_epoch = self.epoch.copy()
 
-        # progress, work and loss of the trained tasks (all in their slots)
-        updated = np.empty((6, B, S + 1))
-        progress = slot[PROGRESS]
-        gain = progress_gain(
-            slot[FIELD["speed"]], effective.reshape(B, S + 1), slot[FIELD["alpha"]]
-        )
-        updated[PROGRESS] = progress + gain
-        updated[WORK] = slot[WORK] + nodes
-        loss = loss_at(self.workload.curves, self.slot_curve, updated[PROGRESS])
-        updated[LOSS] = loss
-        updated[PREVIOUS_LOSS] = slot[LOSS]
-        updated[PREVIOUS_WORK] = slot[WORK]
+        # progress, work and loss of the trained tasks (all in their slots); a slot nobody
+        # trained gains no progress and no work, so its loss and potential stay as they are
+        np.copyto(slot[PREVIOUS_LOSS : PREVIOUS_WORK + 1], slot[[LOSS, WORK]], where=trained)
+        slot[PROGRESS] += progress_gain(slot[FIELD["speed"]], effective, slot[FIELD["alpha"]])
+        slot[WORK] += nodes
+        loss = loss_at(self.workload.curves, self.slot_curve, slot[PROGRESS])
+        np.copyto(slot[LOSS], loss, where=trained)
         fraction = (slot[FIELD["log_initial_loss"]] - np.log(loss)) / slot[FIELD["log_gap"]]
-        updated[PHI] = np.minimum(np.maximum(fraction, 0.0), 1.0)
-        np.copyto(slot[DYNAMIC], updated, where=trained[None])
+        np.maximum(fraction, 0.0, out=fraction)
+        np.copyto(slot[PHI], np.minimum(fraction, 1.0, out=fraction), where=trained)
         if self.record_history:
             self._record_points(trained)
 
@@ -445,42 +441,42 @@ class ClusterBatch:
             for cluster in range(B):
                 self.assignments[cluster].append(node_task[cluster].copy())
 
-        # departures from the slots
+        # departures from the slots (an empty slot's deadline is 0, before every new epoch)
         departed_tasks = self.slot_task[:, :S]
         completed_slots = trained[:, :S] & (loss[:, :S] <= slot[FIELD["target"], :, :S])
-        due = slot[FIELD["deadline"], :, :S] == epoch[:, None]
-        expired_slots = due & (departed_tasks != NO_TASK) & ~completed_slots
+        expired_slots = (slot[FIELD["deadline"], :, :S] == epoch[:, None]) & ~completed_slots
         leaving = completed_slots | expired_slots
-        any_completed, any_expired = completed_slots.any(), expired_slots.any()
-        n_completed = completed_slots.sum(axis=1)
-        n_expired_slots = expired_slots.sum(axis=1)
-        if any_completed:
+        if leaving.any():
+            n_completed = completed_slots.sum(axis=1)
+            n_expired_slots = expired_slots.sum(axis=1)
             slack = slot[FIELD["deadline"], :, :S] - epoch[:, None]
             self.slack_at_completion += np.where(completed_slots, slack, 0.0).sum(axis=1)
             self.completed += n_completed
-        if any_expired:
             self.wasted_node_epochs += np.where(expired_slots, slot[WORK, :, :S], 0.0).sum(axis=1)
             self.expired += n_expired_slots
-        if any_completed or any_expired:
             departed_tasks = departed_tasks.copy()
             self._leave(leaving, completed_slots)
+        else:
+            n_completed = n_expired_slots = np.zeros(B, dtype=np.int64)
         queue_expired = self._expire_queue()
         touched = None
+        expired = n_expired_slots
         if len(queue_expired[0]):
             touched = np.zeros(B, dtype=bool)
             touched[queue_expired[0]] = True
+            expired = expired + np.bincount(queue_expired[0], minlength=B)
         arrived = self._admit(self._all_clusters, touched)
         potential = slot[PHI].sum(axis=1)
         shaping = potential - self.potential
         self.potential = potential
-        kept = self.slot_task.ravel()[flat] == node_task
-        self.previous_slot = np.where(busy & kept, choice, S)
+        kept = busy & (self.slot_task.ravel()[flat] == node_task)
+        self.previous_slot = np.where(kept, choice, S)
         self.last_trained = trained[:, :S] & ~leaving
         self._update_ends()
         return BatchEpoch(
             epoch=ended_epoch,
             completed=n_completed,
-            expired=n_expired_slots + np.bincount(queue_expired[0], minlength=B),
+            expired=expired,
             arrived=arrived,
             switches=n_switched,
             shaping=shaping,
@@ -508,7 +504,7 @@ class ClusterBatch:
         """Log the points the trained tasks reported (turned into the history lists lazily, by
         :meth:`flush_history`)."""
         cluster, column = np.nonzero(trained)
-        points = self.slot[[WORK, PROGRESS, LOSS]][:, cluster, column]
+        points = self.slot[PROGRESS : LOSS + 1, cluster, column]
         self._pending.append((cluster, self.slot_task[cluster, column], points))
 
     def flush_history(self) -> None:
@@ -523,7 +519,7 @@ class ClusterBatch:
                     self.history_progress[cluster][task] = [0.0]
                     self.history_loss[cluster][task] = [loss]
                 continue
-            works, progresses, losses = points.tolist()
+            progresses, works, losses = points.tolist()
             for b, task, work, progress, loss in zip(
                 cluster.tolist(), task_id.tolist(), works, progresses, losses, strict=True
             ):
@@ -559,7 +555,8 @@ class ClusterBatch:
     def _expire_queue(self) -> tuple[np.ndarray, np.ndarray]:
         """Expire queued tasks whose deadline is the new epoch; their (cluster, task) ids."""
         # queue_min_deadline is the earliest deadline in each queue since the last admission
-        waiting = np.flatnonzero((self.queue_length > 0) & (self.queue_min_deadline == self.epoch))
+        # (0 when the queue is empty, never a new epoch)
+        waiting = np.flatnonzero(self.queue_min_deadline == self.epoch)
         if not len(waiting):
             return waiting, waiting
         ids, queued = self._queue_window(waiting)
