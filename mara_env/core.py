@@ -581,24 +581,23 @@ class ClusterBatch:
         """
         horizon = self.config.arrival_horizon
         arrived_now = self.arrived_by[clusters, np.minimum(self.epoch[clusters], horizon)]
-        arrived = np.zeros(self.batch_size, dtype=np.int64)
-        arrived[clusters] = arrived_now - self.next_arrival[clusters]
-        if not (arrived.any() or self.queue_length[clusters].any()):
-            self.queue_head[clusters] = self.next_arrival[clusters]
-            self.queue_min_deadline[clusters] = 0
-            return arrived
+        new = arrived_now - self.next_arrival[clusters]
+        if clusters is self._all_clusters:
+            arrived = new
+        else:
+            arrived = np.zeros(self.batch_size, dtype=np.int64)
+            arrived[clusters] = new
+        if not (new | self.queue_length[clusters]).any():
+            return arrived  # nothing arrived, and the empty queues' heads are current
         if self.record_history:
-            for cluster in clusters[arrived[clusters] > 0].tolist():
-                first, last = (
-                    int(self.next_arrival[cluster]),
-                    int(arrived_now[clusters == cluster][0]),
-                )
-                self._pending.append((cluster, first, last))
+            for position in np.flatnonzero(new).tolist():
+                cluster = int(clusters[position])
+                first = int(self.next_arrival[cluster])
+                self._pending.append((cluster, first, int(arrived_now[position])))
         self.next_arrival[clusters] = arrived_now
-        self.queue_length[clusters] += arrived[clusters]
+        self.queue_length[clusters] += new
         queue = self.queue_length[clusters]
-        has_free = self.free_slots[clusters] > 0
-        changed = (arrived[clusters] > 0) | has_free
+        changed = (new > 0) | (self.free_slots[clusters] > 0)
         if touched is not None:
             changed |= touched[clusters]
         empty = clusters[queue == 0]
@@ -608,9 +607,9 @@ class ClusterBatch:
         if not len(waiting):
             return arrived
         ids, queued = self._queue_window(waiting)
-        free = self.slot_task[waiting, :-1] == NO_TASK
         take = np.minimum(self.free_slots[waiting], self.queue_length[waiting])
         if take.any():
+            free = self.slot_task[waiting, :-1] == NO_TASK
             entering = queued & (np.cumsum(queued, axis=1) <= take[:, None])
             filling = free & (np.cumsum(free, axis=1) <= take[:, None])
             entry_row, entry_column = np.nonzero(entering)
@@ -631,6 +630,8 @@ class ClusterBatch:
         if still.any():
             deadline = np.where(queued, self.task[FIELD["deadline"]][waiting[:, None], ids], np.inf)
             self.queue_min_deadline[waiting] = np.where(still, deadline.min(axis=1), 0.0)
+        else:
+            self.queue_min_deadline[waiting] = 0
         return arrived
 
     @property
