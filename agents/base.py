@@ -40,7 +40,7 @@ import numpy as np
 from agents.tracking import SlotTracker
 from mara_env import ClusterConfig, decode_observation
 from mara_env.env_base import ClusterEnvBase
-from mara_env.observation import SlotView
+from mara_env.observation import SlotView, nodes_decided
 
 #: What ``act`` receives: the AEC observation dict of one node.
 Observation = Mapping[str, np.ndarray]
@@ -150,9 +150,9 @@ class EpochScheduler(ABC):
                 f"{type(self).__name__}.act: node {node} is outside 0..{config.n_nodes - 1} for "
                 "this config; pass the index of the acting node (node_i -> i)."
             )
-        view = decode_observation(observation["observation"], config)
-        if view.nodes_decided == 0 and node <= self._last_node:
-            self._start_epoch(view, mask)
+        vector = observation["observation"]
+        if nodes_decided(vector, config) == 0 and node <= self._last_node:
+            self._start_epoch(decode_observation(vector, config), mask)
         self._last_node = node
         action = int(self._planned[node])
         if not 0 <= action < config.n_actions or mask[action] == 0:

@@ -51,17 +51,11 @@ from abc import abstractmethod
 
 import numpy as np
 
-from agents.base import EpochScheduler, NotResetError, Observation
+from agents.base import EpochScheduler, NotResetError
 from agents.tracking import NO_TASK, SlotTracker
 from mara_env import ClusterConfig, decode_observation
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import (
-    GLOBAL_FEATURES,
-    S_SPEED,
-    S_STEPS,
-    SLOT_FEATURES,
-    SPEED_SCALE,
-    STEP_SCALE,
     SlotView,
 )
 from predictors.base import TaskHistory
@@ -125,22 +119,25 @@ class ObservedHistories:
         """Per slot, the id of the task it holds (``NO_TASK`` = -1 if empty): :attr:`tracker`'s."""
         return self.tracker.task_ids
 
-    def update(self, observation: np.ndarray) -> None:
-        """Take in one epoch's observation vector: follow tasks, append new points.
+    def update(self, observation: np.ndarray | SlotView) -> None:
+        """Take in one epoch's observation: follow tasks, append new points.
 
         Args:
-            observation: A node's float32 observation vector (``obs["observation"]``).
+            observation: A node's float32 observation vector (``obs["observation"]``), or its
+                :class:`~mara_env.observation.SlotView` if the caller decoded it already.
 
         Raises:
             agents.base.NotResetError: Before :meth:`reset`.
-            ValueError: If the vector does not fit the config given to :meth:`reset`.
+            ValueError: If the observation does not fit the config given to :meth:`reset`.
         """
         config = self._require_config()
-        view = decode_observation(observation, config)
-        slots = np.asarray(observation, dtype=np.float64)[GLOBAL_FEATURES:]
-        slots = slots.reshape(config.n_slots, SLOT_FEATURES)
-        steps = np.where(view.occupied, slots[:, S_STEPS] * STEP_SCALE, 0.0)
-        speed = np.where(view.occupied, slots[:, S_SPEED] * SPEED_SCALE, 0.0)
+        view = (
+            observation
+            if isinstance(observation, SlotView)
+            else decode_observation(observation, config)
+        )
+        steps = np.where(view.occupied, view.curve_steps, 0.0)
+        speed = np.where(view.occupied, view.speed, 0.0)
         self.tracker.update(view)
         ids = self.tracker.task_ids
         records = self._records
@@ -232,21 +229,15 @@ class HistoryScheduler(EpochScheduler):
     def __init__(self) -> None:
         super().__init__()
         self.histories = ObservedHistories()
-        self._observation = np.zeros(0, dtype=np.float32)
 
     def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
         """Start a new episode of ``config`` (histories are forgotten)."""
         self.histories.reset(config)
         super().reset(config, seed)
 
-    def act(self, observation: Observation, node: int) -> int:
-        """Node ``node``'s action (see :meth:`EpochScheduler.act`)."""
-        self._observation = np.asarray(observation["observation"])
-        return super().act(observation, node)
-
     def plan(self, view: SlotView, mask: np.ndarray) -> np.ndarray:
         """Update :attr:`histories` with this epoch's observation, then :meth:`plan_epoch`."""
-        self.histories.update(self._observation)
+        self.histories.update(view)
         return self.plan_epoch(view, mask)
 
     @abstractmethod

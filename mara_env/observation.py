@@ -136,6 +136,7 @@ __all__ = [
     "ObservationBuilder",
     "SlotView",
     "decode_observation",
+    "nodes_decided",
     "observation_size",
     "occupied_masks",
     "shared_observations",
@@ -217,6 +218,33 @@ class SlotView:
     budget: np.ndarray
 
 
+def _checked_vector(observation: np.ndarray, config: ClusterConfig, caller: str) -> np.ndarray:
+    """``observation`` as a float64 vector, or a ValueError naming ``caller`` if it does not fit
+    ``config``."""
+    vector = np.asarray(observation, dtype=np.float64)
+    if vector.shape != (observation_size(config),):
+        raise ValueError(
+            f"{caller}: expected a vector of length {observation_size(config)} for this config, "
+            f"got shape {vector.shape}."
+        )
+    return vector
+
+
+def nodes_decided(observation: np.ndarray, config: ClusterConfig) -> int:
+    """How many nodes chose before the observing one this epoch (``SlotView.nodes_decided``),
+    without decoding the rest: 0 marks an epoch's first node, the one that decodes it.
+
+    Example:
+        >>> import mara_env
+        >>> env = mara_env.raw_env(config="tiny")
+        >>> env.reset(seed=3)
+        >>> nodes_decided(env.observe("node_0")["observation"], env.config)
+        0
+    """
+    vector = _checked_vector(observation, config, "nodes_decided")
+    return round(vector[G_DECIDED] * config.n_nodes)
+
+
 def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotView:
     """Decode one node's observation vector into a :class:`SlotView`.
 
@@ -229,12 +257,7 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         >>> view.occupied.shape
         (3,)
     """
-    vector = np.asarray(observation, dtype=np.float64)
-    if vector.shape != (observation_size(config),):
-        raise ValueError(
-            f"decode_observation: expected a vector of length {observation_size(config)} for "
-            f"this config, got shape {vector.shape}."
-        )
+    vector = _checked_vector(observation, config, "decode_observation")
     slots = vector[GLOBAL_FEATURES:].reshape(config.n_slots, SLOT_FEATURES)
     occupied = slots[:, S_OCCUPIED] > 0.5
     one_hot = slots[:, S_FAMILY : S_FAMILY + len(FAMILY_NAMES)]
