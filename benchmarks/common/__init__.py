@@ -1,5 +1,11 @@
-"""Helpers every benchmark script shares: atomic file writes and torch thread limits.
+"""Helpers every benchmark script shares, one home each.
 
+* :mod:`benchmarks.common.store`: the resumable results file, rows appended and ``fsync``-ed as
+  they finish, typed by a column schema and keyed by what produced them
+  (:class:`ResultsStore`);
+* :mod:`benchmarks.common.seeds`: the seed policy, training seeds below 1000 and evaluation
+  seeds from 1000 (:func:`require_training_seeds`, :func:`training_seeds`,
+  :func:`evaluation_seeds`);
 * :mod:`benchmarks.common.atomic`: write a file through a temporary file and a rename, so a
   crash never leaves half a file (:func:`write_atomically`, :func:`replace_atomically`);
 * :mod:`benchmarks.common.threads`: keep torch on one thread while small models train or
@@ -9,6 +15,15 @@
 from __future__ import annotations
 
 from benchmarks.common.atomic import replace_atomically, write_atomically
+from benchmarks.common.seeds import (
+    EVALUATION_SEED_START,
+    TRAINING_SEEDS,
+    evaluation_seeds,
+    is_training_seed,
+    require_training_seeds,
+    training_seeds,
+)
+from benchmarks.common.store import ResultsStore, StoreFormatError
 from benchmarks.common.threads import (
     TorchThreadLimit,
     one_torch_thread,
@@ -17,10 +32,18 @@ from benchmarks.common.threads import (
 )
 
 __all__ = [
+    "EVALUATION_SEED_START",
+    "TRAINING_SEEDS",
+    "ResultsStore",
+    "StoreFormatError",
     "TorchThreadLimit",
+    "evaluation_seeds",
+    "is_training_seed",
     "one_torch_thread",
     "one_torch_thread_if_loaded",
     "replace_atomically",
+    "require_training_seeds",
     "set_torch_threads",
+    "training_seeds",
     "write_atomically",
 ]

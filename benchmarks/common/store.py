@@ -1,0 +1,361 @@
+"""One resumable results store: finished rows appended to a CSV or JSON-lines file.
+
+A benchmark script plays many independent pieces of work (episodes, predictor x cell rows) and
+keeps each result the moment it ends, so that an interrupted run loses only the work in flight
+and a second run skips what is already done. :class:`ResultsStore` is that file:
+
+* **a column schema** (name -> ``str``, ``int``, ``float`` or ``bool``) fixes what a row holds;
+  rows are parsed to those types on reading and converted to them on appending, so a row in
+  memory is exactly the row a later run reads back;
+* **key columns** say what identifies a row; :meth:`ResultsStore.done` returns the keys already
+  in the file. Put in the key everything that produced the result, the caller's fingerprint of
+  its code and weights included (a ``code`` or ``weights`` column): a row made by other code
+  then has another key and is never reused, while it stays in the file;
+* **appends only**: every :meth:`ResultsStore.append` / :meth:`ResultsStore.extend` is one
+  ``write`` of whole lines, flushed and ``fsync``-ed, so a finished row survives any later
+  interruption and the file is never rewritten;
+* **an interrupted last line** (a final line without its newline: a write cut short) is set
+  aside into ``<file>.partial`` with a note, and the finished rows before it are kept; its work
+  simply runs again;
+* **a foreign or older file** (other CSV columns, JSON lines with other fields, a line that
+  does not parse to the schema) is refused with :class:`StoreFormatError`, naming the file, the
+  line and what to do, and left untouched.
+
+Formats, chosen by the file's suffix:
+
+* ``.csv``: a header line of the column names, then one line per row (``csv`` quoting; floats
+  as ``repr``, so they read back exactly; ``nan`` and ``inf`` allowed);
+* ``.jsonl``: one JSON object per row, keys sorted, no header (each line's fields are checked
+  against the schema instead).
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> columns = {"agent": str, "seed": int, "code": str, "score": float}
+    >>> store = ResultsStore(path, columns, key=("agent", "seed", "code"))
+    >>> store.append({"agent": "edf", "seed": 3, "code": "abc", "score": 1})
+    >>> print(path.read_text(), end="")
+    agent,seed,code,score
+    edf,3,abc,1.0
+    >>> again = ResultsStore(path, columns, key=("agent", "seed", "code"))
+    >>> again.done(), again.get(("edf", 3, "abc"))["score"]
+    ({('edf', 3, 'abc')}, 1.0)
+    >>> ("edf", 3, "new code") in again.done()  # another fingerprint: runs again
+    False
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from benchmarks.common.atomic import write_atomically
+
+#: A parsed row: column name -> typed value.
+Row = dict[str, Any]
+#: The values of a row's key columns, in the order of ``key``.
+Key = tuple[Any, ...]
+#: The types a column may have.
+KINDS: tuple[type, ...] = (str, int, float, bool)
+#: What the errors advise when the caller gives no advice of its own.
+DEFAULT_ADVICE = "Write to another output directory, or start afresh (e.g. --no-resume)."
+#: Suffix of the file an interrupted last line is moved to.
+PARTIAL_SUFFIX = ".partial"
+
+
+class StoreFormatError(ValueError):
+    """An existing results file the store cannot resume from: foreign, older or corrupt.
+
+    Attributes:
+        path: The file.
+        line: The offending line (1-based), ``None`` for the whole file.
+        found: The columns (CSV header or JSON fields) found there, if that was the problem.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path,
+        line: int | None = None,
+        found: tuple[str, ...] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.found = found
+
+
+class ResultsStore:
+    """An append-only CSV or JSON-lines file of typed rows, resumed by key (module docstring).
+
+    Args:
+        path: The file (``.csv`` or ``.jsonl``); it and its folder are created on the first
+            append.
+        columns: Column name -> type (``str``, ``int``, ``float`` or ``bool``), in file order.
+        key: The columns that identify a row, fingerprints of code and weights included.
+        fresh: Ignore the file's rows; the first append replaces the file (a run that appends
+            nothing leaves it as it was).
+        advice: What the errors tell the user to do with a file that cannot be resumed.
+
+    Raises:
+        ValueError: For an unknown suffix, an unknown column type, or key columns that are not
+            columns.
+        StoreFormatError: If the existing file is foreign, older or has a malformed line
+            (unless ``fresh``).
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        columns: Mapping[str, type],
+        *,
+        key: Sequence[str],
+        fresh: bool = False,
+        advice: str = DEFAULT_ADVICE,
+    ) -> None:
+        self.path = Path(path)
+        self.columns = dict(columns)
+        self.key = tuple(key)
+        self.advice = advice
+        self.format: Literal["csv", "jsonl"] = _format_of(self.path)
+        _check_schema(self.columns, self.key)
+        self.rows: list[Row] = []
+        self._index: dict[Key, Row] = {}
+        self._replace = fresh and self.path.exists()
+        if not fresh and self.path.exists():
+            for row in self._read():
+                self._remember(row)
+
+    # ------------------------------------------------------------------------------ reading
+    def done(self) -> set[Key]:
+        """The keys of the rows in the file (and appended since)."""
+        return set(self._index)
+
+    def get(self, key: Key) -> Row:
+        """The row with ``key`` (the first one, if the file repeats a key).
+
+        Raises:
+            KeyError: If no row has that key.
+        """
+        return self._index[tuple(key)]
+
+    def rows_where(self, **values: Any) -> list[Row]:
+        """The rows whose columns have the given values, in file order.
+
+        Example:
+            >>> import tempfile
+            >>> from pathlib import Path
+            >>> store = ResultsStore(Path(tempfile.mkdtemp()) / "r.jsonl", {"a": str, "b": int},
+            ...                      key=("a", "b"))
+            >>> store.extend([{"a": "x", "b": 1}, {"a": "y", "b": 2}])
+            >>> store.rows_where(a="y")
+            [{'a': 'y', 'b': 2}]
+        """
+        return [row for row in self.rows if all(row[k] == v for k, v in values.items())]
+
+    def key_of(self, row: Mapping[str, Any]) -> Key:
+        """The key of a row."""
+        return tuple(row[column] for column in self.key)
+
+    def _remember(self, row: Row) -> None:
+        self.rows.append(row)
+        self._index.setdefault(self.key_of(row), row)
+
+    def _read(self) -> list[Row]:
+        data = self.path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        if complete != data:
+            self._set_aside(data[len(complete) :], len(complete))
+        text = complete.decode()
+        if self.format == "csv":
+            return self._parse_csv(text)
+        return [
+            self._parse_json(line, number)
+            for number, line in enumerate(text.split("\n")[:-1], start=1)
+        ]
+
+    def _set_aside(self, cut: bytes, keep: int) -> None:
+        """Move an interrupted last line to ``<file>.partial`` and cut it from the file."""
+        partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+        with partial.open("ab") as handle:
+            handle.write(cut + b"\n")
+        os.truncate(self.path, keep)
+        print(
+            f"note: {self.path} ended in an interrupted line; it was moved to {partial} and "
+            "its work runs again.",
+            file=sys.stderr,
+        )
+
+    def _parse_csv(self, text: str) -> list[Row]:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if header is None:
+            return []
+        if tuple(header) != tuple(self.columns):
+            raise StoreFormatError(
+                f"{self.path} has the columns {header}, not {list(self.columns)}: it was "
+                f"written by another script or an older version, so none of its rows can be "
+                f"reused. It was left untouched. {self.advice}",
+                path=self.path,
+                found=tuple(header),
+            )
+        rows = []
+        for fields in reader:
+            try:
+                if len(fields) != len(self.columns):
+                    raise ValueError(f"{len(fields)} fields, not {len(self.columns)}")
+                rows.append(
+                    {
+                        name: _from_text(kind, value)
+                        for (name, kind), value in zip(self.columns.items(), fields, strict=True)
+                    }
+                )
+            except ValueError as error:
+                raise self._malformed(reader.line_num, error) from None
+        return rows
+
+    def _parse_json(self, line: str, number: int) -> Row:
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            raise self._malformed(number, error) from None
+        if set(record) != set(self.columns):
+            raise StoreFormatError(
+                f"{self.path}, line {number}: a row with the fields {sorted(record)}, not "
+                f"{sorted(self.columns)}: it was written by another script or an older version. "
+                f"The file was left untouched. {self.advice}",
+                path=self.path,
+                line=number,
+                found=tuple(sorted(record)),
+            )
+        try:
+            return {name: _convert(kind, record[name]) for name, kind in self.columns.items()}
+        except ValueError as error:
+            raise self._malformed(number, error) from None
+
+    def _malformed(self, line: int, error: Exception) -> StoreFormatError:
+        return StoreFormatError(
+            f"{self.path}, line {line}: malformed row ({error}). Fix or delete the line (its "
+            f"work then runs again); the file was left untouched. {self.advice}",
+            path=self.path,
+            line=line,
+        )
+
+    # ------------------------------------------------------------------------------ writing
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one finished row to disk (flushed and ``fsync``-ed) before returning.
+
+        ``row`` may hold more keys than the columns: only the columns are stored.
+
+        Raises:
+            ValueError: If a column is missing or its value does not have the column's type.
+        """
+        self.extend([row])
+
+    def extend(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Write several finished rows in one write (all of them survive, or none).
+
+        Raises:
+            ValueError: As :meth:`append`; then nothing is written.
+        """
+        typed = [self._typed(row) for row in rows]
+        if not typed:
+            return
+        lines = "".join(self._line(row) for row in typed)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._replace:
+            write_atomically(self.path, self._header() + lines, durable=True)
+            self._replace = False
+        else:
+            new = not self.path.exists() or self.path.stat().st_size == 0
+            with self.path.open("a", encoding="utf-8", newline="") as handle:
+                handle.write((self._header() if new else "") + lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for row in typed:
+            self._remember(row)
+
+    def _typed(self, row: Mapping[str, Any]) -> Row:
+        missing = [name for name in self.columns if name not in row]
+        if missing:
+            raise ValueError(f"{self.path}: a row to append lacks the columns {missing}.")
+        try:
+            return {name: _convert(kind, row[name]) for name, kind in self.columns.items()}
+        except ValueError as error:
+            raise ValueError(f"{self.path}: cannot append {dict(row)!r}: {error}") from None
+
+    def _header(self) -> str:
+        return self._line({name: name for name in self.columns}) if self.format == "csv" else ""
+
+    def _line(self, row: Row) -> str:
+        if self.format == "jsonl":
+            return json.dumps(row, sort_keys=True) + "\n"
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(row[name] for name in self.columns)
+        return buffer.getvalue()
+
+
+def _format_of(path: Path) -> Literal["csv", "jsonl"]:
+    if path.suffix == ".csv":
+        return "csv"
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    raise ValueError(f"ResultsStore: {path} must end in .csv or .jsonl (the file's format).")
+
+
+def _check_schema(columns: Mapping[str, type], key: Sequence[str]) -> None:
+    if not columns:
+        raise ValueError("ResultsStore: give at least one column.")
+    odd = {name: kind for name, kind in columns.items() if kind not in KINDS}
+    if odd:
+        raise ValueError(f"ResultsStore: column types must be str, int, float or bool; got {odd}.")
+    unknown = [name for name in key if name not in columns]
+    if unknown or not key:
+        raise ValueError(
+            f"ResultsStore: key must name one or more of the columns {list(columns)}; got "
+            f"{list(key)}."
+        )
+
+
+def _convert(kind: type, value: Any) -> Any:
+    """``value`` as a ``kind``: int and float take NumPy numbers (a JSON integer is a valid
+    float); nothing else is coerced."""
+    if kind is bool:
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+    elif kind is int:
+        if isinstance(value, Integral) and not isinstance(value, bool):
+            return int(value)
+    elif kind is float:
+        if isinstance(value, Real) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(value, str):
+        return value
+    raise ValueError(f"{value!r} is not of type {kind.__name__}")
+
+
+def _from_text(kind: type, text: str) -> Any:
+    """A CSV field as a ``kind``."""
+    if kind is str:
+        return text
+    if kind is bool:
+        if text not in ("True", "False"):
+            raise ValueError(f"{text!r} is not True or False")
+        return text == "True"
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not of type {kind.__name__}") from None
