@@ -8,8 +8,9 @@ which EDF's mean crosses the target. Set ``mara_env.config.TRAINING_LOAD`` to th
 
 ``load`` is relative to the workload: the arrival rate is ``load * n_nodes / mean_demand``.
 
-Seeds are ``0 .. seeds - 1``: calibration tunes the training regime, so it uses training-side
-seeds, never the leaderboard's evaluation seeds (1000 and up).
+Seeds are ``0 .. seeds - 1``: calibration tunes the training regime, so it plays training seeds
+only, never the leaderboard's evaluation seeds (1000 and up; :mod:`benchmarks.common.seeds`
+refuses more than 1000 seeds).
 
 Usage::
 
@@ -31,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.statistics import Summary, mean_ci
+from benchmarks.common.seeds import require_training_seeds
 from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
 
@@ -111,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--loads must be distinct positive numbers in increasing order: {loads}")
     if args.seeds < 2:
         parser.error("--seeds must be >= 2 for a confidence interval.")
+    try:
+        seeds = require_training_seeds(range(args.seeds), where="--seeds")
+    except ValueError as error:
+        parser.error(str(error))
     if not 0.0 < args.target < 1.0:
         parser.error(f"--target must be a completion rate in (0, 1), got {args.target}.")
     try:
@@ -122,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Cell(agent, seed, configs[load], f"{args.config}@{load:g}")
         for load in loads
         for agent in args.agents
-        for seed in range(args.seeds)
+        for seed in seeds
     ]
     rows: list[dict[str, Any]] = []
     run_cells(

@@ -52,7 +52,10 @@ def require_training_seeds(seeds: Iterable[int], *, where: str) -> tuple[int, ..
     """
     values = tuple(seeds)
     if not values:
-        raise ValueError(f"{where}: no seeds given; give at least one training seed (0..999).")
+        raise ValueError(
+            f"{where}: no seeds given; give one or more training seeds "
+            f"(0..{EVALUATION_SEED_START - 1})."
+        )
     wrong = [seed for seed in values if not (_is_int(seed) and is_training_seed(int(seed)))]
     if wrong:
         raise ValueError(

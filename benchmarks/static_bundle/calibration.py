@@ -5,8 +5,8 @@ grid, draw the paper bundle of each calibration seed (:data:`CALIBRATION_SEEDS`,
 that scale and play the clairvoyant reference on it; the chosen scale is the one whose mean
 completions are closest to :data:`CLAIRVOYANT_TARGET` (7 of 10), the smaller scale on a tie. The
 bundle of a seed changes only in its deadlines from one scale to the next (the same generator
-draws the same tasks). Reported bundles use seeds 0-9 and evaluation seeds start at 1000;
-:func:`check_calibration_seeds` refuses both.
+draws the same tasks). Reported bundles use seeds 0-9, and calibration plays training seeds
+only (:mod:`benchmarks.common.seeds`); :func:`check_calibration_seeds` refuses both.
 
 Example:
     >>> result = calibrate(scales=(1.0, 3.0), seeds=range(500, 502))
@@ -15,7 +15,7 @@ Example:
     >>> calibrate(scales=(1.0,), seeds=[3])
     Traceback (most recent call last):
     ...
-    ValueError: calibration seeds must avoid the reported bundle seeds 0-9 and the evaluation seeds (1000 and up); got [3].
+    ValueError: calibration seeds must avoid the reported bundle seeds 0-9; got [3]. Pick seeds from 10 to 999.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from agents import make_agent
-from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
+from benchmarks.common.seeds import TRAINING_SEEDS, require_training_seeds
 from benchmarks.static_bundle.bundles import (
     BUNDLES,
     N_TASKS,
@@ -39,7 +39,7 @@ from benchmarks.static_bundle.play import play
 from mara_env import default_trace_source
 from mara_env.workload import build_workload
 
-#: Seeds of the calibration (never reported, below the evaluation seeds).
+#: Seeds of the calibration (never reported; training seeds, below the evaluation seeds).
 CALIBRATION_SEEDS = range(500, 550)
 #: Mean tasks of 10 the clairvoyant reference should complete on the paper bundle.
 CLAIRVOYANT_TARGET = 7.0
@@ -84,14 +84,15 @@ class Calibration:
 
 
 def check_calibration_seeds(seeds: Iterable[int]) -> list[int]:
-    """The seeds as a list, or :class:`ValueError` if one is reported or an evaluation seed."""
-    values = [int(seed) for seed in seeds]
-    forbidden = [s for s in values if s in REPORTED_SEEDS or s >= EVALUATION_SEED_BASE or s < 0]
-    if forbidden or not values:
+    """The seeds as a list, or :class:`ValueError` if one is not a training seed
+    (:func:`benchmarks.common.seeds.require_training_seeds`) or is a reported bundle seed."""
+    values = list(require_training_seeds(seeds, where="calibration seeds"))
+    reported = [seed for seed in values if seed in REPORTED_SEEDS]
+    if reported:
         raise ValueError(
             f"calibration seeds must avoid the reported bundle seeds {REPORTED_SEEDS.start}-"
-            f"{REPORTED_SEEDS.stop - 1} and the evaluation seeds ({EVALUATION_SEED_BASE} and "
-            f"up); got {forbidden or values}."
+            f"{REPORTED_SEEDS.stop - 1}; got {reported}. Pick seeds from {REPORTED_SEEDS.stop} to "
+            f"{TRAINING_SEEDS.stop - 1}."
         )
     return values
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from agents import make_agent, start_episode
 from agents.clairvoyant import NEVER, task_epochs_to_target
-from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
+from benchmarks.common.seeds import require_training_seeds
 from benchmarks.verdicts.laira_judge import LAIRA_JUDGE, laira_settings, laira_success
 from mara_env import ClusterConfig, get_config, node_turns, raw_env
 from mara_env.simulator import ClusterSimulator
@@ -78,11 +78,7 @@ class VerdictSettings:
     laira: bool = True
 
     def __post_init__(self) -> None:
-        if not self.seeds or any(not 0 <= seed < EVALUATION_SEED_BASE for seed in self.seeds):
-            raise ValueError(
-                f"VerdictSettings.seeds must be training seeds in 0..{EVALUATION_SEED_BASE - 1} "
-                f"(evaluation seeds are never used for diagnostics), got {list(self.seeds)}."
-            )
+        require_training_seeds(self.seeds, where="VerdictSettings.seeds")
         if self.config.split != "train":
             raise ValueError(
                 f"VerdictSettings.preset {self.preset!r} draws the test split; diagnostics use "
