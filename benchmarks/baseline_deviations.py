@@ -35,7 +35,8 @@ import numpy as np
 from agents import mean_ci
 from benchmarks.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
-from benchmarks.leaderboard.grid import EVALUATION_SEED_BASE
+from benchmarks.common.seeds import evaluation_seeds
+from benchmarks.common.store import StoreFormatError
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import Trial, TrialJournal, run_trials
 from benchmarks.tune_baselines import WORKLOADS
@@ -178,11 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure every deviation; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    seeds = list(
-        range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + (1 if args.quick else args.seeds))
-    )
+    seeds = list(evaluation_seeds(1 if args.quick else args.seeds))
     start = time.perf_counter()
-    journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
+    try:
+        journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
+    except StoreFormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     agents = list(dict.fromkeys(deviation.agent for deviation in DEVIATIONS))
     wanted = [trial for agent in agents for trial in trials_of({}, agent, seeds, args.quick)]
     for deviation in DEVIATIONS:

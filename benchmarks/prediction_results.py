@@ -21,8 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -32,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.atomic import write_atomically
+from benchmarks.common.store import ResultsStore, StoreFormatError
 from benchmarks.common.threads import one_torch_thread_if_loaded
 from benchmarks.prediction_protocols import CellCases, PredictorBank
 from predictors.base import Predictor, TaskHistory
@@ -80,6 +78,11 @@ METRIC_COLUMNS = (
 COLUMNS = (*KEY_COLUMNS, *METRIC_COLUMNS)
 _TEXT_COLUMNS = frozenset({"predictor", "protocol", "set", "code", "weights"})
 _INT_COLUMNS = frozenset({"seed", "samples", "draws_per_curve"})
+#: Each column's type: text, whole numbers, and floats for the rest.
+SCHEMA: dict[str, type] = {
+    column: str if column in _TEXT_COLUMNS else int if column in _INT_COLUMNS else float
+    for column in COLUMNS
+}
 
 
 class ResultsFileError(ValueError):
@@ -124,11 +127,15 @@ class RowKey:
 
 # --------------------------------------------------------------------------------- results file
 class ResultsTable:
-    """``results.csv``: parsed rows, rewritten atomically (temporary file, then rename) per row.
+    """``results.csv``: the finished rows, each appended and ``fsync``-ed as it ends.
+
+    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by :data:`KEY_COLUMNS`
+    (the code and weights fingerprints included).
 
     Args:
         path: The CSV file.
-        resume: Keep the rows already in the file; otherwise start afresh.
+        resume: Keep the rows already in the file; otherwise start afresh (the first row
+            added replaces the file).
 
     Raises:
         ResultsFileError: If the existing file has other columns (e.g. an earlier version's,
@@ -136,67 +143,39 @@ class ResultsTable:
     """
 
     def __init__(self, path: Path, *, resume: bool) -> None:
-        self.path = path
-        self.rows: list[dict[str, Any]] = []
-        if resume and path.exists() and path.stat().st_size > 0:
-            self.rows = self._read()
+        try:
+            self.store = ResultsStore(
+                path, SCHEMA, key=KEY_COLUMNS, fresh=not resume, advice=_ADVICE
+            )
+        except StoreFormatError as error:
+            if error.found is not None and "workload" in error.found:
+                raise ResultsFileError(
+                    f"{path} was written by an earlier version of this benchmark: its rows are "
+                    "keyed by workload, and rows are now keyed by protocol and set (and code and "
+                    f"weights), so none can be reused. {_ADVICE}"
+                ) from None
+            raise ResultsFileError(str(error)) from None
 
-    def _read(self) -> list[dict[str, Any]]:
-        with self.path.open(newline="") as handle:
-            reader = csv.DictReader(handle)
-            fields = tuple(reader.fieldnames or ())
-            if fields != COLUMNS:
-                raise ResultsFileError(_header_message(self.path, fields))
-            rows = []
-            for line, row in enumerate(reader, start=2):
-                try:
-                    rows.append(_parse_row(row))
-                except (TypeError, ValueError) as error:
-                    raise ResultsFileError(
-                        f"{self.path}, line {line}: malformed row ({error}). Fix or delete the "
-                        "line, or use --no-resume to start afresh."
-                    ) from None
-        return rows
+    @property
+    def path(self) -> Path:
+        """The CSV file."""
+        return self.store.path
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every parsed row, in file order."""
+        return self.store.rows
 
     def done(self) -> set[RowKey]:
         """Keys of the rows already in the file."""
         return {RowKey.of(row) for row in self.rows}
 
     def add(self, row: dict[str, Any]) -> None:
-        """Add ``row`` and rewrite the file atomically."""
-        self.rows.append(row)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.rows)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.path, buffer.getvalue())
+        """Append ``row`` to the file (flushed and ``fsync``-ed)."""
+        self.store.append(row)
 
 
-def _header_message(path: Path, fields: tuple[str, ...]) -> str:
-    advice = "Use another --out directory, or --no-resume to replace it."
-    if "workload" in fields and "protocol" not in fields:
-        return (
-            f"{path} was written by an earlier version of this benchmark: its rows are keyed by "
-            "workload, and rows are now keyed by protocol and set (and code and weights), so "
-            f"none can be reused. {advice}"
-        )
-    return f"{path} has columns {list(fields)}, not this benchmark's {list(COLUMNS)}. {advice}"
-
-
-def _parse_row(row: dict[str, str | None]) -> dict[str, Any]:
-    if None in row or any(value is None or value == "" for value in row.values()):
-        raise ValueError("wrong number of fields")
-    parsed: dict[str, Any] = {}
-    for column in COLUMNS:
-        value = str(row[column])
-        if column in _TEXT_COLUMNS:
-            parsed[column] = value
-        elif column in _INT_COLUMNS:
-            parsed[column] = int(value)
-        else:
-            parsed[column] = float(value)
-    return parsed
+_ADVICE = "Use another --out directory, or --no-resume to replace it."
 
 
 # --------------------------------------------------------------------------------- evaluation

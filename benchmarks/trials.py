@@ -6,7 +6,7 @@ such episode; :func:`run_trials` plays the ones a :class:`TrialJournal` does not
 worker processes, appending each result to the journal the moment it ends, so an interrupted
 run resumes. Journal lines are keyed by a fingerprint of the code, weights and data
 (:func:`benchmarks.source_fingerprint.source_fingerprint`): lines written by other code are kept
-in the file but never reused.
+in the file but never reused (:class:`benchmarks.common.store.ResultsStore`).
 
 Example:
     >>> trial = Trial("edf", "{}", "rl", seed=3, preset="tiny")
@@ -17,17 +17,16 @@ Example:
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from tqdm.auto import tqdm
 
 from agents import Scheduler, evaluate, make_agent
+from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
@@ -89,52 +88,66 @@ def play_trial(trial: Trial) -> float:
     return float(rows[0]["completion_rate"])
 
 
+#: The columns of a journal line: the :class:`Trial`'s fields, its score and the code's
+#: fingerprint (the JSON lines of ``trials.jsonl``, keys sorted).
+JOURNAL_COLUMNS: dict[str, type] = {
+    **{item.name: get_type_hints(Trial)[item.name] for item in fields(Trial)},
+    "completion_rate": float,
+    "code": str,
+}
+#: What identifies a journal line: the trial and the code that played it.
+JOURNAL_KEY = (*(item.name for item in fields(Trial)), "code")
+
+
 class TrialJournal:
-    """A JSON-lines file of finished trials, each appended and flushed the moment it ends.
+    """``trials.jsonl``: the finished trials, each appended and ``fsync``-ed the moment it ends.
+
+    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by the trial and the code
+    fingerprint: lines of other code stay in the file but are never reused.
 
     Args:
-        path: The journal file (created with its folder if missing).
+        path: The journal file (created with its folder on the first append).
         fingerprint: The code fingerprint results are reused for.
+
+    Raises:
+        benchmarks.common.store.StoreFormatError: If the file holds a line that is not a trial.
     """
 
     def __init__(self, path: Path, fingerprint: str) -> None:
-        self.path = path
         self.fingerprint = fingerprint
-        self.scores: dict[tuple[Any, ...], float] = {}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            return
-        names = [item.name for item in fields(Trial)]
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            try:
-                row = json.loads(line)
-                trial = Trial(**{name: row[name] for name in names})
-                score = float(row["completion_rate"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                print(f"note: {path}:{number} is not a trial; ignored.", file=sys.stderr)
-                continue
-            if row.get("code") == fingerprint:
-                self.scores[trial.key] = score
+        self.store = ResultsStore(
+            path,
+            JOURNAL_COLUMNS,
+            key=JOURNAL_KEY,
+            advice="Pass another --output directory, or move the file away to start afresh.",
+        )
+
+    @property
+    def path(self) -> Path:
+        """The journal file."""
+        return self.store.path
+
+    def _key(self, trial: Trial) -> tuple[Any, ...]:
+        return self.store.key_of({**asdict(trial), "code": self.fingerprint})
+
+    def has(self, trial: Trial) -> bool:
+        """Whether ``trial`` was played by the current code."""
+        return self._key(trial) in self.store.done()
 
     def score(self, trial: Trial) -> float:
         """The recorded completion rate of ``trial`` (KeyError if it has not been played)."""
-        return self.scores[trial.key]
+        return float(self.store.get(self._key(trial))["completion_rate"])
 
     def append(self, trial: Trial, score: float) -> None:
         """Record one finished trial on disk."""
-        row = {**asdict(trial), "completion_rate": score, "code": self.fingerprint}
-        with self.path.open("a") as handle:
-            handle.write(json.dumps(row, sort_keys=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        self.scores[trial.key] = score
+        self.store.append({**asdict(trial), "completion_rate": score, "code": self.fingerprint})
 
 
 def run_trials(
     trials: Sequence[Trial], journal: TrialJournal, *, workers: int, progress: bool, label: str
 ) -> None:
     """Play the trials not yet in ``journal`` on ``workers`` processes, with a progress bar."""
-    todo = list({trial.key: trial for trial in trials if trial.key not in journal.scores}.values())
+    todo = list({trial.key: trial for trial in trials if not journal.has(trial)}.values())
     if not todo:
         return
     bar = tqdm(total=len(todo), desc=label, disable=not progress, leave=False)

@@ -16,9 +16,9 @@ episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
    ``DIR/README.md`` (default ``benchmarks/results/tuning``).
 
 Every baseline gets the same budget: ``budget`` settings (fewer if its grid is smaller) on the
-same episodes. Only seeds below :data:`TRAINING_SEED_LIMIT` (1000) and the train split can be
-reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the evaluation
-seeds (1000 and up) and the reported static-bundle seeds stay untouched.
+same episodes. Only training seeds (below 1000, :mod:`benchmarks.common.seeds`) and the train split
+can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the
+evaluation seeds (1000 and up) stay untouched.
 
 Trials are appended to the journal as they finish, keyed by the code that played them (a hash of
 the package sources) and the trace data; running again reuses the finished ones, so an
@@ -36,7 +36,7 @@ Example:
     >>> tuning_seeds(999, 2)
     Traceback (most recent call last):
     ...
-    ValueError: Tuning may only use training seeds below 1000; seeds 999 .. 1000 reach past 999. Pick a lower start or fewer seeds.
+    ValueError: tuning: seeds 999..1000 reach outside the training seeds 0..999 (1000 and up are the evaluation seeds results are reported on). Pick a lower start or fewer seeds.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import TUNED_SETTINGS_PATH
 from benchmarks.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
-from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, EVALUATION_SEED_BASE
+from benchmarks.common.seeds import training_seeds
+from benchmarks.common.store import StoreFormatError
+from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS
 from benchmarks.lookahead_calibration import calibrate
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import (
@@ -76,8 +78,6 @@ from benchmarks.trials import (
 )
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
-#: Tuning never uses a seed at or above this: the first evaluation seed.
-TRAINING_SEED_LIMIT = EVALUATION_SEED_BASE
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
 CONFIRM_SEED_BASE = 200
@@ -193,18 +193,13 @@ SEARCH_SPACES: Mapping[str, SearchSpace] = {
 
 
 def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
-    """``count`` consecutive seeds from ``start``, all training seeds (below 1000).
+    """``count`` consecutive training seeds from ``start``
+    (:func:`benchmarks.common.seeds.training_seeds`).
 
     Raises:
         ValueError: If any seed would be 1000 or more, or below 0.
     """
-    if start < 0 or start + count > TRAINING_SEED_LIMIT:
-        raise ValueError(
-            f"Tuning may only use training seeds below {TRAINING_SEED_LIMIT}; seeds {start} .. "
-            f"{start + count - 1} reach past {TRAINING_SEED_LIMIT - 1}. Pick a lower start or fewer "
-            "seeds."
-        )
-    return tuple(range(start, start + count))
+    return training_seeds(start, count, where="tuning")
 
 
 def tuning_configs(*, quick: bool = False) -> dict[str, ClusterConfig]:
@@ -425,7 +420,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: search and confirmation seeds overlap; use fewer seeds.", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
+    try:
+        journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
+    except StoreFormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     outcomes = []
     for agent in dict.fromkeys(args.agents):
         outcome = tune(

@@ -484,7 +484,7 @@ def test_old_foreign_or_corrupt_results_are_refused(
     (tmp_path / "results.csv").write_text("agent,config,seed\nedf,x,1\n")
     with pytest.raises(SystemExit):
         bench.main(quick_args(tmp_path, "--no-figure"))
-    assert "not this benchmark's" in capsys.readouterr().err
+    assert "written by another script or an older version" in capsys.readouterr().err
     header = ",".join(results.COLUMNS)
     (tmp_path / "results.csv").write_text(f"{header}\nwls,test,rl,0.2,0,64\n")
     with pytest.raises(SystemExit):

@@ -17,6 +17,7 @@ from agents import VARIANTS, Lara, make_agent
 from agents.laira import Laira
 from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
 from benchmarks import baseline_deviations, tune_baselines
+from benchmarks.common.seeds import is_training_seed
 from benchmarks.lookahead_calibration import collect_verdicts, fit_logistic
 from benchmarks.trials import Trial, TrialJournal
 
@@ -43,7 +44,7 @@ def test_tuning_only_plays_training_seeds_on_the_train_split(
     argv += ["--settings-file", str(settings_file), "--agents", "lara", "laira"]
     assert tune_baselines.main(argv) == 0
     assert recorded_episodes, "no episode was played"
-    assert all(0 <= seed < tune_baselines.TRAINING_SEED_LIMIT for seed, _, _ in recorded_episodes)
+    assert all(is_training_seed(seed) for seed, _, _ in recorded_episodes)
     assert {split for _, split, _ in recorded_episodes} == {"train"}
     document = json.loads(settings_file.read_text())
     assert set(document["agents"]) == {"lara", "laira"}
@@ -67,7 +68,7 @@ def test_a_second_run_reuses_every_trial(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("start", "count"), [(999, 2), (1000, 1), (-1, 1), (500, 600)])
 def test_tuning_seeds_refuse_evaluation_seeds(start: int, count: int) -> None:
-    with pytest.raises(ValueError, match="training seeds below 1000"):
+    with pytest.raises(ValueError, match=r"reach outside the training seeds 0\.\.999"):
         tune_baselines.tuning_seeds(start, count)
 
 
@@ -148,17 +149,40 @@ def test_deviations_smoke_run_writes_a_paired_table(tmp_path: Path) -> None:
     table = (tmp_path / "README.md").read_text()
     assert table.count("| lara |") == 3 and table.count("| laira |") == 8
     journal = TrialJournal(tmp_path / "trials.jsonl", "another code")
-    assert journal.scores == {}  # keyed by the code: another fingerprint reuses nothing
+    played = trials_in(tmp_path / "trials.jsonl")
+    assert played and not any(journal.has(trial) for trial in played)  # keyed by the code
     lines = (tmp_path / "trials.jsonl").read_text().splitlines()
     assert all(json.loads(line)["seed"] >= 1000 for line in lines)
 
 
-def test_a_trial_journal_ignores_foreign_lines(tmp_path: Path) -> None:
+def trials_in(path: Path) -> list[Trial]:
+    """The trials of a journal's lines."""
+    names = [item.name for item in dataclasses.fields(Trial)]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [Trial(**{name: row[name] for name in names}) for row in rows]
+
+
+def test_a_trial_journal_keeps_other_codes_lines_and_refuses_foreign_ones(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "trials.jsonl"
     journal = TrialJournal(path, "code-a")
     trial = Trial("edf", "{}", "rl", 3, preset="tiny")
     journal.append(trial, 0.5)
+    assert TrialJournal(path, "code-a").score(trial) == 0.5
+    assert not TrialJournal(path, "code-b").has(trial)
+    assert TrialJournal(path, "code-b").store.rows == journal.store.rows  # kept, not reused
     with path.open("a") as handle:
         handle.write("not json\n")
-    assert TrialJournal(path, "code-a").score(trial) == 0.5
-    assert TrialJournal(path, "code-b").scores == {}
+    with pytest.raises(ValueError, match=r"trials\.jsonl, line 2: malformed row"):
+        TrialJournal(path, "code-a")
+
+
+def test_tuning_refuses_a_foreign_journal_with_the_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "trials.jsonl").write_text('{"agent": "edf"}\n')
+    argv = ["--quick", "--workers", "1", "--no-progress", "--output", str(tmp_path)]
+    assert tune_baselines.main([*argv, "--settings-file", str(tmp_path / "t.json")]) == 2
+    assert "line 1: a row with the fields ['agent']" in capsys.readouterr().err
+    assert (tmp_path / "trials.jsonl").read_text() == '{"agent": "edf"}\n'

@@ -203,13 +203,7 @@ class ResultsStore:
         if header is None:
             return []
         if tuple(header) != tuple(self.columns):
-            raise StoreFormatError(
-                f"{self.path} has the columns {header}, not {list(self.columns)}: it was "
-                f"written by another script or an older version, so none of its rows can be "
-                f"reused. It was left untouched. {self.advice}",
-                path=self.path,
-                found=tuple(header),
-            )
+            raise self._foreign("the columns", tuple(header), list(self.columns), None)
         rows = []
         for fields in reader:
             try:
@@ -233,18 +227,25 @@ class ResultsStore:
         except ValueError as error:
             raise self._malformed(number, error) from None
         if set(record) != set(self.columns):
-            raise StoreFormatError(
-                f"{self.path}, line {number}: a row with the fields {sorted(record)}, not "
-                f"{sorted(self.columns)}: it was written by another script or an older version. "
-                f"The file was left untouched. {self.advice}",
-                path=self.path,
-                line=number,
-                found=tuple(sorted(record)),
-            )
+            found = tuple(sorted(record))
+            raise self._foreign("a row with the fields", found, sorted(self.columns), number)
         try:
             return {name: _convert(kind, record[name]) for name, kind in self.columns.items()}
         except ValueError as error:
             raise self._malformed(number, error) from None
+
+    def _foreign(
+        self, what: str, found: tuple[str, ...], expected: list[str], line: int | None
+    ) -> StoreFormatError:
+        where = str(self.path) if line is None else f"{self.path}, line {line}"
+        return StoreFormatError(
+            f"{where}: {what} {list(found)}, not {expected}: it was written by another script "
+            f"or an older version, so none of its rows can be reused. The file was left "
+            f"untouched. {self.advice}",
+            path=self.path,
+            line=line,
+            found=found,
+        )
 
     def _malformed(self, line: int, error: Exception) -> StoreFormatError:
         return StoreFormatError(

@@ -141,7 +141,7 @@ def write_results(log: BundleLog, setups: dict[str, str], agents: Sequence[str])
             sections[name] = (text, markdown_table(rows, names_in(rows, agents)))
     names = names_in([row for rows in rows_by_bundle.values() for row in rows], agents)
     overview = side_by_side(rows_by_bundle, names) if rows_by_bundle else ""
-    write_atomically(log.path.parent / "results.md", results_markdown(sections, overview))
+    write_atomically(log.store.path.parent / "results.md", results_markdown(sections, overview))
 
 
 def names_in(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[str]:
@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(markdown_table(wanted, agents))
     print(
         f"\nbundle {args.bundle!r}: {describe(spec)} Seeds 0..{n_seeds - 1}: {ran} episode(s) "
-        f"run in {time.perf_counter() - start:.1f} s; rows in {log.path}."
+        f"run in {time.perf_counter() - start:.1f} s; rows in {log.store.path}."
     )
     return 0
 

@@ -18,32 +18,30 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import os
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.store import ResultsStore
 from benchmarks.source_fingerprint import EPISODE_CODE, source_fingerprint
 from benchmarks.static_bundle.bundles import N_TASKS, BundleSpec
 from mara_env import ClusterConfig, TraceSource
 
-#: Columns of ``bundle.csv``, in order.
-COLUMNS = (
-    "setup",
-    "bundle",
-    "agent",
-    "seed",
-    "completed",
-    "arrived",
-    "completion_rate",
-    "switches",
-    "utilisation",
-    "epochs",
-    "illegal_actions",
-)
-_TEXT_COLUMNS = ("setup", "bundle", "agent")
+#: Columns of ``bundle.csv``, in order, and their types.
+SCHEMA: dict[str, type] = {
+    "setup": str,
+    "bundle": str,
+    "agent": str,
+    "seed": int,
+    "completed": float,
+    "arrived": float,
+    "completion_rate": float,
+    "switches": float,
+    "utilisation": float,
+    "epochs": float,
+    "illegal_actions": float,
+}
+COLUMNS = tuple(SCHEMA)
 _CODE = (*EPISODE_CODE, "benchmarks/static_bundle")
 
 
@@ -57,63 +55,35 @@ def setup_fingerprint(spec: BundleSpec, config: ClusterConfig, source: TraceSour
 class BundleLog:
     """``bundle.csv``: every row in the file, and appends of whole seeds.
 
+    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by setup, agent and seed.
+
     Args:
         path: The CSV file.
-        resume: Keep the rows already in the file; otherwise start it afresh.
+        resume: Keep the rows already in the file; otherwise start it afresh (the first append
+            replaces it).
 
     Raises:
-        ValueError: If the file exists with other columns or a malformed row.
+        benchmarks.common.store.StoreFormatError: If the file exists with other columns or a
+            malformed row (a ``ValueError``).
     """
 
     def __init__(self, path: Path, *, resume: bool) -> None:
-        self.path = path
-        self.rows: list[dict[str, Any]] = []
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if resume and path.exists():
-            self._read()
-        else:
-            path.write_text(",".join(COLUMNS) + "\n")
-
-    def _read(self) -> None:
-        text = self.path.read_text()
-        complete = text[: text.rfind("\n") + 1]  # a line cut by an interruption is dropped
-        reader = csv.DictReader(io.StringIO(complete))
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(
-                f"{self.path} does not have the columns {list(COLUMNS)}; it was not written by "
-                "this script. Use another --output directory or --no-resume."
-            )
-        if complete != text:
-            self.path.write_text(complete)
-        for row in reader:
-            try:
-                parsed: dict[str, Any] = {
-                    key: float(row[key]) for key in COLUMNS if key not in (*_TEXT_COLUMNS, "seed")
-                }
-                parsed.update({key: str(row[key]) for key in _TEXT_COLUMNS})
-                parsed["seed"] = int(row["seed"])
-            except (TypeError, ValueError) as error:
-                raise ValueError(
-                    f"{self.path} has a malformed row {row} ({error}); delete it or use "
-                    "--no-resume."
-                ) from error
-            self.rows.append(parsed)
+        self.store = ResultsStore(
+            path,
+            SCHEMA,
+            key=("setup", "agent", "seed"),
+            fresh=not resume,
+            advice="Use another --output directory or --no-resume.",
+        )
 
     def rows_of(self, setup: str) -> list[dict[str, Any]]:
         """The rows of one setup."""
-        return [row for row in self.rows if row["setup"] == setup]
+        return self.store.rows_where(setup=setup)
 
     def done(self, setup: str) -> set[tuple[str, int]]:
         """(agent, seed) pairs already in the file for ``setup``."""
         return {(row["agent"], row["seed"]) for row in self.rows_of(setup)}
 
     def append(self, rows: list[dict[str, Any]]) -> None:
-        """Append ``rows`` in one write and flush them to disk."""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, COLUMNS, extrasaction="ignore", lineterminator="\n")
-        writer.writerows(rows)
-        with self.path.open("a") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        self.rows.extend(rows)
+        """Append ``rows`` (their columns) in one write and flush them to disk."""
+        self.store.extend(rows)

@@ -1,0 +1,310 @@
+"""The one results store and the one seed policy of ``benchmarks.common``, and the scripts'
+result files read through them exactly as the readers they replaced read them."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks import calibrate_load, trials
+from benchmarks.common.seeds import (
+    EVALUATION_SEED_START,
+    evaluation_seeds,
+    is_training_seed,
+    require_training_seeds,
+    training_seeds,
+)
+from benchmarks.common.store import ResultsStore, StoreFormatError
+from benchmarks.prediction_results import ResultsTable
+from benchmarks.static_bundle.log import BundleLog
+from benchmarks.trials import Trial, TrialJournal
+
+COLUMNS: dict[str, type] = {"agent": str, "seed": int, "code": str, "score": float, "ok": bool}
+KEY = ("agent", "seed", "code")
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+
+
+def row(agent: str = "edf", seed: int = 0, code: str = "c1", score: float = 0.5) -> dict[str, Any]:
+    return {"agent": agent, "seed": seed, "code": code, "score": score, "ok": True}
+
+
+@pytest.fixture(params=["csv", "jsonl"])
+def path(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    return tmp_path / f"runs.{request.param}"
+
+
+# ------------------------------------------------------------------------------------ the store
+def test_resume_skips_the_finished_rows(path: Path) -> None:
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    assert store.done() == set() and not path.exists(), "nothing is written before a row"
+    store.append(row(seed=0))
+    store.extend([row(seed=1), row(seed=2)])
+    again = ResultsStore(path, COLUMNS, key=KEY)
+    assert again.done() == {("edf", seed, "c1") for seed in range(3)}
+    todo = [seed for seed in range(5) if ("edf", seed, "c1") not in again.done()]
+    assert todo == [3, 4]
+    assert again.rows == store.rows
+
+
+def test_a_changed_fingerprint_replays_and_keeps_the_old_rows(path: Path) -> None:
+    ResultsStore(path, COLUMNS, key=KEY).append(row(code="old"))
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    assert ("edf", 0, "new") not in store.done()
+    store.append(row(code="new", score=0.9))
+    reread = ResultsStore(path, COLUMNS, key=KEY)
+    assert [r["code"] for r in reread.rows] == ["old", "new"]
+    assert reread.get(("edf", 0, "old"))["score"] == 0.5
+    assert reread.get(("edf", 0, "new"))["score"] == 0.9
+    assert [r["score"] for r in reread.rows_where(code="new")] == [0.9]
+
+
+def test_an_interrupted_last_line_is_set_aside_and_the_finished_rows_kept(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ResultsStore(path, COLUMNS, key=KEY).extend([row(seed=0), row(seed=1)])
+    finished = path.read_bytes()
+    with path.open("ab") as handle:
+        handle.write(b'{"agent": "ed' if path.suffix == ".jsonl" else b"edf,2,c")
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    assert store.done() == {("edf", 0, "c1"), ("edf", 1, "c1")}
+    assert path.read_bytes() == finished
+    partial = path.with_name(path.name + ".partial")
+    assert partial.read_bytes() in (b'{"agent": "ed\n', b"edf,2,c\n")
+    assert "interrupted line" in capsys.readouterr().err
+    store.append(row(seed=2))
+    assert len(ResultsStore(path, COLUMNS, key=KEY).rows) == 3
+
+
+def test_a_cut_header_leaves_an_empty_store(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text("agent,se")
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    assert store.rows == [] and path.read_text() == ""
+    store.append(row())
+    assert path.read_text() == "agent,seed,code,score,ok\nedf,0,c1,0.5,True\n"
+
+
+def test_a_foreign_csv_header_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text("agent,config,seed\nedf,x,1\n")
+    with pytest.raises(StoreFormatError, match="another script or an older version") as caught:
+        ResultsStore(path, COLUMNS, key=KEY, advice="Pass another --out.")
+    message = str(caught.value)
+    assert str(path) in message and "['agent', 'config', 'seed']" in message
+    assert message.endswith("Pass another --out.")
+    assert caught.value.found == ("agent", "config", "seed")
+    assert path.read_text() == "agent,config,seed\nedf,x,1\n"
+
+
+def test_foreign_json_lines_and_malformed_rows_are_refused_with_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    ResultsStore(path, COLUMNS, key=KEY).append(row())
+    text = path.read_text()
+    path.write_text(text + '{"agent": "edf", "seed": 1}\n')
+    with pytest.raises(
+        StoreFormatError, match=r"line 2: a row with the fields \['agent', 'seed'\]"
+    ):
+        ResultsStore(path, COLUMNS, key=KEY)
+    path.write_text(text + json.dumps({**row(), "seed": "one"}) + "\n")
+    with pytest.raises(
+        StoreFormatError, match=r"line 2: malformed row \('one' is not of type int\)"
+    ):
+        ResultsStore(path, COLUMNS, key=KEY)
+    csv_path = tmp_path / "runs.csv"
+    ResultsStore(csv_path, COLUMNS, key=KEY).append(row())
+    with csv_path.open("a") as handle:
+        handle.write("edf,1,c1\n")
+    with pytest.raises(StoreFormatError, match=r"line 3: malformed row \(3 fields, not 5\)"):
+        ResultsStore(csv_path, COLUMNS, key=KEY)
+    assert csv_path.read_text().endswith("edf,1,c1\n"), "left untouched"
+
+
+def test_a_fresh_store_replaces_the_file_on_its_first_append(path: Path) -> None:
+    ResultsStore(path, COLUMNS, key=KEY).extend([row(seed=0), row(seed=1)])
+    before = path.read_bytes()
+    assert ResultsStore(path, COLUMNS, key=KEY, fresh=True).done() == set()
+    assert path.read_bytes() == before, "nothing appended: the file is kept"
+    ResultsStore(path, COLUMNS, key=KEY, fresh=True).append(row(seed=7))
+    assert ResultsStore(path, COLUMNS, key=KEY).done() == {("edf", 7, "c1")}
+
+
+def test_bad_rows_and_schemas_are_refused_before_anything_is_written(path: Path) -> None:
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    with pytest.raises(ValueError, match=r"lacks the columns \['ok'\]"):
+        store.append({key: value for key, value in row().items() if key != "ok"})
+    with pytest.raises(ValueError, match=r"'0\.5' is not of type float"):
+        store.extend([row(seed=1), {**row(), "score": "0.5"}])
+    with pytest.raises(ValueError, match="1 is not of type bool"):
+        store.append({**row(), "ok": 1})
+    assert not path.exists() and store.rows == []
+    with pytest.raises(ValueError, match=r"must end in \.csv or \.jsonl"):
+        ResultsStore(path.with_suffix(".txt"), COLUMNS, key=KEY)
+    with pytest.raises(ValueError, match="key must name"):
+        ResultsStore(path, COLUMNS, key=("nope",))
+    with pytest.raises(ValueError, match="column types must be"):
+        ResultsStore(path, {"a": list}, key=("a",))
+
+
+def test_numpy_values_are_stored_as_the_columns_types(path: Path) -> None:
+    store = ResultsStore(path, COLUMNS, key=KEY)
+    store.append({**row(seed=np.int64(4), score=np.float32(0.25)), "ok": np.bool_(False)})
+    assert store.rows == [{"agent": "edf", "seed": 4, "code": "c1", "score": 0.25, "ok": False}]
+    assert ResultsStore(path, COLUMNS, key=KEY).rows == store.rows
+    assert all(type(value) in (str, int, float, bool) for value in store.rows[0].values())
+
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {
+                "agent": TEXT,
+                "seed": st.integers(-(2**70), 2**70),
+                "code": TEXT,
+                "score": st.floats(allow_nan=True, allow_infinity=True),
+                "ok": st.booleans(),
+            }
+        ),
+        max_size=6,
+    ),
+    suffix=st.sampled_from([".csv", ".jsonl"]),
+)
+def test_typed_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, rows: list, suffix: str
+) -> None:
+    """Whatever the values (commas, quotes, newlines in text; nan, inf, huge integers), a row
+    reads back with the same types and values."""
+    path = tmp_path_factory.mktemp("store") / f"runs{suffix}"
+    ResultsStore(path, COLUMNS, key=KEY).extend(rows)
+    reread = ResultsStore(path, COLUMNS, key=KEY).rows
+    assert len(reread) == len(rows)
+    for read, written in zip(reread, rows, strict=True):
+        for name, kind in COLUMNS.items():
+            assert type(read[name]) is kind
+            if name == "score" and math.isnan(written[name]):
+                assert math.isnan(read[name])
+            else:
+                assert read[name] == written[name]
+
+
+# ------------------------------------------------------------------------------ the seed policy
+def test_training_seed_checks_refuse_evaluation_seeds_with_the_message() -> None:
+    assert require_training_seeds(range(3), where="x") == (0, 1, 2)
+    assert require_training_seeds(np.arange(2), where="x") == (0, 1)
+    with pytest.raises(ValueError) as caught:
+        require_training_seeds([3, 1000, 1500, -1], where="--seeds")
+    message = str(caught.value)
+    assert message.startswith("--seeds: seeds [1000, 1500, -1] are not training seeds")
+    assert "Pick seeds below 1000" in message
+    with pytest.raises(ValueError, match="no seeds given"):
+        require_training_seeds([], where="x")
+    with pytest.raises(ValueError, match=r"seeds 999\.\.1000 reach outside the training seeds"):
+        training_seeds(999, 2, where="tuning")
+    assert training_seeds(997, 3) == (997, 998, 999)
+    assert evaluation_seeds(3) == (1000, 1001, 1002) and EVALUATION_SEED_START == 1000
+    assert is_training_seed(0) and not is_training_seed(EVALUATION_SEED_START)
+
+
+def test_calibrate_load_refuses_seeds_that_reach_the_evaluation_seeds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        calibrate_load.main(["--config", "tiny", "--seeds", "1001", "--no-progress"])
+    assert "seeds [1000] are not training seeds" in capsys.readouterr().err
+
+
+# ------------------------------------------------- the committed result files, read as before
+def digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+#: What the readers of commit d0f28ca (``TrialJournal.scores``, ``ResultsTable.rows`` /
+#: ``done()``, ``BundleLog.rows`` / ``rows_of`` / ``done``) loaded from the committed files:
+#: (rows, digest of the rows, digest of the keys), per file and fingerprint.
+BEFORE_TRIALS = {
+    ("tuning", "1c1b299566981808"): (2112, "ab66250658141832"),
+    ("deviations", "a3df5f64bc090053"): (390, "e32ddf32eab902d0"),
+    ("deviations", "addde91b4a37063b"): (390, "e32ddf32eab902d0"),
+}
+BEFORE_PREDICTORS = (144, "32f9871e752d80ec", "1ebe65b67ca011ad")
+BEFORE_BUNDLE = {
+    "1f472937b35a": (100, "366dfe2802d40136", "5c0ea6e039f7ac36"),
+    "32e8b311af0e": (80, "e210c681add58ab7", "28b5ac23ce54b51e"),
+    "79532168f479": (100, "98482f2fa4ea6d19", "5c0ea6e039f7ac36"),
+    "9188e217e7d8": (80, "649d45749f207037", "28b5ac23ce54b51e"),
+    "e0b5854895e0": (100, "db51bef2f7c7e35e", "5c0ea6e039f7ac36"),
+    "ea54fe8143e9": (100, "0a416a0419658841", "5c0ea6e039f7ac36"),
+}
+
+
+def committed(tmp_path: Path, relative: str) -> Path:
+    """A copy of a committed results file (reading must not change it; checked)."""
+    copy = tmp_path / relative.replace("/", "_")
+    shutil.copy(RESULTS / relative, copy)
+    return copy
+
+
+@pytest.mark.parametrize(("name", "code"), sorted(BEFORE_TRIALS))
+def test_committed_trial_journals_resume_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, code: str
+) -> None:
+    path = committed(tmp_path, f"{name}/trials.jsonl")
+    before = path.read_bytes()
+    journal = TrialJournal(path, code)
+    names = [item.name for item in dataclasses.fields(Trial)]
+    played = [Trial(**{n: r[n] for n in names}) for r in journal.store.rows_where(code=code)]
+    items = sorted([list(trial.key), journal.score(trial)] for trial in played)
+    assert (len(items), digest(items)) == BEFORE_TRIALS[name, code]
+
+    def refuse(trial: Trial) -> float:
+        raise AssertionError(f"{trial} was played again")
+
+    monkeypatch.setattr(trials, "play_trial", refuse)
+    trials.run_trials(played, journal, workers=1, progress=False, label="resume")
+    assert path.read_bytes() == before == (RESULTS / name / "trials.jsonl").read_bytes()
+
+
+def test_committed_prediction_results_resume_as_before(tmp_path: Path) -> None:
+    path = committed(tmp_path, "predictors/results.csv")
+    table = ResultsTable(path, resume=True)
+    keys = sorted(list(dataclasses.astuple(key)) for key in table.done())
+    assert (len(table.rows), digest(table.rows), digest(keys)) == BEFORE_PREDICTORS
+    assert path.read_bytes() == (RESULTS / "predictors" / "results.csv").read_bytes()
+
+
+def test_committed_bundle_rows_resume_as_before(tmp_path: Path) -> None:
+    path = committed(tmp_path, "static_bundle/bundle.csv")
+    log = BundleLog(path, resume=True)
+    assert (len(log.store.rows), digest(log.store.rows)) == (560, "bb75799d8eb8c9ec")
+    for setup, expected in BEFORE_BUNDLE.items():
+        rows = log.rows_of(setup)
+        assert (len(rows), digest(rows), digest(sorted(map(list, log.done(setup))))) == expected
+    assert path.read_bytes() == (RESULTS / "static_bundle" / "bundle.csv").read_bytes()
+
+
+def test_an_appended_row_is_written_as_the_committed_ones_are(tmp_path: Path) -> None:
+    """Re-appending a committed row through the store gives its committed line, byte for byte."""
+    for relative, make in (
+        ("tuning/trials.jsonl", lambda p: TrialJournal(p, "x").store),
+        ("predictors/results.csv", lambda p: ResultsTable(p, resume=True).store),
+        ("static_bundle/bundle.csv", lambda p: BundleLog(p, resume=True).store),
+    ):
+        lines = (RESULTS / relative).read_text().splitlines(keepends=True)
+        original = make(committed(tmp_path, relative))
+        fresh = tmp_path / f"again_{Path(relative).name}"
+        make(fresh).extend(original.rows[:3])
+        written = fresh.read_text().splitlines(keepends=True)
+        assert written == lines[: len(written)] and len(written) >= 3
