@@ -104,6 +104,14 @@ def test_a_foreign_csv_header_is_refused_and_left_untouched(tmp_path: Path) -> N
     assert message.endswith("Pass another --out.")
     assert caught.value.found == ("agent", "config", "seed")
     assert path.read_text() == "agent,config,seed\nedf,x,1\n"
+    path.write_text("agent,config,seed\nedf,x")  # even its unfinished last line stays
+    with pytest.raises(StoreFormatError, match="another script or an older version"):
+        ResultsStore(path, COLUMNS, key=KEY)
+    assert path.read_text() == "agent,config,seed\nedf,x"
+    assert not path.with_name("runs.csv.partial").exists()
+    path.write_bytes(b"\xff\xfe\n")
+    with pytest.raises(StoreFormatError, match="not a text file of results"):
+        ResultsStore(path, COLUMNS, key=KEY)
 
 
 def test_foreign_json_lines_and_malformed_rows_are_refused_with_the_line(tmp_path: Path) -> None:

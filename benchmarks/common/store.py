@@ -175,15 +175,21 @@ class ResultsStore:
     def _read(self) -> list[Row]:
         data = self.path.read_bytes()
         complete = data[: data.rfind(b"\n") + 1]
-        if complete != data:
-            self._set_aside(data[len(complete) :], len(complete))
-        text = complete.decode()
+        try:
+            text = complete.decode()
+        except UnicodeDecodeError:
+            raise StoreFormatError(
+                f"{self.path} is not a text file of results; it was left untouched. {self.advice}",
+                path=self.path,
+            ) from None
         if self.format == "csv":
-            return self._parse_csv(text)
-        return [
-            self._parse_json(line, number)
-            for number, line in enumerate(text.split("\n")[:-1], start=1)
-        ]
+            rows = self._parse_csv(text)
+        else:
+            lines = enumerate(text.split("\n")[:-1], start=1)
+            rows = [self._parse_json(line, number) for number, line in lines]
+        if complete != data:  # only once the finished rows are known to be this store's
+            self._set_aside(data[len(complete) :], len(complete))
+        return rows
 
     def _set_aside(self, cut: bytes, keep: int) -> None:
         """Move an interrupted last line to ``<file>.partial`` and cut it from the file."""
@@ -199,25 +205,24 @@ class ResultsStore:
 
     def _parse_csv(self, text: str) -> list[Row]:
         reader = csv.reader(io.StringIO(text))
-        header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) != tuple(self.columns):
-            raise self._foreign("the columns", tuple(header), list(self.columns), None)
-        rows = []
-        for fields in reader:
-            try:
-                if len(fields) != len(self.columns):
-                    raise ValueError(f"{len(fields)} fields, not {len(self.columns)}")
-                rows.append(
-                    {
-                        name: _from_text(kind, value)
-                        for (name, kind), value in zip(self.columns.items(), fields, strict=True)
-                    }
-                )
-            except ValueError as error:
-                raise self._malformed(reader.line_num, error) from None
-        return rows
+        try:
+            header = next(reader, None)
+            if header is None:
+                return []
+            if tuple(header) != tuple(self.columns):
+                raise self._foreign("the columns", tuple(header), list(self.columns), None)
+            return [self._csv_row(fields, reader.line_num) for fields in reader]
+        except csv.Error as error:
+            raise self._malformed(reader.line_num, error) from None
+
+    def _csv_row(self, fields: list[str], number: int) -> Row:
+        try:
+            if len(fields) != len(self.columns):
+                raise ValueError(f"{len(fields)} fields, not {len(self.columns)}")
+            pairs = zip(self.columns.items(), fields, strict=True)
+            return {name: _from_text(kind, value) for (name, kind), value in pairs}
+        except ValueError as error:
+            raise self._malformed(number, error) from None
 
     def _parse_json(self, line: str, number: int) -> Row:
         try:
@@ -305,7 +310,13 @@ class ResultsStore:
         if self.format == "jsonl":
             return json.dumps(row, sort_keys=True) + "\n"
         buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerow(row[name] for name in self.columns)
+        # The writer leaves a lone carriage return unquoted, which its reader refuses.
+        cut = any(isinstance(value, str) and "\r" in value for value in row.values())
+        if cut:
+            writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
+        else:
+            writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(row[name] for name in self.columns)
         return buffer.getvalue()
 
 
