@@ -31,6 +31,7 @@ pass through residual SiLU blocks to the velocity. The shipped checkpoint (train
 Example:
     >>> import numpy as np
     >>> from predictors.base import TaskHistory
+from predictors.blas_threads import one_blas_thread
     >>> model = FlowMatching.load()
     >>> steps = np.arange(0.0, 40.0, 4.0)
     >>> history = TaskHistory(steps, (steps + 1.0) ** -0.3, target=0.25, family="vision")
@@ -54,6 +55,7 @@ from torch import nn
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
+from predictors.blas_threads import one_blas_thread
 from predictors.checkpoint import CheckpointError, load_checkpoint
 from predictors.curve_windows import (
     CONTEXT_SIZE,
@@ -307,14 +309,16 @@ def sample_windows(
     solver: str = "midpoint",
     steps: int = 8,
 ) -> np.ndarray:
-    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch."""
-    embedding = np.repeat(field.embed_context(context), n_samples, axis=0)
-    noise = rng.standard_normal((len(embedding), WINDOW_SIZE), dtype=np.float32)
+    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch
+    (on one BLAS thread: :mod:`predictors.blas_threads`)."""
+    with one_blas_thread():
+        embedding = np.repeat(field.embed_context(context), n_samples, axis=0)
+        noise = rng.standard_normal((len(embedding), WINDOW_SIZE), dtype=np.float32)
 
-    def velocity(x: np.ndarray, time: float) -> np.ndarray:
-        return field.velocity_at(x, time, embedding)
+        def velocity(x: np.ndarray, time: float) -> np.ndarray:
+            return field.velocity_at(x, time, embedding)
 
-    state = integrate(velocity, noise, solver, steps)
+        state = integrate(velocity, noise, solver, steps)
     return state.reshape(len(context), n_samples, WINDOW_SIZE)
 
 

@@ -362,3 +362,26 @@ def test_batched_contexts_equal_one_history_at_a_time(specs: list) -> None:
     for row, h in enumerate(histories):
         expected = _reference_context(h.work / h.speed, np.log(h.loss), h.budget / h.speed)
         np.testing.assert_allclose(contexts[row, : len(expected)], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_sampling_runs_on_one_blas_thread_and_restores_the_limit(
+    trivial_model: FlowMatching, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import predictors.flow_matching as module
+
+    seen: list[int] = []
+    real_integrate = module.integrate
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+        return real_integrate(*args, **kwargs)
+
+    monkeypatch.setattr(module, "integrate", recording)
+    history = TaskHistory(np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.8, 0.7]), target=0.3)
+    with threadpool_limits(limits=2, user_api="blas"):
+        trivial_model.predict([history], 4, np.random.default_rng(0))
+        after = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    assert seen and set(seen) == {1}
+    assert after and set(after) == {2}
