@@ -24,6 +24,7 @@ import numpy as np
 
 import mara_env
 from agents.mara.agent import Mara
+from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.common.threads import set_torch_threads
 
 
@@ -56,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: shipped")
     parser.add_argument("--config", default="evaluation")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1000, 1001])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(evaluation_seeds(2)))
     args = parser.parse_args(argv)
     set_torch_threads(1)
     agent = Mara.load(args.checkpoint)

@@ -34,7 +34,7 @@ Usage::
 Outputs in ``--out`` (default ``benchmarks/results/predictors``):
 
 * ``results.csv``: one row per predictor x cell, keyed as :mod:`benchmarks.prediction_results`
-  says (code and weights included), rewritten atomically after every finished row. A re-run
+  says (code and weights included), appended and flushed to disk as each row finishes. A re-run
   skips the rows already there; a file with other columns (an earlier version's included), or one
   that cannot be parsed, is refused with an error.
 * ``results.md`` (:mod:`benchmarks.prediction_report`): an acceptance summary, then per protocol

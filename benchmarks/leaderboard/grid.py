@@ -30,11 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
 
 #: Evaluation episodes use environment seeds from here on; training and tuning code in this
-#: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on.
-EVALUATION_SEED_BASE = 1000
+#: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on
+#: (the seed policy of :mod:`benchmarks.common.seeds`).
+EVALUATION_SEED_BASE = EVALUATION_SEED_START
 #: Default grid: every registered agent on these workloads, at these multiples of
 #: :data:`mara_env.TRAINING_LOAD`, for this many seeds.
 DEFAULT_WORKLOADS = ("in_distribution", "rl", "vision")
