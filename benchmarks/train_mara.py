@@ -359,6 +359,7 @@ class Trainer:
             self._load_init(init)
         #: A separate value network, built at the start of PPO (:meth:`ppo`).
         self.critic: MaraPolicy | None = None
+        self._critic_optimiser: torch.optim.Optimizer | None = None
         self.value_norm = ValueNorm()
         self.generator = torch.Generator().manual_seed(settings.seed)
         self.max_nodes_per_task = settings.configs(1)[0].max_nodes_per_task
@@ -581,9 +582,8 @@ class Trainer:
             self.policy.load_state_dict(self.best_state)
         start_state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
         anchor = copy.deepcopy(self.policy).eval().requires_grad_(False)
-        self.critic = critic = copy.deepcopy(self.policy)
+        critic = self.build_critic()
         optimiser = torch.optim.Adam(self.policy.parameters(), lr=settings.lr)
-        self._critic_optimiser = torch.optim.Adam(critic.parameters(), lr=settings.critic_lr)
         # The starting weights compete as update 0, scored on the same validation set.
         self.best_validation, self.best_state = -1.0, {}
         start_score = self.validate()
@@ -643,13 +643,22 @@ class Trainer:
         self._phase_done("ppo", began, epochs_before)
         self.confirmation = self.confirm(start_state)
 
+    def build_critic(self) -> MaraPolicy:
+        """The critic: a copy of the current network (own parameters, own Adam optimiser),
+        of which only the value output is trained; the policy never reads it."""
+        self.critic = copy.deepcopy(self.policy)
+        self._critic_optimiser = torch.optim.Adam(
+            self.critic.parameters(), lr=self.settings.critic_lr
+        )
+        return self.critic
+
     def _critic_update(self, batch: StepBatch, targets: torch.Tensor) -> float:
-        """Fit the critic (its own parameters and optimiser) to normalised returns."""
+        """Fit the critic (its own parameters and optimiser) to normalised returns; the
+        policy's parameters take no part."""
         settings = self.settings
-        critic = self.critic
-        if critic is None:
-            raise RuntimeError("Trainer._critic_update before ppo() built the critic.")
-        optimiser = self._critic_optimiser
+        critic, optimiser = self.critic, self._critic_optimiser
+        if critic is None or optimiser is None:
+            raise RuntimeError("Trainer._critic_update before build_critic().")
         size = len(targets)
         losses = []
         for _ in range(settings.ppo_epochs):
@@ -965,7 +974,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--plot", type=Path, default=None, help="plot path (default: beside the checkpoint)"
     )
-    parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny model and budget (smoke test; explicit flags override its values)",
+    )
     parser.add_argument(
         "--init",
         type=Path,
@@ -982,7 +995,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "temperatures (its card is not changed)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    if parser.parse_known_args(argv)[0].quick:  # tiny defaults; explicit flags still win
+        parser.set_defaults(**QUICK)
     return parser.parse_args(argv)
+
+
+def settings_of(args: argparse.Namespace) -> TrainSettings:
+    """The settings a parsed command line asks for (with ``--quick``, :data:`QUICK` replaces the
+    defaults of the flags not given).
+
+    Raises:
+        ValueError: If a setting is invalid.
+    """
+    return TrainSettings(**{name: getattr(args, name) for name in asdict(TrainSettings())})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -992,11 +1017,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores = tune_temperature(args.tune_temperature)
         print(f"Validation completion of {args.tune_temperature} by temperature: {scores}.")
         return 0
-    values = {name: getattr(args, name) for name in asdict(TrainSettings())}
-    if args.quick:
-        values.update(QUICK)
     try:
-        settings = TrainSettings(**values)
+        settings = settings_of(args)
     except ValueError as error:
         raise SystemExit(f"train_mara: {error}") from None
     torch.set_num_threads(args.threads)
