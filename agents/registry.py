@@ -3,9 +3,9 @@
 :data:`AGENTS` maps the short names used on the command line and in result tables to scheduler
 factories (like Stable-Baselines3's ``policy_aliases``); :data:`VARIANTS` adds the paper
 variants and ablations that the leaderboard does not run by default (LARA's proportional
-shares, LaiRA's STA and its ablations, MARA's imitation warm start ``mara_imitation``). :func:`make_agent` builds a scheduler from such a name
-or from an import path ``"package.module:ClassName"``, which is how your own scheduler joins the
-leaderboard.
+shares, LaiRA's STA and its ablations, MARA's imitation warm start ``mara_imitation``, i.e.
+MARA without PPO). :func:`make_agent` builds a scheduler from such a name or from an import
+path ``"package.module:ClassName"``, which is how your own scheduler joins the leaderboard.
 
 The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
 ``python -m benchmarks.tune_baselines`` chose on training seeds (:mod:`agents.tuned`); keyword

@@ -46,7 +46,26 @@ How the shipped checkpoints were made (2 CPU cores, x86_64, shared with another 
 tests and benchmarks; one torch thread): the figures of each run are in its card
 (``agents/checkpoints/mara*.json``: settings, command, wall minutes, cluster-epochs per second,
 validation and confirmation scores) and its log (``benchmarks/results/mara/*_training.csv``);
-``benchmarks/results/mara/README.md`` holds the evaluation. HOW_MADE_PLACEHOLDER
+``benchmarks/results/mara/README.md`` holds the evaluation.
+
+* ``mara_imitation.pt``: the first command above (the defaults, ``--updates 0``), on the
+  features of the current flow-matching predictor. The 20-minute imitation budget allowed 9 of
+  the 14 DAgger rounds (21,600 cluster-epochs, 18.9 per second, while the other engineer's jobs
+  held the second core); round 7 was best on validation (0.563), and it scored 0.516 on the
+  confirmation episodes. 19.8 minutes of wall time.
+* ``mara.pt``: the second command (the defaults with ``--init``): 38 PPO updates of 3,072
+  cluster-epochs in the 30-minute PPO budget (116,736 cluster-epochs, 62.7 per second including
+  validation; 32.2 minutes of wall time with the warm start's validation and the final
+  confirmation). Validation rose from 0.563 (update 0) to 0.593 (update 38, kept); on the
+  confirmation episodes the kept weights score 0.555 against the warm start's 0.516, a paired
+  +3.9 points [+2.5, +5.5]. On the evaluation preset (seeds 1000-1009 x 3 workloads, load 1.4)
+  it beats ``mara_imitation`` by a paired +2.4 points [+1.2, +3.6] (30 episodes), so it ships
+  as ``mara``; the same file is ``benchmarks/results/mara/mara_ppo.pt``.
+* Throughput: about 60 cluster-epochs per second of PPO training on one core, i.e. about 220k
+  per hour, short of issue 16's 1M per 60 minutes on 2 cores. A cProfile of 3 updates: the
+  rollouts 47% of the time (the prediction features 30%, of which the flow-matching predictor,
+  called once per cluster and epoch, 15%), the critic's update 19%, the policy's 19%, the
+  simulator 3%.
 
 Outputs: the checkpoint, a CSV log (``--log``) and a plot of validation completion rate against
 updates (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features

@@ -258,8 +258,9 @@ def tiny_settings(**changes: object) -> train_mara.TrainSettings:
 
 def test_a_tiny_training_run_improves_on_its_initial_policy(tmp_path: Path) -> None:
     settings = tiny_settings(
-        dagger_rounds=3, dagger_epochs=40, imitation_passes=4, updates=0, validation_seeds=4
+        dagger_rounds=4, dagger_epochs=80, imitation_passes=4, updates=0, validation_seeds=4
     )
+    assert settings.temperature == 0.35  # validated as deployed
     trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
     before = trainer.validate()
     trainer.imitate()
