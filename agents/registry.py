@@ -3,9 +3,9 @@
 :data:`AGENTS` maps the short names used on the command line and in result tables to scheduler
 factories (like Stable-Baselines3's ``policy_aliases``); :data:`VARIANTS` adds the paper
 variants and ablations that the leaderboard does not run by default (LARA's proportional
-shares, LaiRA's STA and its ablations). :func:`make_agent` builds a scheduler from such a name
-or from an import path ``"package.module:ClassName"``, which is how your own scheduler joins the
-leaderboard.
+shares, LaiRA's STA and its ablations, MARA's imitation warm start ``mara_imitation``, i.e.
+MARA without PPO). :func:`make_agent` builds a scheduler from such a name or from an import
+path ``"package.module:ClassName"``, which is how your own scheduler joins the leaderboard.
 
 The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
 ``python -m benchmarks.tune_baselines`` chose on training seeds (:mod:`agents.tuned`); keyword
@@ -50,6 +50,17 @@ def _mara(**kwargs: Any) -> Scheduler:
     from agents.mara.agent import Mara
 
     return Mara.load(**kwargs)
+
+
+def _mara_imitation(**kwargs: Any) -> Scheduler:
+    """MARA's imitation warm start, before PPO, from its shipped checkpoint (named
+    ``mara_imitation``), so the gain of PPO can be measured."""
+    from agents.mara.agent import Mara, imitation_checkpoint
+
+    kwargs.setdefault("path", imitation_checkpoint())
+    agent = Mara.load(**kwargs)
+    agent.name = "mara_imitation"
+    return agent
 
 
 def _tuned(
@@ -109,6 +120,8 @@ VARIANTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "laira_no_pd": _tuned(
             Laira, "laira", name="laira_no_pd", proportional_gain=0.0, derivative_gain=0.0
         ),
+        # MARA without PPO: its imitation warm start (the "without PPO" ablation).
+        "mara_imitation": _mara_imitation,
     }
 )
 

@@ -5,9 +5,21 @@ one per distinct config, over the simulation core every environment form uses); 
 its own :class:`agents.mara.agent.Mara` scheduler object, which builds the epoch's features from
 node 0's observation exactly as when it acts through :func:`agents.evaluation.evaluate`. The
 nodes of all clusters are then decoded together: the encoder runs once on the batch, and node
-``i`` of every cluster is chosen in one forward pass. Every batch then steps its clusters at once,
-so rewards (with the config's potential-based shaping) are the environment's. Each episode is
-reset with its own episode seed, as ``env.reset(seed=episode_seed)`` would.
+``i`` of every cluster is chosen in one forward pass, at the vector's sampling temperature (the
+one the policy deploys with, so rollout log-probabilities are those of the shipped policy). Every
+batch then steps its clusters at once. Each episode is reset with its own episode seed, as
+``env.reset(seed=episode_seed)`` would.
+
+Rewards are the environment's completions plus, with ``shaping > 0``, a potential-based progress
+term computed here at the training discount (:func:`shaped_rewards`):
+``shaping * (gamma * Phi(s') - Phi(s))`` with ``Phi`` the simulator's progress potential and
+``Phi = 0`` at an episode's end, so a discounted return differs from the unshaped one only by the
+constant ``-shaping * Phi(s_0)`` (Ng et al., 1999) and the optimal policy is unchanged. The
+environment's own shaping (``shaping_weight``, ``Phi(s') - Phi(s)``, which is policy-invariant
+only at gamma = 1) must then be off in the configs.
+
+An optional ``critic`` (a separate network with its own parameters) supplies the value estimates;
+without one the policy's own value head does.
 
 A privileged teacher (the clairvoyant reference) can label every epoch for imitation; its labels
 are targets only, the student never sees what the teacher reads.
@@ -35,7 +47,7 @@ import torch
 from agents.clairvoyant import Clairvoyant
 from agents.mara.agent import Mara, batch_tensors
 from agents.mara.features import EpochFeatures, NoPredictions
-from agents.mara.policy import MaraPolicy
+from agents.mara.policy import Encoded, MaraPolicy
 from mara_env import ClusterConfig
 from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.simulator import ClusterSimulator
@@ -48,7 +60,12 @@ TRAINING_SEED_LIMIT = 1000
 
 @dataclass
 class StepBatch:
-    """One epoch of every cluster: inputs, choices and outcomes (tensors, batch first)."""
+    """One epoch of every cluster: inputs, choices and outcomes (tensors, batch first).
+
+    ``log_prob`` is each node's log-probability at the vector's temperature; ``value`` the
+    critic's raw output (a trainer with value normalisation maps it back to returns); ``reward``
+    the completions plus the vector's shaping.
+    """
 
     slots: torch.Tensor
     globals: torch.Tensor
@@ -70,6 +87,53 @@ def agent_seed(episode_seed: int, cluster: int) -> int:
         True
     """
     return int(np.random.SeedSequence([episode_seed, cluster]).generate_state(1)[0])
+
+
+def _check_shaping(gamma: float, weight: float) -> None:
+    if not 0.0 < gamma <= 1.0:
+        raise ValueError(f"shaping: gamma must lie in (0, 1], got {gamma!r}.")
+    if not (np.isfinite(weight) and weight >= 0.0):
+        raise ValueError(f"shaping: the weight must be finite and >= 0, got {weight!r}.")
+
+
+def shaped_rewards(
+    completed: np.ndarray,
+    potential_before: np.ndarray,
+    potential_after: np.ndarray,
+    done: np.ndarray,
+    *,
+    gamma: float,
+    weight: float,
+) -> np.ndarray:
+    """Completions plus potential-based shaping at discount ``gamma``.
+
+    ``completed + weight * (gamma * Phi(s') - Phi(s))`` with ``Phi(s') = 0`` where the episode
+    ended (``done``): summed with discount ``gamma`` over an episode from ``s_0`` this is the
+    discounted completion count minus ``weight * Phi(s_0)``, and over a window ending at a live
+    state ``s_T`` it adds ``weight * (gamma**T * Phi(s_T) - Phi(s_0))``.
+
+    Args:
+        completed: Tasks completed in the epoch, per cluster.
+        potential_before: ``Phi(s)`` at the epoch's start.
+        potential_after: ``Phi(s')`` at its end (before any reset).
+        done: Whether the episode ended with the epoch.
+        gamma: The discount the returns use.
+        weight: The shaping weight (0: completions only).
+
+    Raises:
+        ValueError: If ``gamma`` is outside (0, 1] or ``weight`` is negative or not finite.
+
+    Example:
+        >>> shaped_rewards(
+        ...     np.array([1.0, 0.0]), np.array([0.5, 0.2]), np.array([0.0, 0.6]),
+        ...     np.array([False, True]), gamma=0.5, weight=1.0,
+        ... ).tolist()
+        [0.5, -0.2]
+    """
+    _check_shaping(gamma, weight)
+    after = np.where(np.asarray(done, dtype=bool), 0.0, np.asarray(potential_after, float))
+    shaping = gamma * after - np.asarray(potential_before, dtype=np.float64)
+    return np.asarray(completed, dtype=np.float64) + weight * shaping
 
 
 class _Bound:
@@ -94,6 +158,16 @@ class ClusterVector:
         teacher: Also label each epoch with the clairvoyant reference's actions.
         episode_seeds: Fixed environment seeds to play once each instead of drawing seeds
             (validation); clusters that run out stop.
+        temperature: Sampling temperature of every step (rollouts, validation): use the one
+            the policy deploys with.
+        shaping: Weight of the potential-based shaping (:func:`shaped_rewards`); 0 pays
+            completions only. With ``shaping > 0`` the configs' own ``shaping_weight`` must be 0.
+        gamma: The discount the shaping is computed at (the returns' discount).
+        critic: A separate value network (its ``encode(...).value``); default: the policy's.
+
+    Raises:
+        ValueError: For no configs, a non-positive temperature, or shaping on top of the
+            environment's own.
     """
 
     def __init__(
@@ -106,11 +180,27 @@ class ClusterVector:
         n_samples: int = 16,
         teacher: bool = False,
         episode_seeds: Sequence[Sequence[int]] | None = None,
+        temperature: float = 1.0,
+        shaping: float = 0.0,
+        gamma: float = 1.0,
+        critic: MaraPolicy | None = None,
     ) -> None:
         if not configs:
             raise ValueError("ClusterVector needs at least one config.")
+        if not temperature > 0:
+            raise ValueError(f"ClusterVector: temperature must be > 0, got {temperature!r}.")
+        if shaping > 0 and any(config.shaping_weight != 0 for config in configs):
+            raise ValueError(
+                "ClusterVector: shaping > 0 computes the shaping at the training discount; "
+                "the configs' own shaping_weight (gamma = 1 shaping) must then be 0."
+            )
+        _check_shaping(gamma, shaping)
         self.configs = list(configs)
         self.policy = policy
+        self.critic = critic
+        self.temperature = float(temperature)
+        self.shaping = float(shaping)
+        self.gamma = float(gamma)
         self._seeds = np.random.default_rng(seed)
         self._queues = None if episode_seeds is None else [list(s) for s in episode_seeds]
         groups: dict[ClusterConfig, list[int]] = {}
@@ -191,21 +281,26 @@ class ClusterVector:
         """Indices of the clusters still playing."""
         return [i for i, on in enumerate(self.active) if on]
 
+    def _value(self, slots: torch.Tensor, globals_: torch.Tensor, encoded: Encoded) -> torch.Tensor:
+        if self.critic is None:
+            return encoded.value
+        return self.critic.encode(slots, globals_).value
+
     @torch.no_grad()
-    def step(
-        self, *, greedy: bool = False, follow_teacher: bool = False, temperature: float = 1.0
-    ) -> StepBatch:
+    def step(self, *, greedy: bool = False, follow_teacher: bool = False) -> StepBatch:
         """Play one epoch in every live cluster; finished episodes restart (or stop).
 
         Args:
-            greedy: Take the most likely actions (default: sample, each cluster with the
-                uniform draws of its own scheduler, exactly as that scheduler acts alone).
-            follow_teacher: Execute the teacher's actions instead of the policy's.
-            temperature: Sampling temperature (validation only: training samples at 1).
+            greedy: Take the most likely actions (default: sample at the vector's temperature,
+                each cluster with the uniform draws of its own scheduler, exactly as that
+                scheduler acts alone).
+            follow_teacher: Execute the teacher's actions instead of the policy's (their
+                log-probabilities are still the policy's at the vector's temperature).
         """
         live = self.live
         slots, globals_, mask, previous = batch_tensors([self._features[i] for i in live])
         encoded = self.policy.encode(slots, globals_)
+        value = self._value(slots, globals_, encoded)
         teacher_actions = None
         if self.teachers is not None:
             teacher_actions = torch.tensor([self._labels[i] for i in live], dtype=torch.int64)
@@ -220,9 +315,9 @@ class ClusterVector:
             uniforms=uniforms,
             max_nodes_per_task=self.configs[0].max_nodes_per_task,
             actions=teacher_actions if follow_teacher else None,
-            temperature=temperature,
+            temperature=self.temperature,
         )
-        rewards, dones = [], []
+        rewards, dones, before, after = [], [], [], []
         joint = [
             np.full((batch.num_envs, batch.n_nodes), batch.config.idle_action, dtype=np.int64)
             for batch in self.batches
@@ -235,12 +330,15 @@ class ClusterVector:
                 self.teachers[index]._chosen = chosen.copy()
             batch, place = self._place[index]
             joint[batch][place] = chosen
+        potentials = [batch.core.potential.copy() for batch in self.batches]
         outcomes = [batch.step(choices) for batch, choices in zip(self.batches, joint, strict=True)]
         for index in live:
             batch, place = self._place[index]
             batch_rewards, terminated, truncated, _ = outcomes[batch]
             done = bool(terminated[place] or truncated[place])
             rewards.append(float(batch_rewards[place]))
+            before.append(float(potentials[batch][place]))
+            after.append(float(self.batches[batch].core.potential[place]))
             dones.append(done)
             if done:
                 metrics = self.batches[batch].episode_metrics(place)
@@ -259,8 +357,17 @@ class ClusterVector:
             previous=previous,
             actions=decoded.actions,
             log_prob=decoded.log_prob,
-            value=encoded.value,
-            reward=torch.tensor(rewards, dtype=torch.float32),
+            value=value,
+            reward=torch.from_numpy(
+                shaped_rewards(
+                    np.array(rewards),
+                    np.array(before),
+                    np.array(after),
+                    np.array(dones),
+                    gamma=self.gamma,
+                    weight=self.shaping,
+                ).astype(np.float32)
+            ),
             done=torch.tensor(dones, dtype=torch.float32),
             teacher=teacher_actions,
         )
@@ -269,7 +376,8 @@ class ClusterVector:
     def values(self) -> torch.Tensor:
         """Value estimates of every live cluster's current state (for bootstrapping)."""
         slots, globals_, _, _ = batch_tensors([self._features[i] for i in self.live])
-        return self.policy.encode(slots, globals_).value
+        network = self.policy if self.critic is None else self.critic
+        return network.encode(slots, globals_).value
 
 
 def feature_predictor(name: str) -> Predictor:

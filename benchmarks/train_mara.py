@@ -1,52 +1,86 @@
-"""Train the MARA policy: imitation warm start, then PPO; write the shipped checkpoint.
+"""Train the MARA policy: imitation warm start, then PPO; write a checkpoint and its card.
 
-Regenerates ``agents/checkpoints/mara.pt`` (and its card ``mara.json``)::
+Two runs make the two shipped checkpoints (see "How the shipped checkpoints were made" below)::
 
-    python -m benchmarks.train_mara
-    python -m benchmarks.train_mara --ablation independent --out benchmarks/results/mara/ablation_independent.pt
+    python -m benchmarks.train_mara --updates 0 --out agents/checkpoints/mara_imitation.pt \
+        --log benchmarks/results/mara/mara_imitation_training.csv \
+        --plot benchmarks/results/mara/mara_imitation_training.png
+    python -m benchmarks.train_mara --init agents/checkpoints/mara_imitation.pt \
+        --dagger-rounds 0 --out benchmarks/results/mara/mara_ppo.pt
     python -m benchmarks.train_mara --quick --out /tmp/mara_quick.pt     # smoke test
 
 Training uses only the ``training`` preset (train split of the curves, load 1.4) with episode
 seeds below 1000, cycling the clusters through the in-distribution, RL and vision workloads; the
-evaluation seeds (1000 and up, test split) are never played.
+evaluation seeds (1000 and up, test split) are never played. The policy acts at the temperature
+it ships with (``--temperature``, 0.35) everywhere it plays: DAgger rollouts, PPO rollouts (so the
+ratio's old log-probabilities are the deployed policy's), the update's log-probabilities,
+validation and the saved checkpoint.
 
 1. **Warm start by imitation** (DAgger): the clairvoyant reference labels every epoch with its
    node actions; the first round executes the teacher's actions, later rounds the student's own
    sampled actions, and the student is fitted to all labels gathered so far (cross-entropy of
-   each node's label, earlier nodes conditioned on the earlier labels). The teacher reads hidden
-   curves, but only its labels are used; the student sees observations only.
-2. **PPO**: clipped policy ratio per node with the shared advantage of the epoch, GAE,
-   centralised value loss, entropy bonus (``--entropy-coef``, 0 by default), on the
-   environment's reward with the potential-based progress shaping (gamma = 1 shaping; discount
-   0.99 and GAE lambda 0.95), plus
-   ``--imitation-coef`` times the imitation loss on minibatches of the gathered teacher labels,
-   which keeps PPO from drifting away from the warm start while its value estimates are poor.
-   The first ``--value-warmup`` updates fit only the value head. Every ``--validate-every`` updates
-   the policy plays fixed validation episodes (train split, seeds 900 and up); the best
-   weights are kept.
+   each node's label at temperature 1 on the logits, earlier nodes conditioned on the earlier
+   labels; the deployed temperature then sharpens the fitted distribution). The teacher reads
+   hidden curves, but only its labels are used; the student sees observations only. Rounds stop
+   after ``--dagger-rounds`` or ``--imitation-minutes``.
+2. **PPO** for the autoregressive joint action: clipped ratio per node with the shared advantage
+   of the epoch (normalised per update); a **critic with its own parameters and optimiser** (a
+   copy of the warm start's network whose value output alone is trained), so the value loss
+   cannot move the policy; value targets normalised by running, debiased statistics
+   (:class:`ValueNorm`, MAPPO's); GAE with ``gamma`` 0.99 and ``lambda`` 0.5 (a short lambda
+   trades bias for the variance that made 768-epoch batches noise); rollouts of ``--clusters``
+   x ``--rollout-epochs`` cluster-epochs per update (48 x 64 = 3,072); the reward is completions
+   plus potential-based shaping **at the same gamma** (``gamma * Phi(s') - Phi(s)``, computed in
+   :mod:`benchmarks.mara_rollouts`; the environment's own gamma = 1 shaping stays off); a **KL
+   anchor** to the warm start (``--kl-coef`` times the k3 estimate of KL(policy || warm start)
+   per node on the rollout's actions) instead of a teacher log-likelihood term; **KL control**:
+   an update's epochs stop once the approximate KL from the rollout policy per node exceeds
+   ``--target-kl``. The first ``--value-warmup`` updates train only the critic.
+3. **Selection and confirmation**: every ``--validate-every`` updates the policy plays a fixed
+   validation set (train split, seeds 900-909 x the three workloads = 30 episodes, at the
+   deployed temperature); the best validation (the starting weights count as update 0) is kept,
+   then confirmed on 30 other training-seed episodes never used for choosing (seeds 950-959 x
+   3), paired against the starting weights; the card records both.
 
-The shipped checkpoint came from ``python -m benchmarks.train_mara`` (the defaults), with
-flow-matching prediction features: 50.1 minutes of training wall time on a 2-CPU-core x86_64
-machine shared with other jobs, one torch thread, then 2.5 minutes of temperature selection;
-14 imitation rounds then 206 PPO updates (stopped by ``--minutes 50``), 191,808 cluster-epochs.
-The best validation completion, 0.583, came after the 10th imitation round (round 9 in the
-log). PPO started from those weights; after its 20 value-only updates, none of its 186 policy
-updates beat them on the validation episodes (best 0.568), so the shipped weights are the
-imitation warm start (the whole log: ``benchmarks/results/mara/mara_training.csv``). Sampling
-temperature 0.35 was chosen on separate validation episodes (0.595 there; 0.560 at 1).
+How the shipped checkpoints were made (2 CPU cores, x86_64, shared with another engineer's
+tests and benchmarks; one torch thread): the figures of each run are in its card
+(``agents/checkpoints/mara*.json``: settings, command, wall minutes, cluster-epochs per second,
+validation and confirmation scores) and its log (``benchmarks/results/mara/*_training.csv``);
+``benchmarks/results/mara/README.md`` holds the evaluation.
+
+* ``mara_imitation.pt``: the first command above (the defaults, ``--updates 0``), on the
+  features of the current flow-matching predictor. The 20-minute imitation budget allowed 9 of
+  the 14 DAgger rounds (21,600 cluster-epochs, 18.9 per second, while the other engineer's jobs
+  held the second core); round 7 was best on validation (0.563), and it scored 0.516 on the
+  confirmation episodes. 19.8 minutes of wall time.
+* ``mara.pt``: the second command (the defaults with ``--init``): 38 PPO updates of 3,072
+  cluster-epochs in the 30-minute PPO budget (116,736 cluster-epochs, 62.7 per second including
+  validation; 32.2 minutes of wall time with the warm start's validation and the final
+  confirmation). Validation rose from 0.563 (update 0) to 0.593 (update 38, kept); on the
+  confirmation episodes the kept weights score 0.555 against the warm start's 0.516, a paired
+  +3.9 points [+2.5, +5.5]. On the evaluation preset (seeds 1000-1009 x 3 workloads, load 1.4)
+  it beats ``mara_imitation`` by a paired +2.4 points [+1.2, +3.6] (30 episodes), so it ships
+  as ``mara``; the same file is ``benchmarks/results/mara/mara_ppo.pt``.
+* Throughput: about 60 cluster-epochs per second of PPO training on one core, i.e. about 220k
+  per hour, short of issue 16's 1M per 60 minutes on 2 cores. A cProfile of 3 updates: the
+  rollouts 47% of the time (the prediction features 30%, of which the flow-matching predictor,
+  called once per cluster and epoch, 15%), the critic's update 19%, the policy's 19%, the
+  simulator 3%.
 
 Outputs: the checkpoint, a CSV log (``--log``) and a plot of validation completion rate against
 updates (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features
 constant), ``independent`` (nodes do not see earlier nodes' choices), ``no_shaping`` (completion
-reward only). The same seed and budget give the same result (``--minutes`` stops early by wall
-clock and then breaks that).
+reward only). The same seed and budget give the same result (``--minutes`` and
+``--imitation-minutes`` stop early by wall clock and then break that).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import platform
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -59,34 +93,79 @@ from tqdm.auto import tqdm
 
 from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
+from agents.statistics import mean_ci
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
 from mara_env import ClusterConfig, get_config
-from predictors.checkpoint import load_checkpoint
+from predictors.checkpoint import CheckpointError
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
-VALIDATION_SEEDS = tuple(range(900, 904))
+#: Validation episodes (train split), per workload: the checkpoint is chosen on these.
+VALIDATION_SEEDS = tuple(range(900, 910))
+#: Confirmation episodes (train split), per workload: never used for choosing.
+CONFIRMATION_SEEDS = tuple(range(950, 960))
 LOG_FIELDS = (
     "phase",
     "update",
     "wall_seconds",
     "env_epochs",
+    "epochs_per_second",
     "train_completion",
     "validation_completion",
     "imitation_loss",
     "policy_loss",
     "value_loss",
     "entropy",
+    "approx_kl",
+    "anchor_kl",
+    "policy_epochs",
 )
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """Everything that defines a training run (defaults: the shipped checkpoint's run)."""
+    """Everything that defines a training run (defaults: the PPO run of the shipped checkpoints).
+
+    Attributes:
+        seed: Seeds the network, the episode draws and the minibatch orders.
+        preset: ``"training"`` (train split, load 1.4) or ``"tiny"`` (smoke tests).
+        clusters: Clusters stepped together in PPO rollouts.
+        imitation_clusters: Clusters stepped together in DAgger rollouts.
+        width, layers, heads: Network sizes.
+        predictor: Predictor behind the prediction features.
+        n_samples: Prediction samples per task.
+        ablation: One of :data:`ABLATIONS`.
+        dagger_rounds: DAgger rounds (0: no imitation, e.g. with ``--init``).
+        dagger_epochs: Epochs every imitation cluster plays per round.
+        imitation_passes: Passes over the gathered labels per round.
+        imitation_lr: Adam learning rate of imitation.
+        imitation_minutes: Wall-clock budget of the imitation phase.
+        updates: PPO updates at most (0: imitation only).
+        rollout_epochs: Epochs every cluster plays per update.
+        ppo_epochs: Passes over each rollout (policy and critic).
+        minibatch: Cluster-epochs per minibatch.
+        lr: Adam learning rate of the policy.
+        critic_lr: Adam learning rate of the critic.
+        clip: PPO ratio clip.
+        gamma: Discount of the returns and of the shaping.
+        gae_lambda: GAE lambda.
+        entropy_coef: Entropy bonus per node.
+        kl_coef: Weight of the KL anchor to the starting weights (per node).
+        target_kl: An update stops its epochs once the approximate KL per node from the
+            rollout policy exceeds this (0: no early stop).
+        value_warmup: First updates that train only the critic.
+        validate_every: Updates between validations.
+        validation_seeds: Validation seeds per workload (from 900).
+        temperature: Sampling temperature of every rollout, ratio, validation and of the
+            saved checkpoint.
+        shaping: Weight of the progress shaping (0 for the ``no_shaping`` ablation).
+        minutes: Wall-clock budget of the PPO phase.
+    """
 
     seed: int = 0
     preset: str = "training"
-    clusters: int = 12
+    clusters: int = 48
+    imitation_clusters: int = 12
     width: int = 64
     layers: int = 2
     heads: int = 4
@@ -97,21 +176,25 @@ class TrainSettings:
     dagger_epochs: int = 200
     imitation_passes: int = 6
     imitation_lr: float = 1e-3
+    imitation_minutes: float = 20.0
     updates: int = 500
     rollout_epochs: int = 64
     ppo_epochs: int = 4
-    minibatch: int = 256
-    lr: float = 3e-5
+    minibatch: int = 512
+    lr: float = 5e-5
+    critic_lr: float = 5e-4
     clip: float = 0.1
     gamma: float = 0.99
-    gae_lambda: float = 0.95
+    gae_lambda: float = 0.5
     entropy_coef: float = 0.0
-    imitation_coef: float = 0.5
-    value_coef: float = 0.5
-    value_warmup: int = 20
-    validate_every: int = 10
-    validation_seeds: int = 4
-    minutes: float = 50.0
+    kl_coef: float = 0.1
+    target_kl: float = 0.02
+    value_warmup: int = 2
+    validate_every: int = 4
+    validation_seeds: int = 10
+    temperature: float = 0.35
+    shaping: float = 1.0
+    minutes: float = 30.0
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -120,17 +203,28 @@ class TrainSettings:
             )
         for name in (
             "clusters",
+            "imitation_clusters",
             "rollout_epochs",
             "ppo_epochs",
             "minibatch",
             "n_samples",
             "validate_every",
+            "validation_seeds",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainSettings.{name} must be >= 1, got {getattr(self, name)!r}.")
         for name in ("dagger_rounds", "updates", "value_warmup", "imitation_passes"):
             if getattr(self, name) < 0:
                 raise ValueError(f"TrainSettings.{name} must be >= 0, got {getattr(self, name)!r}.")
+        for name in ("entropy_coef", "kl_coef", "target_kl", "shaping"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"TrainSettings.{name} must be >= 0, got {getattr(self, name)!r}.")
+        for name in ("lr", "critic_lr", "imitation_lr", "clip", "temperature"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"TrainSettings.{name} must be > 0, got {getattr(self, name)!r}.")
+        for name in ("minutes", "imitation_minutes"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"TrainSettings.{name} must be > 0, got {getattr(self, name)!r}.")
         if self.preset not in ("training", "tiny"):
             raise ValueError(
                 f"TrainSettings.preset must be 'training' (train split, load 1.4) or 'tiny' "
@@ -141,8 +235,8 @@ class TrainSettings:
                 f"TrainSettings.validation_seeds must be <= {len(VALIDATION_SEEDS)} (the "
                 f"validation episodes {VALIDATION_SEEDS}), got {self.validation_seeds}."
             )
-        if not (0.0 < self.gamma <= 1.0 and 0.0 < self.gae_lambda <= 1.0):
-            raise ValueError("TrainSettings.gamma and gae_lambda must lie in (0, 1].")
+        if not (0.0 < self.gamma <= 1.0 and 0.0 <= self.gae_lambda <= 1.0):
+            raise ValueError("TrainSettings.gamma must lie in (0, 1] and gae_lambda in [0, 1].")
 
     @property
     def policy_config(self) -> PolicyConfig:
@@ -159,11 +253,21 @@ class TrainSettings:
         """The predictor behind the features (``"none"`` for the ``no_predictions`` ablation)."""
         return "none" if self.ablation == "no_predictions" else self.predictor
 
+    @property
+    def shaping_weight(self) -> float:
+        """The shaping weight the rollouts pay (0 for the ``no_shaping`` ablation)."""
+        return 0.0 if self.ablation == "no_shaping" else self.shaping
+
+    @property
+    def update_size(self) -> int:
+        """Cluster-epochs per PPO update."""
+        return self.clusters * self.rollout_epochs
+
     def configs(self, count: int) -> list[ClusterConfig]:
-        """``count`` training configs cycling through the workloads."""
-        shaping = 0.0 if self.ablation == "no_shaping" else 1.0
+        """``count`` training configs cycling through the workloads (the environment's own
+        shaping off: the rollouts shape at ``gamma``)."""
         return [
-            get_config(self.preset, workload=WORKLOADS[i % len(WORKLOADS)], shaping_weight=shaping)
+            get_config(self.preset, workload=WORKLOADS[i % len(WORKLOADS)], shaping_weight=0.0)
             for i in range(count)
         ]
 
@@ -171,6 +275,7 @@ class TrainSettings:
 QUICK = {
     "preset": "tiny",
     "clusters": 3,
+    "imitation_clusters": 3,
     "width": 16,
     "layers": 1,
     "heads": 2,
@@ -188,14 +293,95 @@ QUICK = {
 }
 
 
-class Trainer:
-    """Runs imitation and PPO for :class:`TrainSettings`, logging to a CSV file."""
+class ValueNorm:
+    """Running mean and variance of value targets (MAPPO's ValueNorm: debiased moving averages).
 
-    def __init__(self, settings: TrainSettings, log_path: Path, progress: bool = True) -> None:
+    The critic predicts ``normalise(returns)``; its outputs map back with :meth:`denormalise`.
+
+    Args:
+        beta: Weight of the past in the moving averages (per :meth:`update`).
+        epsilon: Floor of the variance.
+
+    Example:
+        >>> norm = ValueNorm()
+        >>> norm.update(torch.tensor([1.0, 3.0]))
+        >>> float(norm.mean), round(float(norm.normalise(torch.tensor(3.0))), 3)
+        (2.0, 1.0)
+    """
+
+    def __init__(self, beta: float = 0.99, epsilon: float = 1e-5) -> None:
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"ValueNorm: beta must lie in [0, 1), got {beta!r}.")
+        if not epsilon > 0:
+            raise ValueError(f"ValueNorm: epsilon must be > 0, got {epsilon!r}.")
+        self.beta, self.epsilon = beta, epsilon
+        self._mean = torch.zeros((), dtype=torch.float64)
+        self._square = torch.zeros((), dtype=torch.float64)
+        self._debias = torch.zeros((), dtype=torch.float64)
+
+    @property
+    def mean(self) -> torch.Tensor:
+        """The running mean (0 before any update)."""
+        return self._mean / self._debias.clamp(min=self.epsilon)
+
+    @property
+    def std(self) -> torch.Tensor:
+        """The running standard deviation (1 before any update)."""
+        if float(self._debias) == 0.0:
+            return torch.ones((), dtype=torch.float64)
+        variance = self._square / self._debias - self.mean**2
+        return variance.clamp(min=self.epsilon).sqrt()
+
+    def update(self, values: torch.Tensor) -> None:
+        """Fold a batch of targets into the statistics."""
+        values = values.detach().to(torch.float64)
+        weight = 1.0 - self.beta
+        self._mean = self.beta * self._mean + weight * values.mean()
+        self._square = self.beta * self._square + weight * (values**2).mean()
+        self._debias = self.beta * self._debias + weight
+
+    def normalise(self, values: torch.Tensor) -> torch.Tensor:
+        """Targets in the critic's units."""
+        return ((values - self.mean) / self.std).to(values.dtype)
+
+    def denormalise(self, values: torch.Tensor) -> torch.Tensor:
+        """Critic outputs in return units."""
+        return (values * self.std + self.mean).to(values.dtype)
+
+
+class Trainer:
+    """Runs imitation and PPO for :class:`TrainSettings`, logging to a CSV file.
+
+    Args:
+        settings: The run's settings.
+        log_path: The CSV log (rewritten).
+        progress: Show progress bars.
+        init: Starting weights (a MARA checkpoint of the same network and predictor) instead of
+            a fresh network.
+
+    Raises:
+        ValueError: If ``init`` was made for another network, predictor or temperature.
+    """
+
+    def __init__(
+        self,
+        settings: TrainSettings,
+        log_path: Path,
+        progress: bool = True,
+        init: Path | None = None,
+    ) -> None:
         self.settings = settings
         torch.manual_seed(settings.seed)
         self.policy = MaraPolicy(settings.policy_config)
+        self.init_sha256: str | None = None
+        if init is not None:
+            self._load_init(init)
+        #: A separate value network, built at the start of PPO (:meth:`ppo`).
+        self.critic: MaraPolicy | None = None
+        self._critic_optimiser: torch.optim.Optimizer | None = None
+        self.value_norm = ValueNorm()
         self.generator = torch.Generator().manual_seed(settings.seed)
+        self.max_nodes_per_task = settings.configs(1)[0].max_nodes_per_task
         self.log_path = log_path
         self.progress = progress
         self.start = time.perf_counter()
@@ -203,52 +389,111 @@ class Trainer:
         self.best_validation = -1.0
         self.best_state: dict[str, torch.Tensor] = {}
         self.best_update = -1
+        self.best_round = -1
+        self.phases: dict[str, dict[str, float]] = {}
+        self.confirmation: dict[str, Any] = {}
         self.imitation_data: StepBatch | None = None
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("w", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writeheader()
 
+    def _load_init(self, path: Path) -> None:
+        agent = Mara.load(path)
+        settings = self.settings
+        if agent.policy.config != settings.policy_config:
+            raise ValueError(
+                f"--init {path}: network {agent.policy.config} differs from the settings' "
+                f"{settings.policy_config}."
+            )
+        if agent.predictor_name != settings.predictor_name:
+            raise ValueError(
+                f"--init {path}: trained with predictor {agent.predictor_name!r}, the settings "
+                f"use {settings.predictor_name!r}."
+            )
+        if agent.temperature != settings.temperature:
+            raise ValueError(
+                f"--init {path}: ships at temperature {agent.temperature}, the settings train at "
+                f"{settings.temperature}."
+            )
+        self.policy.load_state_dict(agent.policy.state_dict())
+        self.init_sha256 = agent.checkpoint_sha256
+
     # ------------------------------------------------------------------ helpers
     def _log(self, **row: Any) -> None:
-        row.setdefault("wall_seconds", round(time.perf_counter() - self.start, 1))
+        wall = time.perf_counter() - self.start
+        row.setdefault("wall_seconds", round(wall, 1))
         row.setdefault("env_epochs", self.env_epochs)
+        row.setdefault("epochs_per_second", round(self.env_epochs / max(wall, 1e-9), 1))
         with self.log_path.open("a", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writerow(row)
 
-    def _vector(self, seed: int, **options: Any) -> ClusterVector:
+    def _vector(self, count: int, seed: int, **options: Any) -> ClusterVector:
         settings = self.settings
         return ClusterVector(
-            settings.configs(settings.clusters),
+            settings.configs(count),
             self.policy,
             seed,
             predictor=settings.predictor_name,
             n_samples=settings.n_samples,
+            temperature=settings.temperature,
+            shaping=settings.shaping_weight,
+            gamma=settings.gamma,
             **options,
         )
 
-    def _scores(self, batch: StepBatch, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        encoded = self.policy.encode(batch.slots, batch.globals)
-        decoded = self.policy.decode(encoded, batch.mask, batch.previous, actions=actions)
-        return decoded.log_prob, decoded.entropy, encoded.value
+    def _scores(
+        self,
+        batch: StepBatch,
+        actions: torch.Tensor,
+        *,
+        policy: MaraPolicy | None = None,
+        temperature: float | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-node log-probabilities and entropies of ``actions`` (default: at the deployed
+        temperature, with the same masks and ``max_nodes_per_task`` as the rollouts)."""
+        network = self.policy if policy is None else policy
+        encoded = network.encode(batch.slots, batch.globals)
+        decoded = network.decode(
+            encoded,
+            batch.mask,
+            batch.previous,
+            actions=actions,
+            max_nodes_per_task=self.max_nodes_per_task,
+            temperature=self.settings.temperature if temperature is None else temperature,
+        )
+        return decoded.log_prob, decoded.entropy
 
-    def validate(self, greedy: bool = False, temperature: float = 1.0) -> float:
-        """Mean completion rate of the policy (sampling, as it acts) on the validation episodes."""
+    def play(
+        self, seeds: Sequence[int], state: dict[str, torch.Tensor] | None = None
+    ) -> list[float]:
+        """Completion rates of the policy (``state``: other weights) on fixed episodes: every
+        workload with each of ``seeds``, at the deployed temperature (workload-major order)."""
         settings = self.settings
+        policy = self.policy
+        if state is not None:
+            policy = copy.deepcopy(self.policy)
+            policy.load_state_dict(state)
         configs = settings.configs(len(WORKLOADS))
-        seeds = [list(VALIDATION_SEEDS[: settings.validation_seeds])] * len(configs)
         vector = ClusterVector(
             configs,
-            self.policy,
+            policy,
             0,
             predictor=settings.predictor_name,
             n_samples=settings.n_samples,
-            episode_seeds=seeds,
+            episode_seeds=[list(seeds)] * len(configs),
+            temperature=settings.temperature,
         )
-        self.policy.eval()
+        was_training = policy.training
+        policy.eval()
         while vector.live:
-            vector.step(greedy=greedy, temperature=temperature)
-        self.policy.train()
-        return float(np.mean([row["completion_rate"] for row in vector.finished]))
+            vector.step()
+        policy.train(was_training)
+        rates = {(row["cluster"], row["seed"]): row["completion_rate"] for row in vector.finished}
+        return [float(rates[c, s]) for c in range(len(configs)) for s in seeds]
+
+    def validate(self) -> float:
+        """Mean completion rate on the validation episodes (at the deployed temperature)."""
+        return float(np.mean(self.play(VALIDATION_SEEDS[: self.settings.validation_seeds])))
 
     def _keep_if_best(self, score: float, update: int) -> None:
         if score > self.best_validation:
@@ -256,17 +501,49 @@ class Trainer:
             self.best_update = update
             self.best_state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
 
+    def confirm(self, baseline: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
+        """Score the kept weights on the confirmation episodes (never used for choosing),
+        paired against ``baseline`` weights when given."""
+        seeds = CONFIRMATION_SEEDS[: self.settings.validation_seeds]
+        chosen = self.play(seeds, self.best_state or None)
+        facts: dict[str, Any] = {
+            "seeds": f"{seeds[0]}-{seeds[-1]} x {len(WORKLOADS)} workloads (train split)",
+            "episodes": len(chosen),
+            "chosen": round(float(np.mean(chosen)), 4),
+        }
+        if baseline is not None:
+            start = self.play(seeds, baseline)
+            summary = mean_ci([a - b for a, b in zip(chosen, start, strict=True)])
+            facts["start"] = round(float(np.mean(start)), 4)
+            facts["chosen_minus_start"] = {
+                "mean": round(summary.mean, 4),
+                "ci95": [round(summary.low, 4), round(summary.high, 4)],
+            }
+        return facts
+
+    def _phase_done(self, name: str, began: float, epochs_before: int) -> None:
+        seconds = time.perf_counter() - began
+        epochs = self.env_epochs - epochs_before
+        self.phases[name] = {
+            "minutes": round(seconds / 60.0, 2),
+            "cluster_epochs": epochs,
+            "cluster_epochs_per_second": round(epochs / max(seconds, 1e-9), 1),
+        }
+
     # ------------------------------------------------------------------ imitation
     def imitate(self) -> None:
         """DAgger rounds with the clairvoyant reference as the teacher."""
         settings = self.settings
         if settings.dagger_rounds == 0:
             return
+        began, epochs_before = time.perf_counter(), self.env_epochs
+        deadline = began + 60.0 * settings.imitation_minutes
         optimiser = torch.optim.Adam(self.policy.parameters(), lr=settings.imitation_lr)
-        vector = self._vector(settings.seed + 1, teacher=True)
+        vector = self._vector(settings.imitation_clusters, settings.seed + 1, teacher=True)
         data: list[StepBatch] = []
         bar = tqdm(range(settings.dagger_rounds), desc="imitation", disable=not self.progress)
         for round_index in bar:
+            round_began = time.perf_counter()
             self.policy.eval()
             for _ in range(settings.dagger_epochs):
                 batch = vector.step(follow_teacher=round_index == 0)
@@ -282,7 +559,7 @@ class Trainer:
                 for start in range(0, size, settings.minibatch):
                     part = _select(merged, order[start : start + settings.minibatch])
                     labels = part.teacher if part.teacher is not None else part.actions
-                    log_prob, _, _ = self._scores(part, labels)
+                    log_prob, _ = self._scores(part, labels, temperature=1.0)
                     loss = -log_prob.mean()
                     optimiser.zero_grad()
                     loss.backward()
@@ -292,7 +569,10 @@ class Trainer:
             train = [row["completion_rate"] for row in vector.finished]
             vector.finished.clear()
             validation = self.validate()
+            before = self.best_validation
             self._keep_if_best(validation, 0)
+            if self.best_validation > before:
+                self.best_round = round_index
             self._log(
                 phase="imitation",
                 update=round_index,
@@ -301,40 +581,66 @@ class Trainer:
                 imitation_loss=round(float(np.mean(losses)), 4),
             )
             bar.set_postfix(validation=f"{validation:.3f}", loss=f"{np.mean(losses):.3f}")
+            now = time.perf_counter()
+            if now + (now - round_began) > deadline:  # the next round would overrun
+                print(
+                    f"Imitation stops after round {round_index}: the "
+                    f"{settings.imitation_minutes}-minute budget is spent."
+                )
+                break
+        self._phase_done("imitation", began, epochs_before)
 
     # ------------------------------------------------------------------ PPO
     def ppo(self) -> None:
-        """PPO updates from the current weights."""
+        """PPO updates from the current (best) weights; see the module docstring."""
         settings = self.settings
         if settings.updates == 0:
             return
+        began, epochs_before = time.perf_counter(), self.env_epochs
         if self.best_state:
             self.policy.load_state_dict(self.best_state)
-        value_params = list(self.policy.value_head.parameters())
+        start_state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
+        anchor = copy.deepcopy(self.policy).eval().requires_grad_(False)
+        critic = self.build_critic()
         optimiser = torch.optim.Adam(self.policy.parameters(), lr=settings.lr)
-        value_optimiser = torch.optim.Adam(value_params, lr=1e-3)
-        vector = self._vector(settings.seed + 2)
+        # The starting weights compete as update 0, scored on the same validation set.
+        self.best_validation, self.best_state = -1.0, {}
+        start_score = self.validate()
+        self._keep_if_best(start_score, 0)
+        self._log(phase="ppo", update=0, validation_completion=round(start_score, 4))
+        vector = self._vector(settings.clusters, settings.seed + 2, critic=critic)
         bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not self.progress)
-        deadline = self.start + 60.0 * settings.minutes
+        deadline = began + 60.0 * settings.minutes
         for update in bar:
             self.policy.eval()
+            critic.eval()
             steps = [vector.step() for _ in range(settings.rollout_epochs)]
             last_value = vector.values()
             self.policy.train()
+            critic.train()
             batch = _merge(steps)
             self.env_epochs += len(batch.reward)
-            advantages, returns = _gae(steps, last_value, settings.gamma, settings.gae_lambda)
-            warmup = update <= settings.value_warmup
-            stats = self._ppo_update(
-                batch, advantages, returns, value_optimiser if warmup else optimiser, warmup
+            values = [self.value_norm.denormalise(step.value) for step in steps]
+            advantages, returns = _gae(
+                steps,
+                values,
+                self.value_norm.denormalise(last_value),
+                settings.gamma,
+                settings.gae_lambda,
             )
+            self.value_norm.update(returns)
+            stats = {"value_loss": self._critic_update(batch, self.value_norm.normalise(returns))}
+            warmup = update <= settings.value_warmup
+            if not warmup:
+                with torch.no_grad():
+                    anchor_log_prob, _ = self._scores(batch, batch.actions, policy=anchor)
+                stats.update(self._policy_update(batch, advantages, anchor_log_prob, optimiser))
             train = [row["completion_rate"] for row in vector.finished]
             vector.finished.clear()
             validation: float | str = ""
-            if update % settings.validate_every == 0 or update == settings.updates:
+            if not warmup and (update % settings.validate_every == 0 or update == settings.updates):
                 score = self.validate()
-                if not warmup:
-                    self._keep_if_best(score, update)
+                self._keep_if_best(score, update)
                 bar.set_postfix(validation=f"{score:.3f}")
                 validation = round(score, 4)
             self._log(
@@ -345,61 +651,100 @@ class Trainer:
                 **stats,
             )
             if time.perf_counter() > deadline:
+                if validation == "" and not warmup:
+                    score = self.validate()
+                    self._keep_if_best(score, update)
+                    self._log(phase="ppo", update=update, validation_completion=round(score, 4))
                 print(
                     f"Stopping after update {update}: the {settings.minutes}-minute budget is spent."
                 )
                 break
+        self._phase_done("ppo", began, epochs_before)
+        self.confirmation = self.confirm(start_state)
 
-    def _ppo_update(
+    def build_critic(self) -> MaraPolicy:
+        """The critic: a copy of the current network (own parameters, own Adam optimiser),
+        of which only the value output is trained; the policy never reads it."""
+        self.critic = copy.deepcopy(self.policy)
+        self._critic_optimiser = torch.optim.Adam(
+            self.critic.parameters(), lr=self.settings.critic_lr
+        )
+        return self.critic
+
+    def _critic_update(self, batch: StepBatch, targets: torch.Tensor) -> float:
+        """Fit the critic (its own parameters and optimiser) to normalised returns; the
+        policy's parameters take no part."""
+        settings = self.settings
+        critic, optimiser = self.critic, self._critic_optimiser
+        if critic is None or optimiser is None:
+            raise RuntimeError("Trainer._critic_update before build_critic().")
+        size = len(targets)
+        losses = []
+        for _ in range(settings.ppo_epochs):
+            order = torch.randperm(size, generator=self.generator)
+            for start in range(0, size, settings.minibatch):
+                index = order[start : start + settings.minibatch]
+                value = critic.encode(batch.slots[index], batch.globals[index]).value
+                loss = (value - targets[index]).pow(2).mean()
+                optimiser.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(critic.parameters(), 1.0)
+                optimiser.step()
+                losses.append(loss.item())
+        return round(float(np.mean(losses)), 5)
+
+    def _policy_update(
         self,
         batch: StepBatch,
         advantages: torch.Tensor,
-        returns: torch.Tensor,
+        anchor_log_prob: torch.Tensor,
         optimiser: torch.optim.Optimizer,
-        value_only: bool,
-    ) -> dict[str, float]:
+    ) -> dict[str, Any]:
+        """Clipped PPO epochs on the policy alone, with the KL anchor and KL early stop."""
         settings = self.settings
-        size = len(returns)
+        size = len(advantages)
         normalised = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-        totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0}
-        count = 0
+        totals = {"policy_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "anchor_kl": 0.0}
+        count, epochs_run, stopped = 0, 0, False
         for _ in range(settings.ppo_epochs):
             order = torch.randperm(size, generator=self.generator)
             for start in range(0, size, settings.minibatch):
                 index = order[start : start + settings.minibatch]
                 part = _select(batch, index)
-                log_prob, entropy, value = self._scores(part, part.actions)
-                value_loss = (value - returns[index]).pow(2).mean()
-                if value_only:
-                    loss = settings.value_coef * value_loss
-                    policy_loss = torch.zeros(())
-                else:
-                    ratio = (log_prob - part.log_prob).exp()
-                    advantage = normalised[index][:, None]
-                    clipped = ratio.clamp(1.0 - settings.clip, 1.0 + settings.clip)
-                    policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
-                    loss = (
-                        policy_loss
-                        + settings.value_coef * value_loss
-                        - settings.entropy_coef * entropy.mean()
-                    )
-                anchor = self.imitation_data
-                if not value_only and settings.imitation_coef > 0 and anchor is not None:
-                    pick = torch.randint(
-                        len(anchor.reward), (len(index),), generator=self.generator
-                    )
-                    labelled = _select(anchor, pick)
-                    labels = labelled.teacher if labelled.teacher is not None else labelled.actions
-                    loss = loss - settings.imitation_coef * self._scores(labelled, labels)[0].mean()
+                log_prob, entropy = self._scores(part, part.actions)
+                log_ratio = log_prob - part.log_prob
+                approx_kl = float(((log_ratio.exp() - 1.0) - log_ratio).mean().detach())
+                if settings.target_kl > 0 and approx_kl > settings.target_kl:
+                    stopped = True
+                    break
+                ratio = log_ratio.exp()
+                advantage = normalised[index][:, None]
+                clipped = ratio.clamp(1.0 - settings.clip, 1.0 + settings.clip)
+                policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
+                to_anchor = anchor_log_prob[index] - log_prob
+                anchor_kl = ((to_anchor.exp() - 1.0) - to_anchor).mean()
+                loss = (
+                    policy_loss
+                    + settings.kl_coef * anchor_kl
+                    - settings.entropy_coef * entropy.mean()
+                )
                 optimiser.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.policy.parameters(), 0.5)
                 optimiser.step()
                 totals["policy_loss"] += policy_loss.item()
-                totals["value_loss"] += value_loss.item()
                 totals["entropy"] += entropy.mean().item()
+                totals["approx_kl"] += approx_kl
+                totals["anchor_kl"] += anchor_kl.item()
                 count += 1
-        return {key: round(value / max(count, 1), 5) for key, value in totals.items()}
+            if stopped:
+                break
+            epochs_run += 1
+        stats: dict[str, Any] = {
+            key: round(value / max(count, 1), 5) for key, value in totals.items()
+        }
+        stats["policy_epochs"] = epochs_run if not stopped else f"{epochs_run}+stop"
+        return stats
 
 
 def _merge(steps: Sequence[StepBatch]) -> StepBatch:
@@ -420,55 +765,106 @@ def _select(batch: StepBatch, index: torch.Tensor) -> StepBatch:
 
 
 def _gae(
-    steps: Sequence[StepBatch], last_value: torch.Tensor, gamma: float, lam: float
+    steps: Sequence[StepBatch],
+    values: Sequence[torch.Tensor],
+    last_value: torch.Tensor,
+    gamma: float,
+    lam: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalised advantage estimates and returns, flattened like :func:`_merge`."""
+    """Generalised advantage estimates and returns, flattened like :func:`_merge`.
+
+    ``values`` are each step's value estimates in return units (``last_value`` the state after
+    the last step); an episode's end (``done``) cuts the bootstrap.
+    """
     advantages = []
     running = torch.zeros_like(last_value)
     next_value = last_value
-    for step in reversed(steps):
+    for step, value in zip(reversed(steps), reversed(values), strict=True):
         alive = 1.0 - step.done
-        delta = step.reward + gamma * next_value * alive - step.value
+        delta = step.reward + gamma * next_value * alive - value
         running = delta + gamma * lam * alive * running
         advantages.append(running)
-        next_value = step.value
+        next_value = value
     advantages.reverse()
     flat = torch.cat(advantages)
-    values = torch.cat([step.value for step in steps])
-    return flat, flat + values
+    return flat, flat + torch.cat(list(values))
 
 
 def train(
-    settings: TrainSettings, out: Path, log: Path, plot: Path | None, progress: bool
+    settings: TrainSettings,
+    out: Path,
+    log: Path,
+    plot: Path | None,
+    progress: bool,
+    *,
+    init: Path | None = None,
+    command: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Run imitation then PPO, save the best weights to ``out``; returns the run's facts."""
-    trainer = Trainer(settings, log, progress)
+    """Run imitation then PPO, save the kept weights to ``out``; returns the run's facts.
+
+    Args:
+        settings: The run's settings.
+        out: The checkpoint to write (its card beside it).
+        log: The CSV log.
+        plot: The plot of the log (``None``: no plot).
+        progress: Show progress bars.
+        init: Start from this checkpoint's weights instead of a fresh network.
+        command: The command line, recorded in the card.
+    """
+    trainer = Trainer(settings, log, progress, init=init)
     trainer.imitate()
-    imitation_validation = trainer.best_validation
-    _save(trainer, out, {"stage": "after imitation"})
-    trainer.ppo()
-    if trainer.best_state:
-        trainer.policy.load_state_dict(trainer.best_state)
-    wall = time.perf_counter() - trainer.start
-    facts = {
+    facts: dict[str, Any] = {
         "settings": asdict(settings),
-        "wall_minutes": round(wall / 60.0, 2),
-        "env_epochs": trainer.env_epochs,
-        "best_validation_completion": round(trainer.best_validation, 4),
-        "imitation_validation_completion": round(imitation_validation, 4),
-        "best_update": trainer.best_update,
-        "torch_threads": torch.get_num_threads(),
-        "machine": f"{platform.machine()}, 2 CPU cores",
-        "torch": torch.__version__,
+        "command": ["python", "-m", "benchmarks.train_mara", *command],
+        "init": None if init is None else {"path": str(init), "sha256": trainer.init_sha256},
         "training": f"preset {settings.preset!r} (train split), workloads "
         + ", ".join(WORKLOADS)
         + ", episode seeds < 1000",
+        "validation_episodes": f"seeds {VALIDATION_SEEDS[0]}-"
+        f"{VALIDATION_SEEDS[settings.validation_seeds - 1]} x {len(WORKLOADS)} workloads "
+        f"at temperature {settings.temperature}",
+        "torch_threads": torch.get_num_threads(),
+        "machine": f"{platform.machine()}, 2 CPU cores (shared)",
+        "torch": torch.__version__,
+        "log": str(log),
     }
+    if settings.dagger_rounds:
+        facts["imitation"] = {
+            "rounds_run": sum(1 for _ in _rows(log, "imitation")),
+            "best_round": trainer.best_round,
+            "best_validation_completion": round(trainer.best_validation, 4),
+        }
+        _save(trainer, out, {**facts, "stage": "after imitation"})
+    trainer.ppo()
+    if trainer.best_state:
+        trainer.policy.load_state_dict(trainer.best_state)
+    if settings.updates:
+        facts["ppo"] = {
+            "updates_run": max(int(row["update"]) for row in _rows(log, "ppo")),
+            "update_size_cluster_epochs": settings.update_size,
+            "best_update": trainer.best_update,
+            "best_validation_completion": round(trainer.best_validation, 4),
+        }
+    else:
+        trainer.confirmation = trainer.confirm()
+    wall = time.perf_counter() - trainer.start
+    facts.update(
+        wall_minutes=round(wall / 60.0, 2),
+        env_epochs=trainer.env_epochs,
+        cluster_epochs_per_second=round(trainer.env_epochs / max(wall, 1e-9), 1),
+        phases=trainer.phases,
+        confirmation=trainer.confirmation,
+        stage="after PPO" if settings.updates else "after imitation",
+    )
     _save(trainer, out, facts)
-    facts["temperature_validation"] = tune_temperature(out, preset=settings.preset)
     if plot is not None:
         plot_log(log, plot)
     return facts
+
+
+def _rows(log: Path, phase: str) -> list[dict[str, str]]:
+    with log.open() as handle:
+        return [row for row in csv.DictReader(handle) if row["phase"] == phase]
 
 
 TEMPERATURES = (1.0, 0.7, 0.5, 0.35)
@@ -481,11 +877,12 @@ def tune_temperature(
     seeds: Sequence[int] = TEMPERATURE_SEEDS,
     preset: str = "training",
 ) -> dict[str, float]:
-    """Pick the sampling temperature of a checkpoint on validation episodes; rewrite its card.
+    """Validation completion of a checkpoint at each sampling temperature (a diagnostic).
 
     Every temperature plays the same episodes (train split, ``seeds`` below 1000, each
-    workload); the best mean completion rate wins (ties: the higher temperature) and is stored
-    in the checkpoint's config. Returns each temperature's validation completion rate.
+    workload). The card is left as it is: the temperature is a training setting
+    (``--temperature``), used in rollouts, ratios and validation, so changing it after training
+    would ship a policy that was not the one trained.
     """
     agent = Mara.load(checkpoint)
     configs = [get_config(preset, workload=workload) for workload in WORKLOADS]
@@ -498,17 +895,13 @@ def tune_temperature(
             predictor=agent.predictor_name,
             n_samples=agent.features.n_samples,
             episode_seeds=[list(seeds)] * len(configs),
+            temperature=temperature,
         )
         while vector.live:
-            vector.step(temperature=temperature)
+            vector.step()
         scores[str(temperature)] = round(
             float(np.mean([row["completion_rate"] for row in vector.finished])), 4
         )
-    best = max(temperatures, key=lambda t: (scores[str(t)], t))
-    _, card = load_checkpoint(checkpoint)
-    agent.temperature = float(best)
-    facts = {**card["facts"], "temperature_validation": scores, "temperature": best}
-    agent.save(checkpoint, facts=facts)
     return scores
 
 
@@ -519,6 +912,7 @@ def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
         feature_predictor(settings.predictor_name),
         settings.n_samples,
         predictor_name=settings.predictor_name,
+        temperature=settings.temperature,
     )
     agent.save(out, facts=facts)
 
@@ -599,16 +993,40 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--plot", type=Path, default=None, help="plot path (default: beside the checkpoint)"
     )
-    parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny model and budget (smoke test; explicit flags override its values)",
+    )
+    parser.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        metavar="CHECKPOINT",
+        help="start from this MARA checkpoint's weights (same network, predictor, temperature)",
+    )
     parser.add_argument(
         "--tune-temperature",
         type=Path,
         default=None,
         metavar="CHECKPOINT",
-        help="only choose the sampling temperature of an existing checkpoint on validation episodes",
+        help="only report an existing checkpoint's validation completion at several sampling "
+        "temperatures (its card is not changed)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    if parser.parse_known_args(argv)[0].quick:  # tiny defaults; explicit flags still win
+        parser.set_defaults(**QUICK)
     return parser.parse_args(argv)
+
+
+def settings_of(args: argparse.Namespace) -> TrainSettings:
+    """The settings a parsed command line asks for (with ``--quick``, :data:`QUICK` replaces the
+    defaults of the flags not given).
+
+    Raises:
+        ValueError: If a setting is invalid.
+    """
+    return TrainSettings(**{name: getattr(args, name) for name in asdict(TrainSettings())})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -616,26 +1034,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tune_temperature is not None:
         torch.set_num_threads(args.threads)
         scores = tune_temperature(args.tune_temperature)
-        print(
-            f"Validation completion by temperature: {scores}; card of {args.tune_temperature} updated."
-        )
+        print(f"Validation completion of {args.tune_temperature} by temperature: {scores}.")
         return 0
-    values = {name: getattr(args, name) for name in asdict(TrainSettings())}
-    if args.quick:
-        values.update(QUICK)
     try:
-        settings = TrainSettings(**values)
+        settings = settings_of(args)
     except ValueError as error:
         raise SystemExit(f"train_mara: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
     out, log, plot = output_paths(args.out, stem, args.quick)
     log, plot = args.log or log, args.plot or plot
-    facts = train(settings, out, log, plot, progress=not args.no_progress)
+    command = list(sys.argv[1:] if argv is None else argv)
+    try:
+        facts = train(
+            settings, out, log, plot, not args.no_progress, init=args.init, command=command
+        )
+    except (ValueError, CheckpointError) as error:
+        raise SystemExit(f"train_mara: {error}") from None
     print(
-        f"Saved {out}: best validation completion {facts['best_validation_completion']} "
-        f"(after imitation {facts['imitation_validation_completion']}), "
-        f"{facts['wall_minutes']} min wall, {facts['env_epochs']} cluster-epochs."
+        f"Saved {out} ({facts['stage']}): confirmation {facts['confirmation']}, "
+        f"{facts['wall_minutes']} min wall, {facts['env_epochs']} cluster-epochs "
+        f"({facts['cluster_epochs_per_second']} per second)."
     )
     return 0
 

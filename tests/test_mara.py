@@ -17,7 +17,7 @@ from agents.mara.agent import Mara
 from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks import train_mara
-from benchmarks.mara_rollouts import ClusterVector, agent_seed
+from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed, shaped_rewards
 from mara_env.observation import GLOBAL_FEATURES
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
@@ -258,8 +258,9 @@ def tiny_settings(**changes: object) -> train_mara.TrainSettings:
 
 def test_a_tiny_training_run_improves_on_its_initial_policy(tmp_path: Path) -> None:
     settings = tiny_settings(
-        dagger_rounds=3, dagger_epochs=40, imitation_passes=4, updates=0, validation_seeds=4
+        dagger_rounds=4, dagger_epochs=80, imitation_passes=4, updates=0, validation_seeds=4
     )
+    assert settings.temperature == 0.35  # validated as deployed
     trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
     before = trainer.validate()
     trainer.imitate()
@@ -274,7 +275,7 @@ def test_same_seed_same_training_run(tmp_path: Path) -> None:
         assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
         with out.with_suffix(".csv").open() as handle:
             rows = [
-                {k: v for k, v in row.items() if k != "wall_seconds"}
+                {k: v for k, v in row.items() if k not in ("wall_seconds", "epochs_per_second")}
                 for row in csv.DictReader(handle)
             ]
         runs.append((rows, torch.load(out, weights_only=True)))
@@ -291,6 +292,10 @@ def test_training_settings_are_validated() -> None:
         train_mara.TrainSettings(preset="evaluation")
     with pytest.raises(ValueError, match="validation_seeds must be <="):
         train_mara.TrainSettings(validation_seeds=99)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        train_mara.TrainSettings(temperature=0.0)
+    with pytest.raises(ValueError, match="target_kl must be >= 0"):
+        train_mara.TrainSettings(target_kl=-1.0)
 
 
 def test_temperature_sharpens_the_node_distribution() -> None:
@@ -331,8 +336,171 @@ def test_agent_decides_on_its_own_thread_count_and_restores_it() -> None:
     assert seen and set(seen) == {1}
 
 
-def test_training_defaults_are_the_shipped_checkpoints_settings() -> None:
+@pytest.mark.parametrize("name", ["mara", "mara_imitation"])
+def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
     from agents.mara.agent import default_checkpoint
 
-    card = json.loads(default_checkpoint().with_suffix(".json").read_text())
-    assert card["facts"]["settings"] == asdict(train_mara.TrainSettings())
+    card = json.loads(default_checkpoint().with_name(f"{name}.json").read_text())
+    facts = card["facts"]
+    command = facts["command"]
+    assert command[:3] == ["python", "-m", "benchmarks.train_mara"]
+    settings = train_mara.settings_of(train_mara.parse_args(command[3:]))
+    assert asdict(settings) == facts["settings"]
+    assert card["config"]["temperature"] == settings.temperature  # trained at what it ships at
+    assert facts["confirmation"]["episodes"] >= 30
+
+
+def test_mara_imitation_is_registered_beside_mara() -> None:
+    from agents import VARIANTS, make_agent
+    from agents.mara.agent import imitation_checkpoint
+
+    agent = make_agent("mara_imitation")
+    assert isinstance(agent, Mara) and agent.name == "mara_imitation"
+    assert "mara_imitation" in VARIANTS
+    assert agent.checkpoint_sha256 == Mara.load(imitation_checkpoint()).checkpoint_sha256
+
+
+# ---------------------------------------------------------------------------- PPO
+def tiny_rollout(
+    trainer: train_mara.Trainer,
+    configs: list[mara_env.ClusterConfig],
+    epochs: int,
+    **options: object,
+) -> list[StepBatch]:
+    settings = trainer.settings
+    vector = ClusterVector(
+        configs,
+        trainer.policy,
+        5,
+        predictor="wls",
+        n_samples=settings.n_samples,
+        temperature=settings.temperature,
+        shaping=settings.shaping_weight,
+        gamma=settings.gamma,
+        **options,  # type: ignore[arg-type]
+    )
+    return [vector.step() for _ in range(epochs)]
+
+
+def test_the_updates_log_probs_are_the_rollouts_at_the_deployed_temperature(
+    tmp_path: Path,
+) -> None:
+    """Recomputed on the rollout batch at the same weights, every node's ratio is 1."""
+    settings = tiny_settings(temperature=0.35, predictor="wls")
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    config = mara_env.get_config("tiny", n_nodes=4, max_nodes_per_task=1, load=4.0)
+    trainer.max_nodes_per_task = config.max_nodes_per_task
+    batch = train_mara._merge(tiny_rollout(trainer, [config] * 3, 12))
+    assert bool((batch.log_prob < 0).any())  # some nodes had a real choice
+    with torch.no_grad():
+        log_prob, _ = trainer._scores(batch, batch.actions)
+    torch.testing.assert_close((log_prob - batch.log_prob).exp(), torch.ones_like(log_prob))
+    # The check can fail: at temperature 1, or without the per-task node cap, ratios move.
+    with torch.no_grad():
+        untempered, _ = trainer._scores(batch, batch.actions, temperature=1.0)
+        trainer.max_nodes_per_task = None
+        uncapped, _ = trainer._scores(batch, batch.actions)
+    assert float((untempered - batch.log_prob).abs().max()) > 1e-3
+    assert float((uncapped - batch.log_prob).abs().max()) > 1e-3
+
+
+def test_the_critics_gradient_never_reaches_the_policy(tmp_path: Path) -> None:
+    settings = tiny_settings(predictor="wls", minibatch=8, target_kl=0.0)
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    critic = trainer.build_critic()
+    assert not {id(p) for p in critic.parameters()} & {id(p) for p in trainer.policy.parameters()}
+    batch = train_mara._merge(tiny_rollout(trainer, trainer.settings.configs(3), 8, critic=critic))
+    policy_before = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
+    critic_before = {k: v.clone() for k, v in critic.state_dict().items()}
+    trainer._critic_update(batch, torch.randn(len(batch.reward)))
+    assert all(p.grad is None for p in trainer.policy.parameters())
+    for key, value in trainer.policy.state_dict().items():
+        torch.testing.assert_close(value, policy_before[key], rtol=0, atol=0)
+    assert any(not torch.equal(critic.state_dict()[k], v) for k, v in critic_before.items())
+    # and the policy's update leaves the critic alone
+    critic.zero_grad(set_to_none=True)
+    critic_before = {k: v.clone() for k, v in critic.state_dict().items()}
+    optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=1e-2)
+    advantages = torch.randn(len(batch.reward), generator=torch.Generator().manual_seed(0))
+    stats = trainer._policy_update(batch, advantages, batch.log_prob, optimiser)
+    assert stats["policy_epochs"] == 1
+    assert all(p.grad is None for p in critic.parameters())
+    for key, value in critic.state_dict().items():
+        torch.testing.assert_close(value, critic_before[key], rtol=0, atol=0)
+    assert any(not torch.equal(trainer.policy.state_dict()[k], v) for k, v in policy_before.items())
+
+
+def test_kl_control_stops_an_update_that_moves_too_far(tmp_path: Path) -> None:
+    settings = tiny_settings(predictor="wls", minibatch=4, ppo_epochs=3, target_kl=1e-6)
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    batch = train_mara._merge(tiny_rollout(trainer, trainer.settings.configs(3), 8))
+    optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=0.1)
+    advantages = torch.randn(len(batch.reward), generator=torch.Generator().manual_seed(1))
+    stats = trainer._policy_update(batch, advantages, batch.log_prob, optimiser)
+    assert stats["policy_epochs"] == "0+stop"
+
+
+def test_shaped_rewards_telescope_at_the_discount_used() -> None:
+    rng = np.random.default_rng(0)
+    gamma, weight, length = 0.9, 0.7, 12
+    potential = rng.uniform(0.0, 3.0, length + 1)
+    completed = rng.integers(0, 3, length).astype(float)
+    done = np.zeros(length, dtype=bool)
+    discount = gamma ** np.arange(length)
+    rewards = shaped_rewards(
+        completed, potential[:-1], potential[1:], done, gamma=gamma, weight=weight
+    )
+    expected = discount @ completed + weight * (gamma**length * potential[-1] - potential[0])
+    assert discount @ rewards == pytest.approx(expected, rel=1e-12)
+    done[-1] = True  # the episode ends: Phi(s_T) counts as 0
+    rewards = shaped_rewards(
+        completed, potential[:-1], potential[1:], done, gamma=gamma, weight=weight
+    )
+    assert discount @ rewards == pytest.approx(discount @ completed - weight * potential[0])
+    with pytest.raises(ValueError, match="gamma must lie in"):
+        shaped_rewards(completed, potential[:-1], potential[1:], done, gamma=0.0, weight=1.0)
+
+
+def test_rollout_rewards_telescope_in_the_simulator_at_the_discount_used() -> None:
+    """A played episode: discounted shaped return = discounted completions - Phi(s_0), and
+    over its first T epochs the shaping adds gamma**T Phi(s_T) - Phi(s_0)."""
+    gamma = 0.9
+    config = mara_env.get_config("tiny", load=4.0)
+    policy = small_policy(2)
+    played = {}
+    for shaping in (0.0, 1.0):
+        vector = ClusterVector(
+            [config], policy, 0, n_samples=4, episode_seeds=[[11]], shaping=shaping, gamma=gamma
+        )
+        rewards, potentials = [], [float(vector.batches[0].core.potential[0])]
+        while vector.live:
+            batch = vector.step()
+            rewards.append(float(batch.reward[0]))
+            potentials.append(float(vector.batches[0].core.potential[0]))
+        played[shaping] = (np.array(rewards), np.array(potentials))
+    completions, _ = played[0.0]
+    shaped, potentials = played[1.0]
+    assert completions.sum() > 0 and potentials.max() > 0
+    discount = gamma ** np.arange(len(shaped))
+    assert discount @ shaped == pytest.approx(discount @ completions - potentials[0], abs=1e-5)
+    cut = len(shaped) // 2
+    window = discount[:cut] @ shaped[:cut]
+    expected = discount[:cut] @ completions[:cut] + gamma**cut * potentials[cut] - potentials[0]
+    assert window == pytest.approx(expected, abs=1e-5)
+    # The environment's own shaping (Phi(s') - Phi(s)) does not telescope at this gamma.
+    env_shaped = completions + np.diff(potentials)
+    assert abs(discount @ env_shaped - (discount @ completions - potentials[0])) > 1e-3
+    with pytest.raises(ValueError, match="shaping_weight"):
+        ClusterVector([mara_env.get_config("tiny", shaping_weight=1.0)], policy, 0, shaping=1.0)
+
+
+def test_value_norm_tracks_and_inverts() -> None:
+    norm = train_mara.ValueNorm(beta=0.9)
+    values = torch.tensor([2.0, 4.0, 6.0, 8.0])
+    for _ in range(50):
+        norm.update(values)
+    assert float(norm.mean) == pytest.approx(5.0)
+    assert float(norm.std) == pytest.approx(float(values.std(unbiased=False)))
+    torch.testing.assert_close(norm.denormalise(norm.normalise(values)), values)
+    with pytest.raises(ValueError, match="beta"):
+        train_mara.ValueNorm(beta=1.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,32 @@ def test_quick_training_writes_checkpoint_card_and_log(quick_checkpoint: Path) -
         phases = {row["phase"] for row in csv.DictReader(handle)}
     assert phases == {"imitation", "ppo"}
     assert Mara.load(quick_checkpoint).policy.config.width == train_mara.QUICK["width"]
+
+
+def test_quick_card_records_temperature_throughput_and_confirmation(quick_checkpoint: Path) -> None:
+    card = json.loads(quick_checkpoint.with_suffix(".json").read_text())
+    facts = card["facts"]
+    assert card["config"]["temperature"] == facts["settings"]["temperature"] == 0.35
+    assert facts["cluster_epochs_per_second"] > 0
+    assert set(facts["phases"]) == {"imitation", "ppo"}
+    assert facts["confirmation"]["seeds"].startswith("950")
+    assert "chosen_minus_start" in facts["confirmation"]
+
+
+def test_ppo_from_a_warm_start_checkpoint(tmp_path: Path, quick_checkpoint: Path) -> None:
+    out = tmp_path / "ppo.pt"
+    argv = ["--quick", "--init", str(quick_checkpoint), "--dagger-rounds", "0"]
+    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    facts = json.loads(out.with_suffix(".json").read_text())["facts"]
+    assert facts["init"]["sha256"] == Mara.load(quick_checkpoint).checkpoint_sha256
+    with out.with_suffix(".csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row["phase"] for row in rows} == {"ppo"}
+    assert rows[0]["validation_completion"]  # the warm start is scored as update 0
+    with pytest.raises(SystemExit, match="network"):
+        train_mara.main([*argv, "--width", "32", "--out", str(tmp_path / "bad.pt")])
+    with pytest.raises(SystemExit, match="temperature"):
+        train_mara.main([*argv, "--temperature", "1.0", "--out", str(tmp_path / "bad.pt")])
 
 
 def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Path) -> None:

@@ -8,7 +8,8 @@ action (idle if their mask forbids it). The training script drives the same
 :meth:`Mara.begin_epoch` / :meth:`Mara.end_epoch` calls for a vector of clusters and decodes
 them in one batch, so training and acting see the same features.
 
-``make_agent("mara")`` loads the shipped checkpoint ``agents/checkpoints/mara.pt`` (its card
+``make_agent("mara")`` loads the shipped checkpoint ``agents/checkpoints/mara.pt``, and
+``make_agent("mara_imitation")`` the imitation warm start ``mara_imitation.pt`` (each card
 ``mara.json`` holds the network config, the predictor's name, the feature layout and the
 SHA-256 of the weights; a mismatch raises :class:`predictors.checkpoint.CheckpointError`).
 
@@ -58,6 +59,12 @@ _LAYOUT = {
 def default_checkpoint() -> Path:
     """Path of the shipped checkpoint."""
     return Path(str(resources.files("agents") / "checkpoints" / "mara.pt"))
+
+
+def imitation_checkpoint() -> Path:
+    """Path of the shipped imitation warm start (``make_agent("mara_imitation")``), the
+    weights PPO started from."""
+    return default_checkpoint().with_name("mara_imitation.pt")
 
 
 def batch_tensors(features: list[EpochFeatures]) -> tuple[torch.Tensor, ...]:
