@@ -3,9 +3,12 @@
 Every agent plays the ``evaluation`` preset (test split of the curves) through
 :func:`agents.evaluation.evaluate` at each workload and load, on environment seeds 1000 and up
 (training used seeds below 1000). Rows already in the CSV are skipped, so an interrupted run
-resumes; each row names the checkpoints behind it (a digest of the SHA-256 of every checkpoint
-loaded to build the agent, its predictor's included; empty for agents without one), and a CSV holding an agent's rows from another checkpoint is refused
-rather than mixed or overwritten. A Markdown table of means and 95% bootstrap CIs
+resumes. Each row names what produced it: ``checkpoint``, a digest of the SHA-256 of every
+checkpoint loaded to build the agent (its predictor's included; empty for agents without one),
+and ``code``, a digest of the agent's code, weights and the code every episode shares (the
+leaderboard's manifests, :mod:`benchmarks.leaderboard.fingerprints`). A CSV holding an agent's
+rows from other weights or other code is refused rather than mixed or overwritten, so an edited
+scheduler never reuses its old results. A Markdown table of means and 95% bootstrap CIs
 (:func:`agents.statistics.mean_ci`) is written beside the CSV.
 
 Run::
@@ -33,19 +36,21 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import evaluate, make_agent, mean_ci
+from agents import evaluate, mean_ci
 from agents.base import Scheduler
+from benchmarks.common.seeds import evaluation_seeds
+from benchmarks.leaderboard.fingerprints import build_agent, class_manifest, shared_manifest
 from mara_env import get_config
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 LOADS = (1.4, 2.1, 2.8)
-FIRST_EVALUATION_SEED = 1000
 #: ``{agent: {(workload, load, seed): completion rate}}``.
 Rates = dict[str, dict[tuple[str, float, int], float]]
 FIELDS = (
     "agent",
     "checkpoint",
+    "code",
     "workload",
     "load",
     "seed",
@@ -59,19 +64,27 @@ def label_of(agent: str) -> str:
     return Path(agent).stem if agent.endswith(".pt") else agent
 
 
-def build(agent: str) -> tuple[str, Scheduler, str]:
-    """A scheduler from a registered name or a MARA checkpoint path (``.pt``), with
-    :func:`weights_digest` of every checkpoint loaded to build it (its policy's and its
-    predictor's: a result depends on both)."""
+def build(agent: str) -> tuple[str, Scheduler, str, str]:
+    """A scheduler from a registered name or a MARA checkpoint path (``.pt``): its label, the
+    scheduler, :func:`weights_digest` of every checkpoint loaded to build it (its policy's and
+    its predictor's: a result depends on both) and the digest of everything its results depend
+    on (code, weights, shared code)."""
     scheduler: Scheduler
-    with recording_checkpoint_loads() as loads:
-        if agent.endswith(".pt"):
-            from agents.mara.agent import Mara
+    if agent.endswith(".pt"):
+        from agents.mara.agent import Mara
 
-            label, scheduler = label_of(agent), Mara.load(agent)
-        else:
-            label, scheduler = agent, make_agent(agent)
-    return label, scheduler, weights_digest([load.sha256 for load in loads])
+        with recording_checkpoint_loads() as loads:
+            scheduler = Mara.load(agent)
+        weights = [load.sha256 for load in loads]
+        manifest = class_manifest(scheduler)
+        code = manifest.digest + "".join(weights)
+    else:
+        built = build_agent(agent)
+        scheduler, manifest = built.scheduler, built.manifest
+        weights = [value for key, value in manifest.items.items() if key.startswith("checkpoint:")]
+        code = manifest.digest
+    shared = hashlib.sha256((code + shared_manifest().digest).encode()).hexdigest()[:12]
+    return label_of(agent), scheduler, weights_digest(weights), shared
 
 
 def weights_digest(digests: Sequence[str]) -> str:
@@ -117,13 +130,20 @@ def run(
         if new_file:
             writer.writeheader()
         for agent in agents:
-            label, scheduler, checkpoint = build(agent)
-            others = {row["checkpoint"] for row in rows if row["agent"] == label} - {checkpoint}
+            label, scheduler, checkpoint, code = build(agent)
+            own = [row for row in rows if row["agent"] == label]
+            others = {row["checkpoint"] for row in own} - {checkpoint}
             if others:
                 raise SystemExit(
                     f"mara_evaluate: {out} holds results of {label!r} from checkpoint "
                     f"{sorted(others)}, not the current {checkpoint or 'none'!r}. Finished rows "
                     "are kept: pass another --out, or delete that agent's rows to re-evaluate."
+                )
+            if {row["code"] for row in own} - {code}:
+                raise SystemExit(
+                    f"mara_evaluate: {out} holds results of {label!r} made by other code (its "
+                    "own, the simulator's or the harness's changed since). Finished rows are "
+                    "kept: pass another --out, or delete that agent's rows to re-evaluate."
                 )
             done = {
                 (row["workload"], float(row["load"]), int(row["seed"]))
@@ -134,7 +154,7 @@ def run(
                 (workload, load, seed)
                 for workload in workloads
                 for load in loads
-                for seed in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + seeds)
+                for seed in evaluation_seeds(seeds)
                 if (workload, float(load), seed) not in done
             ]
             for workload, load, seed in tqdm(
@@ -146,6 +166,7 @@ def run(
                     {
                         "agent": label,
                         "checkpoint": checkpoint,
+                        "code": code,
                         "workload": workload,
                         "load": load,
                         "seed": seed,

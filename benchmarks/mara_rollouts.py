@@ -48,14 +48,12 @@ from agents.clairvoyant import Clairvoyant
 from agents.mara.agent import Mara, batch_tensors
 from agents.mara.features import EpochFeatures, NoPredictions
 from agents.mara.policy import Encoded, MaraPolicy
+from benchmarks.common.seeds import TRAINING_SEEDS
 from mara_env import ClusterConfig
 from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
 from predictors.registry import make_predictor
-
-#: Training episodes use environment seeds below this (evaluation uses 1000 and up).
-TRAINING_SEED_LIMIT = 1000
 
 
 @dataclass
@@ -152,7 +150,7 @@ class ClusterVector:
         configs: One config per cluster (e.g. cycling through workloads).
         policy: The shared network.
         seed: Seeds the sequence of training episode seeds (all below
-            :data:`TRAINING_SEED_LIMIT`).
+            :data:`benchmarks.common.seeds.TRAINING_SEEDS`).
         predictor: Predictor name for the features (``"none"``: prediction features are 0).
         n_samples: Prediction samples per task.
         teacher: Also label each epoch with the clairvoyant reference's actions.
@@ -252,7 +250,7 @@ class ClusterVector:
                 return
             episode_seed = self._queues[index].pop(0)
         else:
-            episode_seed = int(self._seeds.integers(TRAINING_SEED_LIMIT))
+            episode_seed = int(self._seeds.integers(TRAINING_SEEDS.stop))
         config = self.configs[index]
         batch, row = self._place[index]
         self.batches[batch].reset_clusters([row], [episode_seed])

@@ -94,6 +94,7 @@ from tqdm.auto import tqdm
 from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
+from benchmarks.common.seeds import training_seeds
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
 from mara_env import ClusterConfig, get_config
 from predictors.checkpoint import CheckpointError
@@ -101,9 +102,9 @@ from predictors.checkpoint import CheckpointError
 WORKLOADS = ("in_distribution", "rl", "vision")
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
 #: Validation episodes (train split), per workload: the checkpoint is chosen on these.
-VALIDATION_SEEDS = tuple(range(900, 910))
+VALIDATION_SEEDS = training_seeds(900, 10, where="train_mara validation")
 #: Confirmation episodes (train split), per workload: never used for choosing.
-CONFIRMATION_SEEDS = tuple(range(950, 960))
+CONFIRMATION_SEEDS = training_seeds(950, 10, where="train_mara confirmation")
 LOG_FIELDS = (
     "phase",
     "update",

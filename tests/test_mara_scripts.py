@@ -133,3 +133,19 @@ def test_gap_closed_known_answer(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="No rows"):
         mara_evaluate.gap_closed(scores, "low", "nobody")
+
+
+def test_evaluation_refuses_rows_made_by_other_code(tmp_path: Path) -> None:
+    out = tmp_path / "evaluation.csv"
+    argv = ["--agents", "edf", "--workloads", "rl", "--loads", "1.4", "--seeds", "1"]
+    argv += ["--out", str(out)]
+    assert mara_evaluate.main(argv) == 0
+    label, _, _, code = mara_evaluate.build("edf")
+    text = out.read_text()
+    assert code in text and label == "edf"
+    out.write_text(text.replace(code, "0" * len(code)))  # as if EDF's code had changed since
+    before = out.read_text()
+    with pytest.raises(SystemExit, match="other code"):
+        mara_evaluate.main(argv)
+    assert out.read_text() == before
+    assert mara_evaluate.build("edf")[3] != mara_evaluate.build("lara")[3]

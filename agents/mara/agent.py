@@ -40,7 +40,8 @@ from agents.mara.features import (
     NoPredictions,
 )
 from agents.mara.policy import MaraPolicy, PolicyConfig
-from mara_env import ClusterConfig, decode_observation
+from mara_env import ClusterConfig
+from mara_env.observation import nodes_decided
 from predictors.base import Predictor
 from predictors.checkpoint import load_checkpoint, save_checkpoint
 from predictors.flow_matching import check_threads, torch_threads
@@ -231,8 +232,7 @@ class Mara:
             )
         vector = np.asarray(observation["observation"])
         mask = np.asarray(observation["action_mask"])
-        view = decode_observation(vector, config)
-        if view.nodes_decided == 0 and node <= self._last_node:
+        if nodes_decided(vector, config) == 0 and node <= self._last_node:
             with torch_threads(self.threads):
                 self.end_epoch(self.decide(self.begin_epoch(vector, mask)))
         self._last_node = node

@@ -144,6 +144,15 @@ def build_agent(spec: str) -> BuiltAgent:
     return BuiltAgent(spec, scheduler, Manifest(dict(sorted(items.items()))))
 
 
+def class_manifest(scheduler: Scheduler) -> Manifest:
+    """The source of the modules in mara-env's packages that define ``scheduler``'s class and
+    its bases, with everything they import from those packages: the code of a scheduler built
+    other than by :func:`build_agent` (e.g. MARA loaded from a checkpoint file)."""
+    roots = [cls.__module__ for cls in type(scheduler).__mro__ if _own_packages(cls.__module__)]
+    items = import_closure(dict.fromkeys(roots), _own_packages, skip=REGISTRY_MODULES)
+    return Manifest(dict(sorted(items.items())))
+
+
 def shared_manifest() -> Manifest:
     """The code, data and version every episode depends on, whatever its agent."""
     items = import_closure(SHARED_ROOTS, _own_packages, skip=REGISTRY_MODULES)
