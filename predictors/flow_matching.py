@@ -31,7 +31,6 @@ pass through residual SiLU blocks to the velocity. The shipped checkpoint (train
 Example:
     >>> import numpy as np
     >>> from predictors.base import TaskHistory
-from predictors.blas_threads import one_blas_thread
     >>> model = FlowMatching.load()
     >>> steps = np.arange(0.0, 40.0, 4.0)
     >>> history = TaskHistory(steps, (steps + 1.0) ** -0.3, target=0.25, family="vision")
