@@ -131,7 +131,6 @@ TASK_FIELDS = (
 )
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
 PROGRESS, WORK, LOSS, PREVIOUS_LOSS, PREVIOUS_WORK, PHI = range(6)
-DYNAMIC = slice(0, 6)
 #: The time features at epoch 0 and their changes per epoch (blocks in the order of the
 #: observation's time columns).
 TIME_AT_0 = slice(FIELD["time_left_at_0"], FIELD["age_at_0"] + 1)
