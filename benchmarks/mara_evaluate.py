@@ -27,7 +27,6 @@ comparing two intervals, since both agents meet the same arrivals and curves.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from tqdm.auto import tqdm
 from agents import evaluate, mean_ci
 from agents.base import Scheduler
 from benchmarks.common.seeds import evaluation_seeds
+from benchmarks.common.store import ResultsStore, StoreFormatError
 from benchmarks.leaderboard.fingerprints import build_agent, class_manifest, shared_manifest
 from mara_env import get_config
 from predictors.loaded_checkpoints import recording_checkpoint_loads
@@ -47,16 +47,19 @@ WORKLOADS = ("in_distribution", "rl", "vision")
 LOADS = (1.4, 2.1, 2.8)
 #: ``{agent: {(workload, load, seed): completion rate}}``.
 Rates = dict[str, dict[tuple[str, float, int], float]]
-FIELDS = (
-    "agent",
-    "checkpoint",
-    "code",
-    "workload",
-    "load",
-    "seed",
-    "completion_rate",
-    "decision_ms_per_epoch",
-)
+#: Columns of an evaluation CSV and their types; a row is keyed by all but the last two.
+SCHEMA: dict[str, type] = {
+    "agent": str,
+    "checkpoint": str,
+    "code": str,
+    "workload": str,
+    "load": float,
+    "seed": int,
+    "completion_rate": float,
+    "decision_ms_per_epoch": float,
+}
+FIELDS = tuple(SCHEMA)
+KEY = FIELDS[:-2]
 
 
 def label_of(agent: str) -> str:
@@ -95,17 +98,13 @@ def weights_digest(digests: Sequence[str]) -> str:
     return hashlib.sha256("".join(digests).encode()).hexdigest()[:12]
 
 
-def _read(path: Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open() as handle:
-        reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) != FIELDS:
-            raise SystemExit(
-                f"mara_evaluate: {path} has columns {reader.fieldnames}, not {list(FIELDS)}: "
-                "results of another version. It was left untouched; pass another --out."
-            )
-        return list(reader)
+def open_results(path: Path) -> ResultsStore:
+    """The evaluation CSV at ``path`` (:class:`~benchmarks.common.store.ResultsStore`: rows
+    appended as episodes finish, a file with other columns refused)."""
+    try:
+        return ResultsStore(path, SCHEMA, key=KEY, advice="Pass another --out.")
+    except StoreFormatError as error:
+        raise SystemExit(f"mara_evaluate: {error}") from None
 
 
 def run(
@@ -119,62 +118,49 @@ def run(
     """Evaluate every (agent, workload, load) cell on ``seeds`` seeds, appending to ``out``.
 
     Raises:
-        SystemExit: If ``out`` holds rows of an agent made with another checkpoint, or has
-            other columns.
+        SystemExit: If ``out`` holds rows of an agent made with another checkpoint or other
+            code, or has other columns.
     """
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows = _read(out)
-    new_file = not out.exists()
-    with out.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS)
-        if new_file:
-            writer.writeheader()
-        for agent in agents:
-            label, scheduler, checkpoint, code = build(agent)
-            own = [row for row in rows if row["agent"] == label]
-            others = {row["checkpoint"] for row in own} - {checkpoint}
-            if others:
-                raise SystemExit(
-                    f"mara_evaluate: {out} holds results of {label!r} from checkpoint "
-                    f"{sorted(others)}, not the current {checkpoint or 'none'!r}. Finished rows "
-                    "are kept: pass another --out, or delete that agent's rows to re-evaluate."
-                )
-            if {row["code"] for row in own} - {code}:
-                raise SystemExit(
-                    f"mara_evaluate: {out} holds results of {label!r} made by other code (its "
-                    "own, the simulator's or the harness's changed since). Finished rows are "
-                    "kept: pass another --out, or delete that agent's rows to re-evaluate."
-                )
-            done = {
-                (row["workload"], float(row["load"]), int(row["seed"]))
-                for row in rows
-                if row["agent"] == label
-            }
-            todo = [
-                (workload, load, seed)
-                for workload in workloads
-                for load in loads
-                for seed in evaluation_seeds(seeds)
-                if (workload, float(load), seed) not in done
-            ]
-            for workload, load, seed in tqdm(
-                todo, desc=label, unit="episode", disable=not progress
-            ):
-                config = get_config("evaluation", workload=workload, load=load)
-                (row,) = evaluate(scheduler, config, [seed])
-                writer.writerow(
-                    {
-                        "agent": label,
-                        "checkpoint": checkpoint,
-                        "code": code,
-                        "workload": workload,
-                        "load": load,
-                        "seed": seed,
-                        "completion_rate": row["completion_rate"],
-                        "decision_ms_per_epoch": row["decision_ms_per_epoch"],
-                    }
-                )
-                handle.flush()  # each finished episode is on disk before the next starts
+    results = open_results(out)
+    for agent in agents:
+        label, scheduler, checkpoint, code = build(agent)
+        own = results.rows_where(agent=label)
+        others = {row["checkpoint"] for row in own} - {checkpoint}
+        if others:
+            raise SystemExit(
+                f"mara_evaluate: {out} holds results of {label!r} from checkpoint "
+                f"{sorted(others)}, not the current {checkpoint or 'none'!r}. Finished rows "
+                "are kept: pass another --out, or delete that agent's rows to re-evaluate."
+            )
+        if {row["code"] for row in own} - {code}:
+            raise SystemExit(
+                f"mara_evaluate: {out} holds results of {label!r} made by other code (its "
+                "own, the simulator's or the harness's changed since). Finished rows are "
+                "kept: pass another --out, or delete that agent's rows to re-evaluate."
+            )
+        done = results.done()
+        todo = [
+            (workload, float(load), seed)
+            for workload in workloads
+            for load in loads
+            for seed in evaluation_seeds(seeds)
+            if (label, checkpoint, code, workload, float(load), seed) not in done
+        ]
+        for workload, load, seed in tqdm(todo, desc=label, unit="episode", disable=not progress):
+            config = get_config("evaluation", workload=workload, load=load)
+            (row,) = evaluate(scheduler, config, [seed])
+            results.append(  # on disk before the next episode starts
+                {
+                    "agent": label,
+                    "checkpoint": checkpoint,
+                    "code": code,
+                    "workload": workload,
+                    "load": load,
+                    "seed": seed,
+                    "completion_rate": row["completion_rate"],
+                    "decision_ms_per_epoch": row["decision_ms_per_epoch"],
+                }
+            )
 
 
 def summarise(scores: Rates) -> str:
@@ -207,10 +193,9 @@ def summarise(scores: Rates) -> str:
 def completion_rates(path: Path) -> Rates:
     """``{agent: {(workload, load, seed): completion rate}}`` from an evaluation CSV."""
     scores: Rates = {}
-    with path.open() as handle:
-        for row in csv.DictReader(handle):
-            key = (row["workload"], float(row["load"]), int(row["seed"]))
-            scores.setdefault(row["agent"], {})[key] = float(row["completion_rate"])
+    for row in open_results(path).rows:
+        key = (row["workload"], row["load"], row["seed"])
+        scores.setdefault(row["agent"], {})[key] = row["completion_rate"]
     return scores
 
 
@@ -330,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     compared = ([] if args.paired_with is None else [args.paired_with]) + (args.gap or [])
-    known = {label_of(agent) for agent in args.agents} | {row["agent"] for row in _read(args.out)}
+    known = {label_of(agent) for agent in args.agents} | {
+        row["agent"] for row in open_results(args.out).rows
+    }
     unknown = [name for name in compared if name not in known]
     if unknown:  # before any episode runs
         raise SystemExit(

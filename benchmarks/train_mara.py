@@ -28,7 +28,7 @@ validation and the saved checkpoint.
    copy of the warm start's network whose value output alone is trained), so the value loss
    cannot move the policy; value targets normalised by running, debiased statistics
    (:class:`ValueNorm`, MAPPO's); GAE with ``gamma`` 0.99 and ``lambda`` 0.5 (a short lambda
-   trades bias for the variance that made 768-epoch batches noise); rollouts of ``--clusters``
+   trades some bias for much less variance); rollouts of ``--clusters``
    x ``--rollout-epochs`` cluster-epochs per update (48 x 64 = 3,072); the reward is completions
    plus potential-based shaping **at the same gamma** (``gamma * Phi(s') - Phi(s)``, computed in
    :mod:`benchmarks.mara_rollouts`; the environment's own gamma = 1 shaping stays off); a **KL
@@ -42,16 +42,16 @@ validation and the saved checkpoint.
    then confirmed on 30 other training-seed episodes never used for choosing (seeds 950-959 x
    3), paired against the starting weights; the card records both.
 
-How the shipped checkpoints were made (2 CPU cores, x86_64, shared with another engineer's
-tests and benchmarks; one torch thread): the figures of each run are in its card
+How the shipped checkpoints were made (2 CPU cores, x86_64, shared with other tests and
+benchmarks; one torch thread): the figures of each run are in its card
 (``agents/checkpoints/mara*.json``: settings, command, wall minutes, cluster-epochs per second,
 validation and confirmation scores) and its log (``benchmarks/results/mara/*_training.csv``);
 ``benchmarks/results/mara/README.md`` holds the evaluation.
 
 * ``mara_imitation.pt``: the first command above (the defaults, ``--updates 0``), on the
   features of the current flow-matching predictor. The 20-minute imitation budget allowed 9 of
-  the 14 DAgger rounds (21,600 cluster-epochs, 18.9 per second, while the other engineer's jobs
-  held the second core); round 7 was best on validation (0.563), and it scored 0.516 on the
+  the 14 DAgger rounds (21,600 cluster-epochs, 18.9 per second, while other jobs held the
+  second core); round 7 was best on validation (0.563), and it scored 0.516 on the
   confirmation episodes. 19.8 minutes of wall time.
 * ``mara.pt``: the second command (the defaults with ``--init``): 38 PPO updates of 3,072
   cluster-epochs in the 30-minute PPO budget (116,736 cluster-epochs, 62.7 per second including

@@ -149,3 +149,13 @@ def test_evaluation_refuses_rows_made_by_other_code(tmp_path: Path) -> None:
         mara_evaluate.main(argv)
     assert out.read_text() == before
     assert mara_evaluate.build("edf")[3] != mara_evaluate.build("lara")[3]
+
+
+def test_evaluation_refuses_a_file_with_other_columns(tmp_path: Path) -> None:
+    out = tmp_path / "evaluation.csv"
+    old = "agent,checkpoint,workload,load,seed,completion_rate,decision_ms_per_epoch\n"
+    out.write_text(old + "edf,,rl,1.4,1000,0.5,1.0\n")
+    argv = ["--agents", "edf", "--workloads", "rl", "--loads", "1.4", "--seeds", "1"]
+    with pytest.raises(SystemExit, match="another --out"):
+        mara_evaluate.main([*argv, "--out", str(out)])
+    assert out.read_text() == old + "edf,,rl,1.4,1000,0.5,1.0\n"
