@@ -86,8 +86,8 @@ def build(agent: str) -> tuple[str, Scheduler, str, str]:
         scheduler, manifest = built.scheduler, built.manifest
         weights = [value for key, value in manifest.items.items() if key.startswith("checkpoint:")]
         code = manifest.digest
-    shared = hashlib.sha256((code + shared_manifest().digest).encode()).hexdigest()[:12]
-    return label_of(agent), scheduler, weights_digest(weights), shared
+    everything = hashlib.sha256((code + shared_manifest().digest).encode()).hexdigest()[:12]
+    return label_of(agent), scheduler, weights_digest(weights), everything
 
 
 def weights_digest(digests: Sequence[str]) -> str:
