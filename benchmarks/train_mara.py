@@ -393,7 +393,6 @@ class Trainer:
         self.best_round = -1
         self.phases: dict[str, dict[str, float]] = {}
         self.confirmation: dict[str, Any] = {}
-        self.imitation_data: StepBatch | None = None
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("w", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writeheader()
@@ -552,7 +551,6 @@ class Trainer:
                 data.append(batch)
             self.policy.train()
             merged = _merge(data)
-            self.imitation_data = merged
             size = len(merged.reward)
             losses = []
             for _ in range(settings.imitation_passes):
