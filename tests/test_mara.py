@@ -319,13 +319,13 @@ def test_agent_decides_on_its_own_thread_count_and_restores_it() -> None:
         Mara(small_policy(), make_predictor("wls"), threads=0)
     seen: list[int] = []
     policy = small_policy()
-    original = policy.encode
+    original = policy.act
 
-    def encode(*args: object, **kwargs: object) -> object:
+    def act(*args: object, **kwargs: object) -> object:
         seen.append(torch.get_num_threads())
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    policy.encode = encode  # type: ignore[method-assign]
+    policy.act = act  # type: ignore[method-assign]
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:

@@ -207,20 +207,18 @@ class Mara:
 
     @torch.inference_mode()
     def decide(self, features: EpochFeatures) -> np.ndarray:
-        """Every node's action for one epoch (batch of one)."""
+        """Every node's action for one epoch (:meth:`MaraPolicy.act`: the actions of
+        ``encode`` and ``decode`` for a batch of one)."""
         slots, globals_, mask, previous = batch_tensors([features])
-        encoded = self.policy.encode(slots, globals_)
-        decoded = self.policy.decode(
-            encoded,
+        return self.policy.act(
+            slots,
+            globals_,
             mask,
             previous,
-            greedy=self.greedy,
             uniforms=None if self.greedy else self.draws()[None, :],
             max_nodes_per_task=self.config.max_nodes_per_task,
             temperature=self.temperature,
-            with_entropy=False,
         )
-        return decoded.actions[0].numpy()
 
     def act(self, observation: Observation, node: int) -> int:
         """Node ``node``'s action: the epoch is decoded at its first node, replayed after."""

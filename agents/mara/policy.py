@@ -33,13 +33,22 @@ Example:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple, cast
 
+import numpy as np
 import torch
 from torch import nn
 
 from agents.mara.features import GLOBAL_INPUTS, SLOT_INPUTS
+
+#: The fused kernel behind ``nn.TransformerEncoderLayer``'s inference path (``None`` in a
+#: torch without it: the module then always runs as itself).
+_FUSED_LAYER: Callable[..., torch.Tensor] | None = getattr(
+    torch, "_transformer_encoder_layer_fwd", None
+)
 
 #: Per-slot counts of earlier nodes' choices reach the decoder one-hot, capped at this - 1.
 COUNT_LEVELS = 9
@@ -130,6 +139,10 @@ class MaraPolicy(nn.Module):
             norm_first=True,
         )
         self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+        #: The encoder layers and their parts, whose hooks keep torch's fused path off.
+        self._layer_modules = tuple(
+            module for layer in self.encoder.layers for module in layer.modules()
+        )
         self.norm = nn.LayerNorm(width)
         self.value_head = nn.Sequential(nn.Linear(3 * width, width), nn.Tanh(), nn.Linear(width, 1))
         self.slot_part = nn.Linear(2 * width, width)
@@ -140,20 +153,91 @@ class MaraPolicy(nn.Module):
     def encode(self, slots: torch.Tensor, globals_: torch.Tensor) -> Encoded:
         """Encode a batch: ``slots`` ``(batch, n_slots, slot_inputs)``, ``globals_``
         ``(batch, global_inputs)``; a slot is occupied when its first feature is 1."""
-        occupied = slots[..., 0] > 0.5
-        tokens = torch.cat((self.global_in(globals_)[:, None, :], self.slot_in(slots)), dim=1)
-        padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
-        hidden = self.norm(self.encoder(tokens, src_key_padding_mask=padding))
-        context, slot_hidden = hidden[:, 0], hidden[:, 1:]
+        context, slot_hidden, occupied = self._hidden(slots, globals_)
         weight = occupied.to(slot_hidden.dtype)[..., None]
         count = weight.sum(dim=1).clamp(min=1.0)
         mean = (slot_hidden * weight).sum(dim=1) / count
         peak = torch.where(weight > 0, slot_hidden, torch.full_like(slot_hidden, -1e4))
         peak = torch.where(occupied.any(dim=1, keepdim=True), peak.amax(dim=1), 0.0)
         value = self.value_head(torch.cat((context, mean, peak), dim=-1)).squeeze(-1)
+        return Encoded(self._slot_scores(context, slot_hidden), context, value)
+
+    def _hidden(
+        self, slots: torch.Tensor, globals_: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The encoder's normalised global token ``(batch, width)``, slot tokens ``(batch,
+        n_slots, width)`` and the occupied slots ``(batch, n_slots)``."""
+        occupied = slots[..., 0] > 0.5
+        tokens = torch.cat((self.global_in(globals_)[:, None, :], self.slot_in(slots)), dim=1)
+        padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
+        hidden = self.norm(self._encoder(tokens, padding))
+        return hidden[:, 0], hidden[:, 1:], occupied
+
+    def _encoder(self, tokens: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
+        """``self.encoder(tokens, src_key_padding_mask=padding)``, with less overhead where
+        torch would take its fused inference path anyway.
+
+        Where :class:`torch.nn.TransformerEncoderLayer` takes its fused path (evaluation mode,
+        no gradient, an even number of heads), each layer is one call of the fused kernel it
+        would call, ``torch._transformer_encoder_layer_fwd``, with the mask it would build: the
+        same numbers, without the module's checks, which cost about as much as the layers'
+        arithmetic on an epoch's few tokens. Anywhere else (training), the module itself runs.
+        """
+        layers = cast(list[nn.TransformerEncoderLayer], list(self.encoder.layers))
+        fused = _FUSED_LAYER
+        if fused is None or not self._fused_path(tokens):
+            return cast(torch.Tensor, self.encoder(tokens, src_key_padding_mask=padding))
+        mask = torch.zeros(padding.shape, dtype=tokens.dtype).masked_fill_(padding, float("-inf"))
+        output = tokens
+        for layer in layers:
+            attention = layer.self_attn
+            output = fused(
+                output,
+                attention.embed_dim,
+                attention.num_heads,
+                attention.in_proj_weight,
+                attention.in_proj_bias,
+                attention.out_proj.weight,
+                attention.out_proj.bias,
+                False,  # ReLU, not GELU
+                layer.norm_first,
+                layer.norm1.eps,
+                layer.norm1.weight,
+                layer.norm1.bias,
+                layer.norm2.weight,
+                layer.norm2.bias,
+                layer.linear1.weight,
+                layer.linear1.bias,
+                layer.linear2.weight,
+                layer.linear2.bias,
+                mask,
+                1,  # mask type: key padding
+            )
+        return output
+
+    def _fused_path(self, tokens: torch.Tensor) -> bool:
+        """Whether every layer would take torch's fused inference path on ``tokens`` (the
+        conditions of :meth:`torch.nn.TransformerEncoderLayer.forward` that can vary here)."""
+        if (
+            self.training
+            or self.config.heads % 2
+            or tokens.device.type != "cpu"
+            or not torch.backends.mha.get_fastpath_enabled()
+            or torch.is_autocast_enabled()
+        ):
+            return False
+        if torch.is_grad_enabled() and (
+            tokens.requires_grad or any(p.requires_grad for p in self.encoder.parameters())
+        ):
+            return False
+        return not any(
+            module._forward_hooks or module._forward_pre_hooks for module in self._layer_modules
+        )
+
+    def _slot_scores(self, context: torch.Tensor, slot_hidden: torch.Tensor) -> torch.Tensor:
+        """The per-slot part of the decoder's first layer, ``(batch, n_slots, width)``."""
         expanded = context[:, None, :].expand_as(slot_hidden)
-        slot_scores = self.slot_part(torch.cat((slot_hidden, expanded), dim=-1))
-        return Encoded(slot_scores, context, value)
+        return cast(torch.Tensor, self.slot_part(torch.cat((slot_hidden, expanded), dim=-1)))
 
     def node_logits(
         self,
@@ -173,12 +257,19 @@ class MaraPolicy(nn.Module):
             n_nodes: Nodes in the cluster.
         """
         terms = self._epoch_terms(
-            encoded, previous_slot[:, None], torch.tensor([node_fraction], dtype=counts.dtype)
+            encoded.slot_scores,
+            encoded.context,
+            previous_slot[:, None],
+            torch.tensor([node_fraction], dtype=counts.dtype),
         )
         return self._node_logits(terms, counts, 0, n_nodes)
 
     def _epoch_terms(
-        self, encoded: Encoded, previous_slots: torch.Tensor, fractions: torch.Tensor
+        self,
+        slot_scores: torch.Tensor,
+        context: torch.Tensor,
+        previous_slots: torch.Tensor,
+        fractions: torch.Tensor,
     ) -> tuple[torch.Tensor, ...]:
         """The decoder's parts that do not depend on earlier nodes' choices, for every node.
 
@@ -189,23 +280,24 @@ class MaraPolicy(nn.Module):
         ``(batch, n_nodes, width)`` idle parts.
         """
         weight = self.node_part.weight
-        mine_column, fraction_column, idle_column = weight[:, COUNT_LEVELS:].T
+        # Contiguous copies of the weights' columns keep the products below on dense layouts.
+        mine_column, fraction_column, idle_column = weight[:, COUNT_LEVELS:].T.contiguous()
         first = cast(nn.Linear, self.idle_head[0])
-        width = encoded.context.shape[-1]
-        idle_context = nn.functional.linear(encoded.context, first.weight[:, :width], first.bias)
-        decided_weight, fraction_weight, was_idle_weight = first.weight[:, width:].T
-        n_slots = encoded.slot_scores.shape[1]
+        width = context.shape[-1]
+        idle_context = nn.functional.linear(context, first.weight[:, :width], first.bias)
+        decided_weight, fraction_weight, was_idle_weight = first.weight[:, width:].T.contiguous()
+        n_slots = slot_scores.shape[1]
         mine = (torch.arange(n_slots)[None, None, :] == previous_slots[:, :, None]).to(weight.dtype)
         was_idle = (previous_slots >= n_slots).to(weight.dtype)[..., None]
         fraction = fractions[None, :, None]
         node_part = fraction * fraction_column + was_idle * idle_column
-        slot_base = encoded.slot_scores[:, None] + (
+        slot_base = slot_scores[:, None] + (
             mine[..., None] * mine_column + node_part[:, :, None, :]
         )
         idle_base = (
             idle_context[:, None, :] + fraction * fraction_weight + was_idle * was_idle_weight
         )
-        return slot_base, weight[:, :COUNT_LEVELS].T, idle_base, decided_weight
+        return slot_base, weight[:, :COUNT_LEVELS].T.contiguous(), idle_base, decided_weight
 
     def _node_logits(
         self, terms: tuple[torch.Tensor, ...], counts: torch.Tensor, node: int, n_nodes: int
@@ -219,6 +311,23 @@ class MaraPolicy(nn.Module):
         idle_hidden = torch.tanh(idle_base[:, node] + decided * decided_weight)
         idle_logit = self.idle_head[2](idle_hidden)
         return torch.cat((slot_logits, idle_logit), dim=-1)
+
+    def _log_policy(
+        self,
+        terms: tuple[torch.Tensor, ...],
+        counts: torch.Tensor,
+        legal: torch.Tensor,
+        node: int,
+        n_nodes: int,
+        temperature: float,
+    ) -> torch.Tensor:
+        """Node ``node``'s log-probabilities ``(batch, n_slots + 1)`` at ``temperature``, given
+        ``counts`` ``(batch, n_slots + 1)`` of earlier nodes' choices and the ``legal`` actions."""
+        logits = self._node_logits(terms, counts[:, :-1], node, n_nodes)
+        logits = logits.masked_fill(~legal, float("-inf"))
+        if temperature != 1.0:
+            logits = logits / temperature
+        return torch.log_softmax(logits, dim=-1)
 
     def decode(
         self,
@@ -260,7 +369,7 @@ class MaraPolicy(nn.Module):
         counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
         rows = torch.arange(batch)
         fractions = torch.arange(n_nodes, dtype=encoded.slot_scores.dtype) / n_nodes
-        terms = self._epoch_terms(encoded, previous_slots, fractions)
+        terms = self._epoch_terms(encoded.slot_scores, encoded.context, previous_slots, fractions)
         sampling = actions is None and not greedy
         if uniforms is not None:
             draws = uniforms
@@ -272,27 +381,15 @@ class MaraPolicy(nn.Module):
         no_entropy = torch.zeros(batch)
         ones = torch.ones(batch)
         for node in range(n_nodes):
-            logits = self._node_logits(terms, counts[:, :n_slots], node, n_nodes)
-            legal = mask
-            if max_nodes_per_task is not None:
-                full = counts >= max_nodes_per_task
-                full[:, n_slots] = False
-                legal = mask & ~full
-            logits = logits.masked_fill(~legal, float("-inf"))
-            if temperature != 1.0:
-                logits = logits / temperature
-            log_p = torch.log_softmax(logits, dim=-1)
+            legal = _legal(mask, counts, max_nodes_per_task)
+            log_p = self._log_policy(terms, counts, legal, node, n_nodes, temperature)
             probabilities = log_p.exp()
             if actions is not None:
                 action = actions[:, node]
             elif greedy:
                 action = log_p.argmax(dim=-1)
             else:
-                cdf = probabilities.cumsum(dim=-1)
-                below = (cdf <= draws[:, node, None]).sum(dim=-1)
-                # The first action whose CDF exceeds the draw has positive probability; rounding
-                # past the end falls on idle (the last action), which is always legal.
-                action = below.clamp(max=n_slots)
+                action = _inverse_cdf(probabilities, draws[:, node])
             entropy = no_entropy
             if with_entropy:
                 entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
@@ -301,3 +398,183 @@ class MaraPolicy(nn.Module):
             entropies.append(entropy)
             counts = counts.index_put((rows, action), ones, accumulate=True)
         return Decoded(torch.stack(chosen, 1), torch.stack(log_probs, 1), torch.stack(entropies, 1))
+
+    def act(
+        self,
+        slots: torch.Tensor,
+        globals_: torch.Tensor,
+        mask: torch.Tensor,
+        previous_slots: torch.Tensor,
+        *,
+        uniforms: torch.Tensor | None = None,
+        max_nodes_per_task: int | None = None,
+        temperature: float = 1.0,
+    ) -> np.ndarray:
+        """Every node's action for one cluster: the actions of :meth:`encode` then
+        :meth:`decode`, from the same draws, at a fraction of the cost.
+
+        ``act(slots, globals_, mask, previous_slots, uniforms=u, ...)`` takes the actions of
+        ``decode(encode(slots, globals_), mask, previous_slots, uniforms=u, ...)`` (and without
+        ``uniforms`` those of ``greedy=True``). It skips the value head and the per-node torch
+        calls, which cost more than their arithmetic at this size: a slot's logit depends on the
+        earlier nodes only through how many chose that slot (one of :data:`COUNT_LEVELS`
+        levels) and the idle logit only through how many chose any slot, so the decoder's
+        outputs for every node and every such count come out of one batched pass, and each
+        node's step is a lookup, a softmax and the draw in NumPy. Batched and per-node products
+        can round differently in the last bits, so where a node's draw falls within
+        :data:`EXACT_MARGIN` of a step of its CDF (or, greedy, its two best logits are that
+        close), that node's step is taken by :meth:`decode`'s own code, which decides it
+        exactly as :meth:`decode` does.
+
+        Args:
+            slots: ``(1, n_slots, slot_inputs)``.
+            globals_: ``(1, global_inputs)``.
+            mask: ``(1, n_slots + 1)`` bool legal actions at the epoch's start.
+            previous_slots: ``(1, n_nodes)`` long, each node's slot last epoch.
+            uniforms: ``(1, n_nodes)`` uniform [0, 1) numbers (see :meth:`decode`); ``None``
+                takes each node's most likely action.
+            max_nodes_per_task: Mask a slot for later nodes once this many chose it.
+            temperature: Sampling temperature (see :meth:`decode`).
+
+        Returns:
+            ``(n_nodes,)`` int64 actions.
+        """
+        if not temperature > 0:
+            raise ValueError(f"MaraPolicy.act: temperature must be > 0, got {temperature!r}.")
+        if slots.shape[0] != 1:
+            raise ValueError(
+                f"MaraPolicy.act decides for one cluster; got a batch of {slots.shape[0]} "
+                "(use encode and decode)."
+            )
+        with torch.no_grad():
+            return self._act(
+                slots, globals_, mask, previous_slots, uniforms, max_nodes_per_task, temperature
+            )
+
+    def _act(
+        self,
+        slots: torch.Tensor,
+        globals_: torch.Tensor,
+        mask: torch.Tensor,
+        previous_slots: torch.Tensor,
+        uniforms: torch.Tensor | None,
+        max_nodes_per_task: int | None,
+        temperature: float,
+    ) -> np.ndarray:
+        context, slot_hidden, _ = self._hidden(slots, globals_)
+        n_nodes = previous_slots.shape[1]
+        n_slots = mask.shape[1] - 1
+        dtype = slot_hidden.dtype
+        fractions = torch.arange(n_nodes, dtype=dtype) / n_nodes
+        terms = self._epoch_terms(
+            self._slot_scores(context, slot_hidden), context, previous_slots, fractions
+        )
+        slot_table, idle_table = self._logit_tables(terms, n_nodes)
+        legal = mask[0].tolist()
+        draws = None if uniforms is None else uniforms[0].tolist()
+        last_level, last_decided = len(slot_table[0][0]) - 1, len(idle_table[0]) - 1
+        counts = [0] * (n_slots + 1)  # the last: idle
+        decided = 0  # nodes so far that chose a slot
+        chosen = []
+        for node in range(n_nodes):
+            rows = slot_table[node]
+            logits = [rows[slot][min(counts[slot], last_level)] for slot in range(n_slots)]
+            logits.append(idle_table[node][min(decided, last_decided)])
+            scaled = [
+                x / temperature if ok else -math.inf for x, ok in zip(logits, legal, strict=True)
+            ]
+            action = _fast_choice(scaled, None if draws is None else draws[node])
+            if action is None:  # too close to call in rounding: decode's own step decides
+                log_p = self._log_policy(
+                    terms,
+                    torch.tensor([counts], dtype=dtype),
+                    torch.tensor([legal]),
+                    node,
+                    n_nodes,
+                    temperature,
+                )
+                if uniforms is None:
+                    action = int(log_p.argmax(dim=-1))
+                else:
+                    action = int(_inverse_cdf(log_p.exp(), uniforms[:, node]))
+            chosen.append(action)
+            counts[action] += 1
+            if action < n_slots:
+                decided += 1
+                if max_nodes_per_task is not None and counts[action] >= max_nodes_per_task:
+                    legal[action] = False
+        return np.array(chosen, dtype=np.int64)
+
+    def _logit_tables(
+        self, terms: tuple[torch.Tensor, ...], n_nodes: int
+    ) -> tuple[list[list[list[float]]], list[list[float]]]:
+        """The decoder's logits of one cluster for every node and every state of the earlier
+        nodes' choices it reads, from :meth:`_epoch_terms`' ``terms``.
+
+        Returns:
+            ``(n_nodes, n_slots, levels)`` slot logits of node ``i`` when ``level`` earlier
+            nodes chose the slot, and ``(n_nodes, n_nodes)`` idle logits of node ``i`` when
+            ``k`` earlier nodes chose a slot (``levels`` and ``n_nodes`` are 1 without
+            autoregression, whose decoder reads no counts).
+        """
+        slot_base, count_rows, idle_base, decided_weight = terms
+        autoregressive = self.config.autoregressive
+        # No slot can have been chosen by more than the n_nodes - 1 earlier nodes.
+        levels = min(COUNT_LEVELS, n_nodes) if autoregressive else 1
+        hidden = torch.relu_(slot_base[0, :, :, None, :] + count_rows[:levels])
+        slot_logits = self.slot_out(hidden).squeeze(-1)
+        decided = torch.arange(n_nodes if autoregressive else 1, dtype=hidden.dtype) / n_nodes
+        idle_hidden = torch.tanh_(idle_base[0, :, None, :] + decided[:, None] * decided_weight)
+        idle_logits = self.idle_head[2](idle_hidden).squeeze(-1)
+        return slot_logits.tolist(), idle_logits.tolist()
+
+
+def _legal(
+    mask: torch.Tensor, counts: torch.Tensor, max_nodes_per_task: int | None
+) -> torch.Tensor:
+    """``mask`` without the slots ``max_nodes_per_task`` earlier nodes chose (idle stays)."""
+    if max_nodes_per_task is None:
+        return mask
+    full = counts >= max_nodes_per_task
+    full[:, -1] = False
+    return mask & ~full
+
+
+def _inverse_cdf(probabilities: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
+    """``(batch,)`` actions drawn from ``probabilities`` ``(batch, n_actions)`` by inverting
+    each row's CDF at its uniform number in ``draws`` ``(batch,)``."""
+    cdf = probabilities.cumsum(dim=-1)
+    below = (cdf <= draws[:, None]).sum(dim=-1)
+    # The first action whose CDF exceeds the draw has positive probability; rounding past the
+    # end falls on idle (the last action), which is always legal.
+    return below.clamp(max=probabilities.shape[-1] - 1)
+
+
+#: How close (in probability, or in logits when greedy) a draw may come to a step of a node's
+#: CDF before :meth:`MaraPolicy.act` leaves the node to :meth:`MaraPolicy.decode`'s own code.
+#: The two differ by float32 rounding, below 1e-5 in the logits, so this is a wide margin.
+EXACT_MARGIN = 1e-3
+
+
+def _fast_choice(scaled: list[float], draw: float | None) -> int | None:
+    """The action drawn at ``draw`` from ``softmax(scaled)`` (the most likely one if ``draw`` is
+    ``None``), or ``None`` if rounding could decide it (within :data:`EXACT_MARGIN`).
+
+    Plain Python: on one node's few actions it costs less than array calls.
+    """
+    best = max(scaled)
+    if draw is None:
+        action = scaled.index(best)
+        runner_up = max(scaled[:action] + scaled[action + 1 :], default=-math.inf)
+        return action if best - runner_up > EXACT_MARGIN else None
+    weights = [math.exp(x - best) for x in scaled]
+    total = math.fsum(weights)
+    cumulative = 0.0
+    for action, weight in enumerate(weights):
+        cumulative += weight
+        step = cumulative / total
+        if abs(step - draw) <= EXACT_MARGIN:
+            return None
+        if step > draw:
+            return action
+    return len(scaled) - 1
