@@ -249,18 +249,26 @@ class NumpyVelocityField:
         self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
         self.output = weights(model.output[1])  # type: ignore[arg-type]
         self.frequencies = model.frequencies.numpy().astype(np.float32)
+        self._time_biases: dict[float, np.ndarray] = {}
 
     def embed_context(self, context: np.ndarray) -> np.ndarray:
         """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
         (w1, b1), (w2, b2) = self.context_layers
         return _silu(context @ w1 + b1) @ w2 + b2
 
+    def time_bias(self, time: float) -> np.ndarray:
+        """The input layer's bias plus its time features' part at ``time`` (``(hidden,)``),
+        computed once per time: a fixed-step solver asks for the same few times every call."""
+        bias = self._time_biases.get(time)
+        if bias is None:
+            angles = np.float32(time) * self.frequencies
+            features = np.concatenate([np.sin(angles), np.cos(angles)])
+            bias = self._time_biases[time] = self.input_bias + features @ self.time_weight
+        return bias
+
     def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
         """Velocity at ``(n, WINDOW_SIZE)`` windows, one ``time`` for every row."""
-        angles = np.float32(time) * self.frequencies
-        time_bias = self.input_bias + np.concatenate([np.sin(angles), np.cos(angles)]) @ (
-            self.time_weight
-        )
+        time_bias = self.time_bias(time)
         hidden = window @ self.window_weight
         hidden += embedding
         hidden += time_bias

@@ -209,12 +209,11 @@ class Mara:
     def decide(self, features: EpochFeatures) -> np.ndarray:
         """Every node's action for one epoch (:meth:`MaraPolicy.act`: the actions of
         ``encode`` and ``decode`` for a batch of one)."""
-        slots, globals_, mask, previous = batch_tensors([features])
         return self.policy.act(
-            slots,
-            globals_,
-            mask,
-            previous,
+            torch.from_numpy(features.slots[None]),
+            torch.from_numpy(features.globals[None]),
+            torch.from_numpy(features.mask[None]),
+            torch.from_numpy(features.previous_slots[None]),
             uniforms=None if self.greedy else self.draws()[None, :],
             max_nodes_per_task=self.config.max_nodes_per_task,
             temperature=self.temperature,

@@ -163,14 +163,28 @@ class MaraPolicy(nn.Module):
         return Encoded(self._slot_scores(context, slot_hidden), context, value)
 
     def _hidden(
-        self, slots: torch.Tensor, globals_: torch.Tensor
+        self, slots: torch.Tensor, globals_: torch.Tensor, padding: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The encoder's normalised global token ``(batch, width)``, slot tokens ``(batch,
-        n_slots, width)`` and the occupied slots ``(batch, n_slots)``."""
+        n_slots, width)`` and the occupied slots ``(batch, n_slots)``.
+
+        ``padding`` (``(batch, 1 + n_slots)`` bool, the global token then the empty slots) may
+        be given by a caller that has it already; otherwise it is read from ``slots``.
+        """
         occupied = slots[..., 0] > 0.5
-        tokens = torch.cat((self.global_in(globals_)[:, None, :], self.slot_in(slots)), dim=1)
-        padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
-        hidden = self.norm(self._encoder(tokens, padding))
+        if padding is None:
+            padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
+        tokens = torch.cat(
+            (
+                nn.functional.linear(globals_, self.global_in.weight, self.global_in.bias)[:, None],
+                nn.functional.linear(slots, self.slot_in.weight, self.slot_in.bias),
+            ),
+            dim=1,
+        )
+        norm = self.norm
+        hidden = nn.functional.layer_norm(
+            self._encoder(tokens, padding), norm.normalized_shape, norm.weight, norm.bias, norm.eps
+        )
         return hidden[:, 0], hidden[:, 1:], occupied
 
     def _encoder(self, tokens: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
@@ -187,7 +201,7 @@ class MaraPolicy(nn.Module):
         fused = _FUSED_LAYER
         if fused is None or not self._fused_path(tokens):
             return cast(torch.Tensor, self.encoder(tokens, src_key_padding_mask=padding))
-        mask = torch.zeros(padding.shape, dtype=tokens.dtype).masked_fill_(padding, float("-inf"))
+        mask = torch.where(padding, float("-inf"), 0.0).to(tokens.dtype)
         output = tokens
         for layer in layers:
             attention = layer.self_attn
@@ -461,7 +475,9 @@ class MaraPolicy(nn.Module):
         max_nodes_per_task: int | None,
         temperature: float,
     ) -> np.ndarray:
-        context, slot_hidden, _ = self._hidden(slots, globals_)
+        empty = slots.numpy()[0, :, 0] <= 0.5
+        padding = torch.from_numpy(np.concatenate(([False], empty))[None])
+        context, slot_hidden, _ = self._hidden(slots, globals_, padding)
         n_nodes = previous_slots.shape[1]
         n_slots = mask.shape[1] - 1
         dtype = slot_hidden.dtype
