@@ -16,7 +16,9 @@
   independently from the same epoch observation.
 
 Every call is batched over clusters: the same node index of a vector of environments is decoded
-in one forward pass.
+in one forward pass. A scheduler acting alone calls :meth:`MaraPolicy.act` instead, which takes
+the actions of :meth:`MaraPolicy.encode` and :meth:`MaraPolicy.decode` for a batch of one with a
+fraction of their calls (every node's logits for every count of earlier choices in one pass).
 
 Example:
     >>> import torch
