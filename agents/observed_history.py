@@ -196,16 +196,6 @@ class ObservedHistories:
         start = record.new_from
         return np.array(record.work[start:]), np.array(record.loss[start:])
 
-    def has_new_points(self, slot: int) -> bool:
-        """Whether the latest update added points to ``slot``'s task (``len(new_points(slot)[0])
-        > 0``, without building the arrays).
-
-        Raises:
-            IndexError: If ``slot`` is not a slot index of the config.
-        """
-        record = self._record(slot)
-        return record is not None and len(record.work) > record.new_from
-
     def _record(self, slot: int) -> _TaskRecord | None:
         config = self._require_config()
         if not 0 <= slot < config.n_slots:
