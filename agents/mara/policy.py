@@ -157,7 +157,9 @@ class MaraPolicy(nn.Module):
     def encode(self, slots: torch.Tensor, globals_: torch.Tensor) -> Encoded:
         """Encode a batch: ``slots`` ``(batch, n_slots, slot_inputs)``, ``globals_``
         ``(batch, global_inputs)``; a slot is occupied when its first feature is 1."""
-        context, slot_hidden, occupied = self._hidden(slots, globals_)
+        occupied = slots[..., 0] > 0.5
+        padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
+        context, slot_hidden = self._hidden(slots, globals_, padding)
         weight = occupied.to(slot_hidden.dtype)[..., None]
         count = weight.sum(dim=1).clamp(min=1.0)
         mean = (slot_hidden * weight).sum(dim=1) / count
@@ -167,17 +169,11 @@ class MaraPolicy(nn.Module):
         return Encoded(self._slot_scores(context, slot_hidden), context, value)
 
     def _hidden(
-        self, slots: torch.Tensor, globals_: torch.Tensor, padding: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The encoder's normalised global token ``(batch, width)``, slot tokens ``(batch,
-        n_slots, width)`` and the occupied slots ``(batch, n_slots)``.
-
-        ``padding`` (``(batch, 1 + n_slots)`` bool, the global token then the empty slots) may
-        be given by a caller that has it already; otherwise it is read from ``slots``.
-        """
-        occupied = slots[..., 0] > 0.5
-        if padding is None:
-            padding = torch.cat((torch.zeros_like(occupied[:, :1]), ~occupied), dim=1)
+        self, slots: torch.Tensor, globals_: torch.Tensor, padding: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder's normalised global token ``(batch, width)`` and slot tokens ``(batch,
+        n_slots, width)``; ``padding`` ``(batch, 1 + n_slots)`` bool masks the empty slots (its
+        first column, the global token's, is False)."""
         tokens = torch.cat(
             (
                 nn.functional.linear(globals_, self.global_in.weight, self.global_in.bias)[:, None],
@@ -189,7 +185,7 @@ class MaraPolicy(nn.Module):
         hidden = nn.functional.layer_norm(
             self._encoder(tokens, padding), norm.normalized_shape, norm.weight, norm.bias, norm.eps
         )
-        return hidden[:, 0], hidden[:, 1:], occupied
+        return hidden[:, 0], hidden[:, 1:]
 
     def _encoder(self, tokens: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
         """``self.encoder(tokens, src_key_padding_mask=padding)``, with less overhead where
@@ -513,9 +509,9 @@ class MaraPolicy(nn.Module):
         max_nodes_per_task: int | None,
         temperature: float,
     ) -> np.ndarray:
-        empty = slots.numpy()[0, :, 0] <= 0.5
+        empty = ~(slots.numpy()[0, :, 0] > 0.5)  # as encode reads occupancy
         padding = torch.from_numpy(np.concatenate(([False], empty))[None])
-        context, slot_hidden, _ = self._hidden(slots, globals_, padding)
+        context, slot_hidden = self._hidden(slots, globals_, padding)
         n_nodes = previous_slots.shape[1]
         n_slots = mask.shape[1] - 1
         dtype = slot_hidden.dtype
