@@ -141,8 +141,6 @@ class MaraPolicy(nn.Module):
             norm_first=True,
         )
         self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
-        self._decoder_key: tuple[int, ...] = ()
-        self._decoder_cache: tuple[torch.Tensor, ...] = ()
         #: The encoder layers and their parts, whose hooks keep torch's fused path off.
         self._layer_modules = tuple(
             module for layer in self.encoder.layers for module in layer.modules()
@@ -293,23 +291,16 @@ class MaraPolicy(nn.Module):
         per epoch, for all nodes: ``(batch, n_nodes, n_slots, width)`` slot parts and
         ``(batch, n_nodes, width)`` idle parts.
         """
-        (
-            count_rows,
-            mine_column,
-            fraction_column,
-            idle_column,
-            context_weight,
-            decided_weight,
-            fraction_weight,
-            was_idle_weight,
-        ) = self._decoder_weights()
-        idle_context = nn.functional.linear(
-            context, context_weight, cast(nn.Linear, self.idle_head[0]).bias
-        )
+        weight = self.node_part.weight
+        # Contiguous copies of the weights' columns keep the products below on dense layouts.
+        mine_column, fraction_column, idle_column = weight[:, COUNT_LEVELS:].T.contiguous()
+        first = cast(nn.Linear, self.idle_head[0])
+        width = context.shape[-1]
+        idle_context = nn.functional.linear(context, first.weight[:, :width], first.bias)
+        decided_weight, fraction_weight, was_idle_weight = first.weight[:, width:].T.contiguous()
         n_slots = slot_scores.shape[1]
-        dtype = count_rows.dtype
-        mine = (torch.arange(n_slots)[None, None, :] == previous_slots[:, :, None]).to(dtype)
-        was_idle = (previous_slots >= n_slots).to(dtype)[..., None]
+        mine = (torch.arange(n_slots)[None, None, :] == previous_slots[:, :, None]).to(weight.dtype)
+        was_idle = (previous_slots >= n_slots).to(weight.dtype)[..., None]
         fraction = fractions[None, :, None]
         node_part = fraction * fraction_column + was_idle * idle_column
         slot_base = slot_scores[:, None] + (
@@ -318,34 +309,7 @@ class MaraPolicy(nn.Module):
         idle_base = (
             idle_context[:, None, :] + fraction * fraction_weight + was_idle * was_idle_weight
         )
-        return slot_base, count_rows, idle_base, decided_weight
-
-    def _decoder_weights(self) -> tuple[torch.Tensor, ...]:
-        """The pieces of ``node_part`` and of the idle head's first layer that
-        :meth:`_epoch_terms` reads: the count rows ``(COUNT_LEVELS, width)``, the mine,
-        fraction and was-idle columns, the idle layer's context block and its decided,
-        fraction and was-idle columns.
-
-        Without gradients they are kept until either weight changes (their version counters
-        and identities), so acting does not slice them again every epoch; with gradients they
-        are taken afresh, so they stay in the graph.
-        """
-        weight = self.node_part.weight
-        first = cast(nn.Linear, self.idle_head[0]).weight
-        key = (id(weight), weight._version, id(first), first._version)
-        if not torch.is_grad_enabled() and self._decoder_key == key:
-            return self._decoder_cache
-        width = first.shape[1] - 3
-        # Contiguous copies of the columns keep the products on dense layouts.
-        pieces = (
-            weight[:, :COUNT_LEVELS].T.contiguous(),
-            *weight[:, COUNT_LEVELS:].T.contiguous(),
-            first[:, :width],
-            *first[:, width:].T.contiguous(),
-        )
-        if not torch.is_grad_enabled():
-            self._decoder_key, self._decoder_cache = key, pieces
-        return pieces
+        return slot_base, weight[:, :COUNT_LEVELS].T.contiguous(), idle_base, decided_weight
 
     def _node_logits(
         self, terms: tuple[torch.Tensor, ...], counts: torch.Tensor, node: int, n_nodes: int
