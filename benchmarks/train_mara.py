@@ -30,8 +30,8 @@ validation and the saved checkpoint.
    (:class:`ValueNorm`, MAPPO's); GAE with ``gamma`` 0.99 and ``lambda`` 0.5 (a short lambda
    trades some bias for much less variance); rollouts of ``--clusters``
    x ``--rollout-epochs`` cluster-epochs per update (48 x 64 = 3,072); the reward is completions
-   plus potential-based shaping **at the same gamma** (``gamma * Phi(s') - Phi(s)``, computed in
-   :mod:`benchmarks.mara_rollouts`; the environment's own gamma = 1 shaping stays off); a **KL
+   plus the environment's potential-based shaping **at the same gamma** (``gamma * Phi(s') -
+   Phi(s)``: the configs' ``shaping_discount`` is ``gamma``); a **KL
    anchor** to the warm start (``--kl-coef`` times the k3 estimate of KL(policy || warm start)
    per node on the rollout's actions) instead of a teacher log-likelihood term; **KL control**:
    an update's epochs stop once the approximate KL from the rollout policy per node exceeds
@@ -265,10 +265,15 @@ class TrainSettings:
         return self.clusters * self.rollout_epochs
 
     def configs(self, count: int) -> list[ClusterConfig]:
-        """``count`` training configs cycling through the workloads (the environment's own
-        shaping off: the rollouts shape at ``gamma``)."""
+        """``count`` training configs cycling through the workloads, paying the shaping at the
+        returns' discount ``gamma``."""
         return [
-            get_config(self.preset, workload=WORKLOADS[i % len(WORKLOADS)], shaping_weight=0.0)
+            get_config(
+                self.preset,
+                workload=WORKLOADS[i % len(WORKLOADS)],
+                shaping_weight=self.shaping_weight,
+                shaping_discount=self.gamma,
+            )
             for i in range(count)
         ]
 
@@ -436,8 +441,6 @@ class Trainer:
             predictor=settings.predictor_name,
             n_samples=settings.n_samples,
             temperature=settings.temperature,
-            shaping=settings.shaping_weight,
-            gamma=settings.gamma,
             **options,
         )
 
