@@ -957,23 +957,18 @@ def tune_temperature(
     would ship a policy that was not the one trained.
     """
     agent = Mara.load(checkpoint)
-    configs = [get_config(preset, workload=workload) for workload in WORKLOADS]
+    configs = tuple(get_config(preset, workload=workload) for workload in WORKLOADS)
     scores: dict[str, float] = {}
     for temperature in temperatures:
-        vector = ClusterVector(
+        episodes = Episodes(
             configs,
-            agent.policy,
-            0,
-            predictor=agent.predictor_name,
-            n_samples=agent.features.n_samples,
-            episode_seeds=[list(seeds)] * len(configs),
-            temperature=temperature,
+            agent.policy.config,
+            agent.predictor_name,
+            agent.features.n_samples,
+            temperature,
         )
-        while vector.live:
-            vector.step()
-        scores[str(temperature)] = round(
-            float(np.mean([row["completion_rate"] for row in vector.finished])), 4
-        )
+        rates = play_episodes(episodes, agent.policy, seeds)
+        scores[str(temperature)] = round(float(np.mean(rates)), 4)
     return scores
 
 

@@ -212,3 +212,11 @@ def test_a_late_validation_score_keeps_the_weights_it_scored(tmp_path: Path) -> 
         ("3", "0.6"),
         ("4", ""),
     ]
+
+
+def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) -> None:
+    scores = train_mara.tune_temperature(
+        quick_checkpoint, temperatures=(1.0, 0.35), seeds=(910, 911), preset="tiny"
+    )
+    assert set(scores) == {"1.0", "0.35"}
+    assert all(0.0 <= score <= 1.0 for score in scores.values())
