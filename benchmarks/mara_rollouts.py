@@ -10,13 +10,11 @@ one the policy deploys with, so rollout log-probabilities are those of the shipp
 batch then steps its clusters at once. Each episode is reset with its own episode seed, as
 ``env.reset(seed=episode_seed)`` would.
 
-Rewards are the environment's completions plus, with ``shaping > 0``, a potential-based progress
-term computed here at the training discount (:func:`shaped_rewards`):
-``shaping * (gamma * Phi(s') - Phi(s))`` with ``Phi`` the simulator's progress potential and
-``Phi = 0`` at an episode's end, so a discounted return differs from the unshaped one only by the
-constant ``-shaping * Phi(s_0)`` (Ng et al., 1999) and the optimal policy is unchanged. The
-environment's own shaping (``shaping_weight``, ``Phi(s') - Phi(s)``, which is policy-invariant
-only at gamma = 1) must then be off in the configs.
+Rewards are the environment's own: completions plus, with the configs' ``shaping_weight > 0``,
+the potential-based progress term ``shaping_weight * (shaping_discount * Phi(s') - Phi(s))``. A
+trainer sets ``shaping_discount`` to its return discount, so that the shaping telescopes in the
+discounted return and leaves the optimal policy unchanged (see
+:class:`mara_env.ClusterConfig`).
 
 An optional ``critic`` (a separate network with its own parameters) supplies the value estimates;
 without one the policy's own value head does.
@@ -62,7 +60,7 @@ class StepBatch:
 
     ``log_prob`` is each node's log-probability at the vector's temperature; ``value`` the
     critic's raw output (a trainer with value normalisation maps it back to returns); ``reward``
-    the completions plus the vector's shaping.
+    the environment's reward (completions plus the configs' shaping).
     """
 
     slots: torch.Tensor
@@ -85,53 +83,6 @@ def agent_seed(episode_seed: int, cluster: int) -> int:
         True
     """
     return int(np.random.SeedSequence([episode_seed, cluster]).generate_state(1)[0])
-
-
-def _check_shaping(gamma: float, weight: float) -> None:
-    if not 0.0 < gamma <= 1.0:
-        raise ValueError(f"shaping: gamma must lie in (0, 1], got {gamma!r}.")
-    if not (np.isfinite(weight) and weight >= 0.0):
-        raise ValueError(f"shaping: the weight must be finite and >= 0, got {weight!r}.")
-
-
-def shaped_rewards(
-    completed: np.ndarray,
-    potential_before: np.ndarray,
-    potential_after: np.ndarray,
-    done: np.ndarray,
-    *,
-    gamma: float,
-    weight: float,
-) -> np.ndarray:
-    """Completions plus potential-based shaping at discount ``gamma``.
-
-    ``completed + weight * (gamma * Phi(s') - Phi(s))`` with ``Phi(s') = 0`` where the episode
-    ended (``done``): summed with discount ``gamma`` over an episode from ``s_0`` this is the
-    discounted completion count minus ``weight * Phi(s_0)``, and over a window ending at a live
-    state ``s_T`` it adds ``weight * (gamma**T * Phi(s_T) - Phi(s_0))``.
-
-    Args:
-        completed: Tasks completed in the epoch, per cluster.
-        potential_before: ``Phi(s)`` at the epoch's start.
-        potential_after: ``Phi(s')`` at its end (before any reset).
-        done: Whether the episode ended with the epoch.
-        gamma: The discount the returns use.
-        weight: The shaping weight (0: completions only).
-
-    Raises:
-        ValueError: If ``gamma`` is outside (0, 1] or ``weight`` is negative or not finite.
-
-    Example:
-        >>> shaped_rewards(
-        ...     np.array([1.0, 0.0]), np.array([0.5, 0.2]), np.array([0.0, 0.6]),
-        ...     np.array([False, True]), gamma=0.5, weight=1.0,
-        ... ).tolist()
-        [0.5, -0.2]
-    """
-    _check_shaping(gamma, weight)
-    after = np.where(np.asarray(done, dtype=bool), 0.0, np.asarray(potential_after, float))
-    shaping = gamma * after - np.asarray(potential_before, dtype=np.float64)
-    return np.asarray(completed, dtype=np.float64) + weight * shaping
 
 
 class _Bound:
@@ -158,14 +109,10 @@ class ClusterVector:
             (validation); clusters that run out stop.
         temperature: Sampling temperature of every step (rollouts, validation): use the one
             the policy deploys with.
-        shaping: Weight of the potential-based shaping (:func:`shaped_rewards`); 0 pays
-            completions only. With ``shaping > 0`` the configs' own ``shaping_weight`` must be 0.
-        gamma: The discount the shaping is computed at (the returns' discount).
         critic: A separate value network (its ``encode(...).value``); default: the policy's.
 
     Raises:
-        ValueError: For no configs, a non-positive temperature, or shaping on top of the
-            environment's own.
+        ValueError: For no configs or a non-positive temperature.
     """
 
     def __init__(
@@ -179,26 +126,16 @@ class ClusterVector:
         teacher: bool = False,
         episode_seeds: Sequence[Sequence[int]] | None = None,
         temperature: float = 1.0,
-        shaping: float = 0.0,
-        gamma: float = 1.0,
         critic: MaraPolicy | None = None,
     ) -> None:
         if not configs:
             raise ValueError("ClusterVector needs at least one config.")
         if not temperature > 0:
             raise ValueError(f"ClusterVector: temperature must be > 0, got {temperature!r}.")
-        if shaping > 0 and any(config.shaping_weight != 0 for config in configs):
-            raise ValueError(
-                "ClusterVector: shaping > 0 computes the shaping at the training discount; "
-                "the configs' own shaping_weight (gamma = 1 shaping) must then be 0."
-            )
-        _check_shaping(gamma, shaping)
         self.configs = list(configs)
         self.policy = policy
         self.critic = critic
         self.temperature = float(temperature)
-        self.shaping = float(shaping)
-        self.gamma = float(gamma)
         self._seeds = np.random.default_rng(seed)
         self._queues = None if episode_seeds is None else [list(s) for s in episode_seeds]
         groups: dict[ClusterConfig, list[int]] = {}
@@ -315,7 +252,7 @@ class ClusterVector:
             actions=teacher_actions if follow_teacher else None,
             temperature=self.temperature,
         )
-        rewards, dones, before, after = [], [], [], []
+        rewards, dones = [], []
         joint = [
             np.full((batch.num_envs, batch.n_nodes), batch.config.idle_action, dtype=np.int64)
             for batch in self.batches
@@ -328,15 +265,12 @@ class ClusterVector:
                 self.teachers[index]._chosen = chosen.copy()
             batch, place = self._place[index]
             joint[batch][place] = chosen
-        potentials = [batch.core.potential.copy() for batch in self.batches]
         outcomes = [batch.step(choices) for batch, choices in zip(self.batches, joint, strict=True)]
         for index in live:
             batch, place = self._place[index]
             batch_rewards, terminated, truncated, _ = outcomes[batch]
             done = bool(terminated[place] or truncated[place])
             rewards.append(float(batch_rewards[place]))
-            before.append(float(potentials[batch][place]))
-            after.append(float(self.batches[batch].core.potential[place]))
             dones.append(done)
             if done:
                 metrics = self.batches[batch].episode_metrics(place)
@@ -356,16 +290,7 @@ class ClusterVector:
             actions=decoded.actions,
             log_prob=decoded.log_prob,
             value=value,
-            reward=torch.from_numpy(
-                shaped_rewards(
-                    np.array(rewards),
-                    np.array(before),
-                    np.array(after),
-                    np.array(dones),
-                    gamma=self.gamma,
-                    weight=self.shaping,
-                ).astype(np.float32)
-            ),
+            reward=torch.tensor(rewards, dtype=torch.float32),
             done=torch.tensor(dones, dtype=torch.float32),
             teacher=teacher_actions,
         )

@@ -6,7 +6,8 @@ MaskablePPO which choices are legal. The script
 
 1. trains ``MaskablePPO("MlpPolicy", make_vec_env("mara_env:mara_env/Cluster-v1", n_envs=4,
    env_kwargs=...))`` with a fixed seed on a small cluster (3 nodes, 4 slots, training load) with
-   the dense, potential-based progress shaping (``shaping_weight=1.0``), on the *train* curves;
+   the dense, potential-based progress shaping (``shaping_weight=1.0``, paid at PPO's discount:
+   ``shaping_discount=0.99``), on the *train* curves;
 2. evaluates the trained policy (deterministic, masked with ``action_masks()``) and a uniformly
    random masked policy on the *same* held-out episodes: the *test* curves
    (``split="test"``) and evaluation seeds disjoint from the training seeds;
@@ -42,12 +43,15 @@ from typing import Any
 
 import numpy as np
 
+#: PPO's discount; the shaping is paid at the same gamma, so it telescopes in PPO's returns.
+GAMMA = 0.99
 #: The training environment: a small cluster with dense (shaped) reward.
 TRAIN_KWARGS: dict[str, Any] = {
     "config": "training",
     "n_nodes": 3,
     "n_slots": 4,
     "shaping_weight": 1.0,
+    "shaping_discount": GAMMA,
 }
 #: Evaluation: the same cluster on the held-out test curves (the reward does not matter there).
 EVAL_KWARGS: dict[str, Any] = {**TRAIN_KWARGS, "split": "test"}
@@ -62,7 +66,7 @@ PPO_KWARGS: dict[str, Any] = {
     "batch_size": 256,
     "n_epochs": 5,
     "learning_rate": 3e-4,
-    "gamma": 0.99,
+    "gamma": GAMMA,
     "gae_lambda": 0.95,
     "ent_coef": 0.01,
 }

@@ -30,8 +30,8 @@ validation and the saved checkpoint.
    (:class:`ValueNorm`, MAPPO's); GAE with ``gamma`` 0.99 and ``lambda`` 0.5 (a short lambda
    trades some bias for much less variance); rollouts of ``--clusters``
    x ``--rollout-epochs`` cluster-epochs per update (48 x 64 = 3,072); the reward is completions
-   plus potential-based shaping **at the same gamma** (``gamma * Phi(s') - Phi(s)``, computed in
-   :mod:`benchmarks.mara_rollouts`; the environment's own gamma = 1 shaping stays off); a **KL
+   plus the environment's potential-based shaping **at the same gamma** (``gamma * Phi(s') -
+   Phi(s)``: the configs' ``shaping_discount`` is ``gamma``); a **KL
    anchor** to the warm start (``--kl-coef`` times the k3 estimate of KL(policy || warm start)
    per node on the rollout's actions) instead of a teacher log-likelihood term; **KL control**:
    an update's epochs stop once the approximate KL from the rollout policy per node exceeds
@@ -40,7 +40,13 @@ validation and the saved checkpoint.
    validation set (train split, seeds 900-909 x the three workloads = 30 episodes, at the
    deployed temperature); the best validation (the starting weights count as update 0) is kept,
    then confirmed on 30 other training-seed episodes never used for choosing (seeds 950-959 x
-   3), paired against the starting weights; the card records both.
+   3), paired against the starting weights; the card records both. By default
+   (``--validation-workers 1``) a worker process plays the validation episodes of a snapshot
+   of the weights on the second core while the next updates train, and the log rows wait for
+   their score: the log, the kept weights and the card's scores are the same as when this
+   process plays them (``--validation-workers 0``), which the tests check. The shipped
+   checkpoints below were trained before the worker existed, validating in the training
+   process.
 
 How the shipped checkpoints were made (2 CPU cores, x86_64, shared with other tests and
 benchmarks; one torch thread): the figures of each run are in its card
@@ -82,7 +88,9 @@ import csv
 import platform
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +104,7 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
 from benchmarks.common.seeds import training_seeds
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
+from benchmarks.mara_validation import Episodes, ValidationPlayer, play_episodes
 from mara_env import ClusterConfig, get_config
 from predictors.checkpoint import CheckpointError
 
@@ -265,10 +274,15 @@ class TrainSettings:
         return self.clusters * self.rollout_epochs
 
     def configs(self, count: int) -> list[ClusterConfig]:
-        """``count`` training configs cycling through the workloads (the environment's own
-        shaping off: the rollouts shape at ``gamma``)."""
+        """``count`` training configs cycling through the workloads, paying the shaping at the
+        returns' discount ``gamma``."""
         return [
-            get_config(self.preset, workload=WORKLOADS[i % len(WORKLOADS)], shaping_weight=0.0)
+            get_config(
+                self.preset,
+                workload=WORKLOADS[i % len(WORKLOADS)],
+                shaping_weight=self.shaping_weight,
+                shaping_discount=self.gamma,
+            )
             for i in range(count)
         ]
 
@@ -350,6 +364,16 @@ class ValueNorm:
         return (values * self.std + self.mean).to(values.dtype)
 
 
+@dataclass
+class _WaitingRow:
+    """A log row waiting for the validation ``score`` of the weights ``state``."""
+
+    row: dict[str, Any]
+    score: Future[list[float]] | None
+    state: dict[str, torch.Tensor] | None
+    round_index: int | None
+
+
 class Trainer:
     """Runs imitation and PPO for :class:`TrainSettings`, logging to a CSV file.
 
@@ -359,6 +383,9 @@ class Trainer:
         progress: Show progress bars.
         init: Starting weights (a MARA checkpoint of the same network and predictor) instead of
             a fresh network.
+        validation_workers: 1 plays the validation episodes in a worker process while the
+            training goes on (the scores, the kept weights and the log are the same as with
+            0, which plays them in this process before going on).
 
     Raises:
         ValueError: If ``init`` was made for another network, predictor or temperature.
@@ -370,6 +397,7 @@ class Trainer:
         log_path: Path,
         progress: bool = True,
         init: Path | None = None,
+        validation_workers: int = 0,
     ) -> None:
         self.settings = settings
         torch.manual_seed(settings.seed)
@@ -393,6 +421,16 @@ class Trainer:
         self.best_round = -1
         self.phases: dict[str, dict[str, float]] = {}
         self.confirmation: dict[str, Any] = {}
+        self.episodes = Episodes(
+            tuple(settings.configs(len(WORKLOADS))),
+            settings.policy_config,
+            settings.predictor_name,
+            settings.n_samples,
+            settings.temperature,
+        )
+        self.validation = ValidationPlayer(self.episodes, validation_workers)
+        #: Log rows not written yet, in order: each waits for its validation score, if any.
+        self._waiting: deque[_WaitingRow] = deque()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("w", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writeheader()
@@ -419,11 +457,46 @@ class Trainer:
         self.init_sha256 = agent.checkpoint_sha256
 
     # ------------------------------------------------------------------ helpers
-    def _log(self, **row: Any) -> None:
+    def _log(self, validate: bool = False, round_index: int | None = None, **row: Any) -> None:
+        """Log a row stamped now; with ``validate``, score the current weights on the
+        validation episodes first (in the worker, if any: the row, and the rows after it, are
+        written once the score is in, keeping the best weights as if it had been played
+        here). ``round_index``: the imitation round the validated weights end."""
         wall = time.perf_counter() - self.start
         row.setdefault("wall_seconds", round(wall, 1))
         row.setdefault("env_epochs", self.env_epochs)
         row.setdefault("epochs_per_second", round(self.env_epochs / max(wall, 1e-9), 1))
+        score, state = None, None
+        if validate:
+            state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
+            score = self.validation.submit(state, self._validation_seeds)
+        self._waiting.append(_WaitingRow(row, score, state, round_index))
+        self.settle()
+
+    @property
+    def _validation_seeds(self) -> Sequence[int]:
+        return VALIDATION_SEEDS[: self.settings.validation_seeds]
+
+    def settle(self, wait: bool = False) -> None:
+        """Write the waiting log rows whose validation score is in (``wait``: all of them),
+        in order, keeping the best validated weights."""
+        while self._waiting:
+            waiting = self._waiting[0]
+            if waiting.score is not None:
+                if not (wait or waiting.score.done()):
+                    return
+                score = float(np.mean(waiting.score.result()))
+                before = self.best_validation
+                round_index = waiting.round_index
+                update = int(waiting.row["update"]) if round_index is None else 0
+                self._keep_if_best(score, update, waiting.state)
+                if round_index is not None and self.best_validation > before:
+                    self.best_round = round_index
+                waiting.row["validation_completion"] = round(score, 4)
+            self._waiting.popleft()
+            self._write(waiting.row)
+
+    def _write(self, row: dict[str, Any]) -> None:
         with self.log_path.open("a", newline="") as handle:
             csv.DictWriter(handle, fieldnames=LOG_FIELDS).writerow(row)
 
@@ -436,8 +509,6 @@ class Trainer:
             predictor=settings.predictor_name,
             n_samples=settings.n_samples,
             temperature=settings.temperature,
-            shaping=settings.shaping_weight,
-            gamma=settings.gamma,
             **options,
         )
 
@@ -468,51 +539,40 @@ class Trainer:
     ) -> list[float]:
         """Completion rates of the policy (``state``: other weights) on fixed episodes: every
         workload with each of ``seeds``, at the deployed temperature (workload-major order)."""
-        settings = self.settings
         policy = self.policy
         if state is not None:
             policy = copy.deepcopy(self.policy)
             policy.load_state_dict(state)
-        configs = settings.configs(len(WORKLOADS))
-        vector = ClusterVector(
-            configs,
-            policy,
-            0,
-            predictor=settings.predictor_name,
-            n_samples=settings.n_samples,
-            episode_seeds=[list(seeds)] * len(configs),
-            temperature=settings.temperature,
-        )
-        was_training = policy.training
-        policy.eval()
-        while vector.live:
-            vector.step()
-        policy.train(was_training)
-        rates = {(row["cluster"], row["seed"]): row["completion_rate"] for row in vector.finished}
-        return [float(rates[c, s]) for c in range(len(configs)) for s in seeds]
+        return play_episodes(self.episodes, policy, seeds)
 
     def validate(self) -> float:
         """Mean completion rate on the validation episodes (at the deployed temperature)."""
-        return float(np.mean(self.play(VALIDATION_SEEDS[: self.settings.validation_seeds])))
+        return float(np.mean(self.play(self._validation_seeds)))
 
-    def _keep_if_best(self, score: float, update: int) -> None:
+    def _keep_if_best(
+        self, score: float, update: int, state: dict[str, torch.Tensor] | None = None
+    ) -> None:
+        """Keep ``state`` (default: the current weights) if ``score`` beats the best so far."""
         if score > self.best_validation:
             self.best_validation = score
             self.best_update = update
-            self.best_state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
+            if state is None:
+                state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
+            self.best_state = state
 
     def confirm(self, baseline: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
         """Score the kept weights on the confirmation episodes (never used for choosing),
         paired against ``baseline`` weights when given."""
         seeds = CONFIRMATION_SEEDS[: self.settings.validation_seeds]
+        started = None if baseline is None else self.validation.submit(baseline, seeds)
         chosen = self.play(seeds, self.best_state or None)
         facts: dict[str, Any] = {
             "seeds": f"{seeds[0]}-{seeds[-1]} x {len(WORKLOADS)} workloads (train split)",
             "episodes": len(chosen),
             "chosen": round(float(np.mean(chosen)), 4),
         }
-        if baseline is not None:
-            start = self.play(seeds, baseline)
+        if started is not None:
+            start = started.result()
             summary = mean_ci([a - b for a, b in zip(chosen, start, strict=True)])
             facts["start"] = round(float(np.mean(start)), 4)
             facts["chosen_minus_start"] = {
@@ -567,19 +627,15 @@ class Trainer:
                     losses.append(loss.item())
             train = [row["completion_rate"] for row in vector.finished]
             vector.finished.clear()
-            validation = self.validate()
-            before = self.best_validation
-            self._keep_if_best(validation, 0)
-            if self.best_validation > before:
-                self.best_round = round_index
             self._log(
+                validate=True,
+                round_index=round_index,
                 phase="imitation",
                 update=round_index,
                 train_completion=round(float(np.mean(train)), 4) if train else "",
-                validation_completion=round(validation, 4),
                 imitation_loss=round(float(np.mean(losses)), 4),
             )
-            bar.set_postfix(validation=f"{validation:.3f}", loss=f"{np.mean(losses):.3f}")
+            bar.set_postfix(best=f"{self.best_validation:.3f}", loss=f"{np.mean(losses):.3f}")
             now = time.perf_counter()
             if now + (now - round_began) > deadline:  # the next round would overrun
                 print(
@@ -587,6 +643,7 @@ class Trainer:
                     f"{settings.imitation_minutes}-minute budget is spent."
                 )
                 break
+        self.settle(wait=True)
         self._phase_done("imitation", began, epochs_before)
 
     # ------------------------------------------------------------------ PPO
@@ -604,9 +661,7 @@ class Trainer:
         optimiser = torch.optim.Adam(self.policy.parameters(), lr=settings.lr)
         # The starting weights compete as update 0, scored on the same validation set.
         self.best_validation, self.best_state = -1.0, {}
-        start_score = self.validate()
-        self._keep_if_best(start_score, 0)
-        self._log(phase="ppo", update=0, validation_completion=round(start_score, 4))
+        self._log(validate=True, phase="ppo", update=0)
         vector = self._vector(settings.clusters, settings.seed + 2, critic=critic)
         bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not self.progress)
         deadline = began + 60.0 * settings.minutes
@@ -628,7 +683,9 @@ class Trainer:
                 settings.gae_lambda,
             )
             self.value_norm.update(returns)
-            stats = {"value_loss": self._critic_update(batch, self.value_norm.normalise(returns))}
+            stats: dict[str, Any] = {
+                "value_loss": self._critic_update(batch, self.value_norm.normalise(returns))
+            }
             warmup = update <= settings.value_warmup
             if not warmup:
                 with torch.no_grad():
@@ -636,28 +693,25 @@ class Trainer:
                 stats.update(self._policy_update(batch, advantages, anchor_log_prob, optimiser))
             train = [row["completion_rate"] for row in vector.finished]
             vector.finished.clear()
-            validation: float | str = ""
-            if not warmup and (update % settings.validate_every == 0 or update == settings.updates):
-                score = self.validate()
-                self._keep_if_best(score, update)
-                bar.set_postfix(validation=f"{score:.3f}")
-                validation = round(score, 4)
+            validated = not warmup and (
+                update % settings.validate_every == 0 or update == settings.updates
+            )
             self._log(
+                validate=validated,
                 phase="ppo",
                 update=update,
                 train_completion=round(float(np.mean(train)), 4) if train else "",
-                validation_completion=validation,
                 **stats,
             )
+            bar.set_postfix(best=f"{self.best_validation:.3f}")
             if time.perf_counter() > deadline:
-                if validation == "" and not warmup:
-                    score = self.validate()
-                    self._keep_if_best(score, update)
-                    self._log(phase="ppo", update=update, validation_completion=round(score, 4))
+                if not (validated or warmup):
+                    self._log(validate=True, phase="ppo", update=update)
                 print(
                     f"Stopping after update {update}: the {settings.minutes}-minute budget is spent."
                 )
                 break
+        self.settle(wait=True)
         self._phase_done("ppo", began, epochs_before)
         self.confirmation = self.confirm(start_state)
 
@@ -798,6 +852,7 @@ def train(
     *,
     init: Path | None = None,
     command: Sequence[str] = (),
+    validation_workers: int = 0,
 ) -> dict[str, Any]:
     """Run imitation then PPO, save the kept weights to ``out``; returns the run's facts.
 
@@ -809,8 +864,25 @@ def train(
         progress: Show progress bars.
         init: Start from this checkpoint's weights instead of a fresh network.
         command: The command line, recorded in the card.
+        validation_workers: 1 plays validation episodes in a worker process beside the
+            training (same results, less wall time on 2 cores); 0 in this process.
     """
-    trainer = Trainer(settings, log, progress, init=init)
+    trainer = Trainer(settings, log, progress, init=init, validation_workers=validation_workers)
+    try:
+        return _run(trainer, settings, out, plot, init, command)
+    finally:
+        trainer.validation.close()
+
+
+def _run(
+    trainer: Trainer,
+    settings: TrainSettings,
+    out: Path,
+    plot: Path | None,
+    init: Path | None,
+    command: Sequence[str],
+) -> dict[str, Any]:
+    log = trainer.log_path
     trainer.imitate()
     facts: dict[str, Any] = {
         "settings": asdict(settings),
@@ -823,6 +895,7 @@ def train(
         f"{VALIDATION_SEEDS[settings.validation_seeds - 1]} x {len(WORKLOADS)} workloads "
         f"at temperature {settings.temperature}",
         "torch_threads": torch.get_num_threads(),
+        "validation_workers": trainer.validation.workers,
         "machine": f"{platform.machine()}, 2 CPU cores (shared)",
         "torch": torch.__version__,
         "log": str(log),
@@ -884,23 +957,18 @@ def tune_temperature(
     would ship a policy that was not the one trained.
     """
     agent = Mara.load(checkpoint)
-    configs = [get_config(preset, workload=workload) for workload in WORKLOADS]
+    configs = tuple(get_config(preset, workload=workload) for workload in WORKLOADS)
     scores: dict[str, float] = {}
     for temperature in temperatures:
-        vector = ClusterVector(
+        episodes = Episodes(
             configs,
-            agent.policy,
-            0,
-            predictor=agent.predictor_name,
-            n_samples=agent.features.n_samples,
-            episode_seeds=[list(seeds)] * len(configs),
-            temperature=temperature,
+            agent.policy.config,
+            agent.predictor_name,
+            agent.features.n_samples,
+            temperature,
         )
-        while vector.live:
-            vector.step()
-        scores[str(temperature)] = round(
-            float(np.mean([row["completion_rate"] for row in vector.finished])), 4
-        )
+        rates = play_episodes(episodes, agent.policy, seeds)
+        scores[str(temperature)] = round(float(np.mean(rates)), 4)
     return scores
 
 
@@ -985,6 +1053,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         else:
             parser.add_argument(flag, type=type(value), default=value)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--validation-workers",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="1 (default): play validation episodes in a worker process while training goes "
+        "on, on the second core; 0: in this process (same results, more wall time)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument(
         "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
@@ -1046,7 +1122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = list(sys.argv[1:] if argv is None else argv)
     try:
         facts = train(
-            settings, out, log, plot, not args.no_progress, init=args.init, command=command
+            settings,
+            out,
+            log,
+            plot,
+            not args.no_progress,
+            init=args.init,
+            command=command,
+            validation_workers=args.validation_workers,
         )
     except (ValueError, CheckpointError) as error:
         raise SystemExit(f"train_mara: {error}") from None

@@ -30,10 +30,12 @@ Action mask:
 
 Rewards:
     Cooperative. At the end of each epoch every node receives the number of tasks that completed
-    in it, plus ``shaping_weight * (Phi(s') - Phi(s))`` where Phi sums each slotted task's
-    normalised log-loss progress toward its target (0 at arrival, 1 at the target). With
-    gamma = 1 the shaping telescopes: an episode's return equals its completion count (plus
-    ``shaping_weight * Phi`` at truncation).
+    in it, plus ``shaping_weight * (shaping_discount * Phi(s') - Phi(s))`` where Phi sums each
+    slotted task's normalised log-loss progress toward its target (0 at arrival, 1 at the
+    target). The shaping telescopes in returns discounted at ``shaping_discount`` (default 1;
+    set it to your learner's gamma): such a return equals the discounted completion count (plus
+    ``shaping_weight * gamma**T * Phi`` at truncation), so shaping cannot change which policy
+    is optimal.
 
 Episode end:
     Terminates when the arrival horizon has passed and every arrived task has completed or

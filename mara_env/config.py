@@ -83,8 +83,12 @@ class ClusterConfig:
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle.
         shaping_weight: Weight of the potential-based progress shaping added to the team reward
-            (0 disables it). With gamma = 1 it telescopes, so episode returns still count
-            completions.
+            (0 disables it): ``shaping_weight * (shaping_discount * Phi(s') - Phi(s))``.
+        shaping_discount: The discount ``gamma`` of the shaping term. Set it to the discount
+            your learner uses: the shaping then telescopes in the discounted return (which
+            differs from the unshaped one only by the constant ``-shaping_weight * Phi(s_0)``,
+            and ``Phi(s_0) = 0`` at an episode's start), so it cannot change which policy is
+            optimal (Ng, Harada and Russell, 1999). The default 1 suits undiscounted returns.
     """
 
     n_nodes: int = 8
@@ -103,6 +107,7 @@ class ClusterConfig:
     deadline_nodes: int = 1
     max_nodes_per_task: int | None = None
     shaping_weight: float = 0.0
+    shaping_discount: float = 1.0
     _families: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -185,6 +190,15 @@ class ClusterConfig:
             self.shaping_weight,
             "must be a finite number >= 0",
             "Use 0 to disable shaping, 1 for the standard potential.",
+        )
+        _require(
+            isinstance(self.shaping_discount, (int, float))
+            and not isinstance(self.shaping_discount, bool)
+            and 0.0 < self.shaping_discount <= 1.0,
+            "shaping_discount",
+            self.shaping_discount,
+            "must be in (0, 1]",
+            "Use the discount gamma your learner uses (e.g. 0.99), or 1 for undiscounted returns.",
         )
         object.__setattr__(self, "_families", tuple(name for name, _ in self.family_weights))
 

@@ -74,7 +74,8 @@ class BatchEpoch:
         expired: Number of tasks whose deadline came (slotted or queued).
         arrived: Number of tasks that arrived for the next epoch.
         switches: Nodes that paid the switch cost.
-        shaping: Change of the progress potential, Phi(s') - Phi(s).
+        shaping: The shaping term ``gamma * Phi(s') - Phi(s)`` of the progress potential
+            (``gamma``: ``config.shaping_discount``; ``Phi`` is 0 once an episode terminated).
         trained: ``(B, n_slots)`` whether each slot's task trained this epoch.
         completed_slots: ``(B, n_slots)`` slots whose task completed.
         expired_slots: ``(B, n_slots)`` slots whose task expired.
@@ -466,7 +467,7 @@ class ClusterBatch:
             expired = expired + np.bincount(queue_expired[0], minlength=B)
         arrived = self._admit(self._all_clusters, touched)
         potential = slot[PHI].sum(axis=1)
-        shaping = potential - self.potential
+        shaping = config.shaping_discount * potential - self.potential
         self.potential = potential
         kept = busy & (self.slot_task.ravel()[flat] == node_task)
         self.previous_slot = np.where(kept, choice, S)

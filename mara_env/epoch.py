@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -11,10 +11,24 @@ from mara_env.config import ClusterConfig
 from mara_env.observation import ObservationBuilder
 from mara_env.simulator import ClusterSimulator, EpochEvents
 
+Count = TypeVar("Count", float, np.ndarray)
+
+
+def team_reward(completed: Count, shaping: Count, config: ClusterConfig) -> Count:
+    """The team reward of an epoch: completions plus the weighted potential-based shaping term
+    (``completed`` and ``shaping`` may be numbers or per-cluster arrays).
+
+    Example:
+        >>> from mara_env import get_config
+        >>> float(team_reward(2, 0.25, get_config("training", shaping_weight=2.0)))
+        2.5
+    """
+    return completed + config.shaping_weight * shaping
+
 
 def epoch_reward(events: EpochEvents, config: ClusterConfig) -> float:
-    """The team reward of one epoch: completions plus weighted potential-based shaping."""
-    return len(events.completed) + config.shaping_weight * events.shaping
+    """The team reward of one epoch of one cluster (:func:`team_reward`)."""
+    return float(team_reward(len(events.completed), events.shaping, config))
 
 
 def epoch_info(events: EpochEvents, illegal: int, conflicts: int) -> dict[str, Any]:

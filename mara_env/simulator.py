@@ -233,7 +233,8 @@ class EpochEvents:
         expired: Ids of tasks whose deadline passed (ascending).
         arrived: Ids of tasks that arrived for the next epoch.
         switches: Nodes that paid the switch cost.
-        shaping: Change of the progress potential, Phi(s') - Phi(s).
+        shaping: The shaping term ``gamma * Phi(s') - Phi(s)`` (see
+            :class:`mara_env.core.BatchEpoch`).
     """
 
     epoch: int

@@ -61,6 +61,7 @@ from mara_env.actions import resolve_batch_actions
 from mara_env.config import ClusterConfig, get_config
 from mara_env.core import ClusterBatch
 from mara_env.env_base import build_spaces
+from mara_env.epoch import team_reward
 from mara_env.errors import ConfigError, EnvStateError
 from mara_env.observation import occupied_masks, shared_observations, state_vectors
 from mara_env.traces import TraceSource
@@ -84,7 +85,7 @@ def advance_batch(
     the clusters that stepped (not ``resetting``).
     """
     epoch = core.advance(choices)
-    rewards = epoch.completed + core.config.shaping_weight * epoch.shaping
+    rewards = team_reward(epoch.completed, epoch.shaping, core.config)
     terminated, truncated = core.terminated.copy(), core.truncated.copy()
     stepped = ~resetting
     infos: dict[str, Any] = {}

@@ -140,7 +140,7 @@ class EpochEvents:
         expired: Ids of tasks whose deadline passed.
         arrived: Ids of tasks that arrived for the next epoch.
         switches: Nodes that paid the switch cost.
-        shaping: Change of the progress potential, Phi(s') - Phi(s).
+        shaping: The shaping term, gamma * Phi(s') - Phi(s) (gamma: ``shaping_discount``).
     """
 
     epoch: int
@@ -289,7 +289,7 @@ class ReferenceSimulator:
 
         arrived = self._admit_arrivals()
         potential = float(state.phi[state.slot_table].sum())
-        shaping = potential - state.potential
+        shaping = self.config.shaping_discount * potential - state.potential
         state.potential = potential
         return EpochEvents(
             epoch=ended_epoch,

@@ -23,6 +23,7 @@ CASES = [
     ("tiny", {"n_nodes": 4, "n_slots": 2, "load": 3.0}),
     ("tiny", {"n_nodes": 4, "max_nodes_per_task": 1, "load": 2.0}),
     ("tiny", {"shaping_weight": 1.0, "load": 4.0, "switch_cost": 0.3}),
+    ("tiny", {"shaping_weight": 0.5, "shaping_discount": 0.9, "load": 3.0}),
     ("training", {"arrival_horizon": 30}),
     ("load_2x", {"arrival_horizon": 30}),
 ]

@@ -17,7 +17,7 @@ from agents.mara.agent import Mara
 from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks import train_mara
-from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed, shaped_rewards
+from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed
 from mara_env.observation import GLOBAL_FEATURES
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
@@ -375,8 +375,6 @@ def tiny_rollout(
         predictor="wls",
         n_samples=settings.n_samples,
         temperature=settings.temperature,
-        shaping=settings.shaping_weight,
-        gamma=settings.gamma,
         **options,  # type: ignore[arg-type]
     )
     return [vector.step() for _ in range(epochs)]
@@ -440,38 +438,18 @@ def test_kl_control_stops_an_update_that_moves_too_far(tmp_path: Path) -> None:
     assert stats["policy_epochs"] == "0+stop"
 
 
-def test_shaped_rewards_telescope_at_the_discount_used() -> None:
-    rng = np.random.default_rng(0)
-    gamma, weight, length = 0.9, 0.7, 12
-    potential = rng.uniform(0.0, 3.0, length + 1)
-    completed = rng.integers(0, 3, length).astype(float)
-    done = np.zeros(length, dtype=bool)
-    discount = gamma ** np.arange(length)
-    rewards = shaped_rewards(
-        completed, potential[:-1], potential[1:], done, gamma=gamma, weight=weight
-    )
-    expected = discount @ completed + weight * (gamma**length * potential[-1] - potential[0])
-    assert discount @ rewards == pytest.approx(expected, rel=1e-12)
-    done[-1] = True  # the episode ends: Phi(s_T) counts as 0
-    rewards = shaped_rewards(
-        completed, potential[:-1], potential[1:], done, gamma=gamma, weight=weight
-    )
-    assert discount @ rewards == pytest.approx(discount @ completed - weight * potential[0])
-    with pytest.raises(ValueError, match="gamma must lie in"):
-        shaped_rewards(completed, potential[:-1], potential[1:], done, gamma=0.0, weight=1.0)
-
-
 def test_rollout_rewards_telescope_in_the_simulator_at_the_discount_used() -> None:
-    """A played episode: discounted shaped return = discounted completions - Phi(s_0), and
-    over its first T epochs the shaping adds gamma**T Phi(s_T) - Phi(s_0)."""
+    """A played episode of the training configs: discounted shaped return = discounted
+    completions - Phi(s_0), and over its first T epochs the shaping adds
+    gamma**T Phi(s_T) - Phi(s_0)."""
     gamma = 0.9
-    config = mara_env.get_config("tiny", load=4.0)
+    settings = tiny_settings(gamma=gamma, preset="tiny")
+    assert settings.configs(1)[0].shaping_discount == gamma
     policy = small_policy(2)
     played = {}
     for shaping in (0.0, 1.0):
-        vector = ClusterVector(
-            [config], policy, 0, n_samples=4, episode_seeds=[[11]], shaping=shaping, gamma=gamma
-        )
+        config = settings.configs(1)[0].replace(load=4.0, shaping_weight=shaping)
+        vector = ClusterVector([config], policy, 0, n_samples=4, episode_seeds=[[11]])
         rewards, potentials = [], [float(vector.batches[0].core.potential[0])]
         while vector.live:
             batch = vector.step()
@@ -487,11 +465,9 @@ def test_rollout_rewards_telescope_in_the_simulator_at_the_discount_used() -> No
     window = discount[:cut] @ shaped[:cut]
     expected = discount[:cut] @ completions[:cut] + gamma**cut * potentials[cut] - potentials[0]
     assert window == pytest.approx(expected, abs=1e-5)
-    # The environment's own shaping (Phi(s') - Phi(s)) does not telescope at this gamma.
-    env_shaped = completions + np.diff(potentials)
-    assert abs(discount @ env_shaped - (discount @ completions - potentials[0])) > 1e-3
-    with pytest.raises(ValueError, match="shaping_weight"):
-        ClusterVector([mara_env.get_config("tiny", shaping_weight=1.0)], policy, 0, shaping=1.0)
+    # Shaping at gamma = 1 (Phi(s') - Phi(s)) would not telescope at this gamma.
+    undiscounted_shaping = completions + np.diff(potentials)
+    assert abs(discount @ undiscounted_shaping - (discount @ completions - potentials[0])) > 1e-3
 
 
 def test_value_norm_tracks_and_inverts() -> None:

@@ -159,3 +159,64 @@ def test_evaluation_refuses_a_file_with_other_columns(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="another --out"):
         mara_evaluate.main([*argv, "--out", str(out)])
     assert out.read_text() == old + "edf,,rl,1.4,1000,0.5,1.0\n"
+
+
+def test_validation_in_a_worker_changes_nothing_but_time(
+    tmp_path: Path, quick_checkpoint: Path
+) -> None:
+    """The fixture's run played its validations in a worker process (the default); played here
+    instead, the same run logs the same rows and keeps the same weights."""
+    out = tmp_path / "here.pt"
+    argv = ["--quick", "--validation-workers", "0", "--out", str(out), "--no-progress"]
+    assert train_mara.main(argv) == 0
+    timing = {"wall_seconds", "epochs_per_second"}
+
+    def log_rows(path: Path) -> list[dict[str, str]]:
+        with path.with_suffix(".csv").open() as handle:
+            return [
+                {k: v for k, v in row.items() if k not in timing} for row in csv.DictReader(handle)
+            ]
+
+    assert log_rows(out) == log_rows(quick_checkpoint)
+    worker_card = json.loads(quick_checkpoint.with_suffix(".json").read_text())
+    assert worker_card["facts"]["validation_workers"] == 1
+    here, there = (
+        Mara.load(out).policy.state_dict(),
+        Mara.load(quick_checkpoint).policy.state_dict(),
+    )
+    assert all(torch.equal(here[key], there[key]) for key in here)
+
+
+def test_a_late_validation_score_keeps_the_weights_it_scored(tmp_path: Path) -> None:
+    from concurrent.futures import Future
+
+    settings = train_mara.TrainSettings(**train_mara.QUICK)
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    pending: Future[list[float]] = Future()
+    trainer.validation.submit = lambda state, seeds: pending  # type: ignore[method-assign]
+    scored = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
+    trainer._log(validate=True, phase="ppo", update=3)
+    trainer._log(phase="ppo", update=4)
+    with torch.no_grad():  # the next update moves the weights before the score is in
+        for parameter in trainer.policy.parameters():
+            parameter.add_(1.0)
+    trainer.settle()
+    assert trainer.log_path.read_text().count("\n") == 1  # both rows wait for the score
+    pending.set_result([0.5, 0.7])
+    trainer.settle()
+    assert trainer.best_update == 3 and trainer.best_validation == pytest.approx(0.6)
+    assert all(torch.equal(trainer.best_state[k], scored[k]) for k in scored)
+    with trainer.log_path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(row["update"], row["validation_completion"]) for row in rows] == [
+        ("3", "0.6"),
+        ("4", ""),
+    ]
+
+
+def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) -> None:
+    scores = train_mara.tune_temperature(
+        quick_checkpoint, temperatures=(1.0, 0.35), seeds=(910, 911), preset="tiny"
+    )
+    assert set(scores) == {"1.0", "0.35"}
+    assert all(0.0 <= score <= 1.0 for score in scores.values())

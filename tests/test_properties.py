@@ -470,18 +470,26 @@ def test_gym_rewards_and_action_masks(config: ClusterConfig, seed: int, action_s
 
 
 @PROPERTY_SETTINGS
-@given(config=configs(shaping=True), seed=seeds, action_seed=seeds)
-def test_shaping_only_adds_telescoping_terms(
-    config: ClusterConfig, seed: int, action_seed: int
+@given(
+    config=configs(shaping=True),
+    gamma=st.sampled_from([1.0, 0.99, 0.9, 0.5]),
+    seed=seeds,
+    action_seed=seeds,
+)
+def test_shaping_only_adds_terms_that_telescope_at_its_discount(
+    config: ClusterConfig, gamma: float, seed: int, action_seed: int
 ) -> None:
     """With the same actions, the shaped and unshaped episodes differ per epoch by exactly
-    w * (Phi(s') - Phi(s)), and their returns by w * Phi_final (0 on termination)."""
+    w * (gamma * Phi(s') - Phi(s)), so their returns discounted at gamma differ by
+    w * gamma**T * Phi(s_T) (0 on termination), and the shaping starts from Phi(s_0) = 0."""
+    config = config.replace(shaping_discount=gamma)
     shaped = mara_env.parallel_env(config)
     plain = mara_env.parallel_env(config.replace(shaping_weight=0.0))
     shaped.reset(seed=seed)
     plain.reset(seed=seed)
+    assert float(shaped.simulator.core.potential[0]) == 0.0
     rng = np.random.default_rng(action_seed)
-    difference, phi = 0.0, 0.0
+    difference, phi, discount = 0.0, 0.0, 1.0
     while shaped.agents:
         actions = {a: int(rng.integers(config.n_actions)) for a in shaped.agents}
         _, shaped_rewards, *_ = shaped.step(actions)
@@ -489,13 +497,38 @@ def test_shaping_only_adds_telescoping_terms(
         sim = shaped.simulator
         new_phi = float(log_progress(sim, sim.state.slots[sim.state.slots != NO_TASK]).sum())
         step_difference = shaped_rewards["node_0"] - plain_rewards["node_0"]
-        assert step_difference == pytest.approx(config.shaping_weight * (new_phi - phi), abs=1e-9)
-        difference += step_difference
+        expected = config.shaping_weight * (gamma * new_phi - phi)
+        assert step_difference == pytest.approx(expected, abs=1e-9)
+        difference += discount * step_difference
+        discount *= gamma
         phi = new_phi
     assert not plain.agents, "shaping must not change the dynamics"
-    assert difference == pytest.approx(config.shaping_weight * phi, abs=1e-6)
+    assert difference == pytest.approx(config.shaping_weight * discount * phi, abs=1e-6)
     if shaped.simulator.terminated:
         assert difference == pytest.approx(0.0, abs=1e-6)
+
+
+def test_shaping_at_another_discount_does_not_telescope() -> None:
+    """The check above can fail: gamma = 1 shaping summed at discount 0.9 leaves a remainder
+    on a terminated episode, where gamma = 0.9 shaping leaves none."""
+
+    def rewards(config: ClusterConfig) -> np.ndarray:
+        env = mara_env.parallel_env(config)
+        env.reset(seed=3)
+        paid = []
+        while env.agents:
+            _, step_rewards, *_ = env.step({agent: 0 for agent in env.agents})
+            paid.append(step_rewards["node_0"])
+        assert env.simulator.terminated
+        return np.array(paid)
+
+    config = mara_env.get_config("tiny", load=4.0)
+    plain = rewards(config)
+    discount = 0.9 ** np.arange(len(plain))
+    at_one = rewards(config.replace(shaping_weight=1.0))
+    at_gamma = rewards(config.replace(shaping_weight=1.0, shaping_discount=0.9))
+    assert abs(discount @ at_one - discount @ plain) > 1e-3
+    assert discount @ at_gamma == pytest.approx(discount @ plain, abs=1e-9)
 
 
 @PROPERTY_SETTINGS

@@ -27,6 +27,7 @@ CONFIGS: list[dict[str, Any]] = [
     {"config": "tiny", "load": 4.0, "n_nodes": 4, "max_nodes_per_task": 1},
     {"config": "tiny", "n_nodes": 1, "n_slots": 2, "load": 5.0, "switch_cost": 0.5},
     {"config": "tiny", "shaping_weight": 1.0, "load": 3.0},
+    {"config": "tiny", "shaping_weight": 1.0, "shaping_discount": 0.9, "load": 3.0},
     {"config": "training", "arrival_horizon": 15},
 ]
 MODES = ["NextStep", "SameStep"]
