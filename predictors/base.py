@@ -65,9 +65,10 @@ class TaskHistory:
             )
         if work.size == 0:
             raise PredictorInputError("TaskHistory: the history is empty; report a loss first.")
-        if not (np.all(np.isfinite(loss)) and np.all(loss > 0)):
+        if not (np.isfinite(loss).all() and loss.min() > 0):
             raise PredictorInputError("TaskHistory: losses must be finite and > 0 (no NaN).")
-        if not np.all(np.isfinite(work)) or np.any(work < 0) or np.any(np.diff(work) <= 0):
+        # increasing from a start >= 0: every value is >= 0 (a NaN fails the differences)
+        if not (np.isfinite(work).all() and work[0] >= 0 and (np.diff(work) > 0).all()):
             raise PredictorInputError("TaskHistory: work must be finite, >= 0 and increasing.")
         if not (np.isfinite(self.target) and self.target > 0):
             raise PredictorInputError(f"TaskHistory: target must be > 0, got {self.target}.")
