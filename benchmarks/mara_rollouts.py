@@ -216,10 +216,15 @@ class ClusterVector:
         """Indices of the clusters still playing."""
         return [i for i, on in enumerate(self.active) if on]
 
-    def _value(self, slots: torch.Tensor, globals_: torch.Tensor, encoded: Encoded) -> torch.Tensor:
-        if self.critic is None:
+    def _value(
+        self, slots: torch.Tensor, globals_: torch.Tensor, encoded: Encoded | None = None
+    ) -> torch.Tensor:
+        """Value estimates: the critic's, or the policy's own head (read from ``encoded``, the
+        policy's encoding of the same inputs, when the caller has it)."""
+        if self.critic is None and encoded is not None:
             return encoded.value
-        return self.critic.encode(slots, globals_).value
+        network = self.policy if self.critic is None else self.critic
+        return network.encode(slots, globals_).value
 
     @torch.no_grad()
     def step(self, *, greedy: bool = False, follow_teacher: bool = False) -> StepBatch:
@@ -299,8 +304,7 @@ class ClusterVector:
     def values(self) -> torch.Tensor:
         """Value estimates of every live cluster's current state (for bootstrapping)."""
         slots, globals_, _, _ = batch_tensors([self._features[i] for i in self.live])
-        network = self.policy if self.critic is None else self.critic
-        return network.encode(slots, globals_).value
+        return self._value(slots, globals_)
 
 
 def feature_predictor(name: str) -> Predictor:
