@@ -14,8 +14,9 @@ scheduler never reuses its old results. A Markdown table of means and 95% bootst
 Run::
 
     python -m benchmarks.mara_evaluate --agents mara lara laira edf clairvoyant
-    python -m benchmarks.mara_evaluate --loads 1.4 --out benchmarks/results/mara/ablations.csv \\
-        --paired-with ablation_full_small --agents benchmarks/results/mara/ablation_*.pt
+    python -m benchmarks.mara_evaluate --loads 1.4 --seeds 20 --paired-with mara \\
+        --out benchmarks/results/mara/ablations.csv \\
+        --agents mara mara_imitation benchmarks/results/mara/ablation_*.pt
 
 ``--gap LOW HIGH`` adds the share of the gap between two agents (e.g. ``lara clairvoyant``)
 that each other agent closes at each load, with a 95% bootstrap interval.
