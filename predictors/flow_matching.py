@@ -16,7 +16,8 @@ fitted after training so that the 10-90% interval covers 80% of outcomes on vali
 of the train split (:mod:`predictors.calibration`). Families the model was not trained on
 (``known_families``) read as unknown.
 
-**Cost.** Sampling runs in NumPy (:class:`NumpyVelocityField`; torch only trains). The shipped
+**Cost.** Sampling calls torch's fused kernels on the weights directly, on one thread, with
+noise from the caller's NumPy generator (:class:`SamplingField`). The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
 (:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
@@ -51,10 +52,10 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
-from predictors.blas_threads import one_blas_thread
 from predictors.checkpoint import CheckpointError, load_checkpoint
 from predictors.curve_windows import (
     CONTEXT_SIZE,
@@ -224,68 +225,62 @@ def flow_matching_loss(
     return torch.mean((velocity - (window - noise)) ** 2)
 
 
-class NumpyVelocityField:
-    """A trained :class:`VelocityField`'s weights as float32 NumPy arrays, for sampling.
+class SamplingField:
+    """A trained :class:`VelocityField`'s weights laid out for sampling, with no autograd.
 
-    An epoch's batch is a few hundred rows: at that size NumPy's matrix products cost less
-    than torch's per-call overhead, so sampling runs here, on the caller's generator.
+    An epoch's batch is a few tasks times a few samples: at that size each module call's
+    overhead weighs as much as its arithmetic, so sampling calls the fused ``addmm`` and ``silu``
+    kernels on the weights directly, adds each task's context embedding to its samples by
+    broadcasting (not by repeating it), and computes the input layer's time features once per
+    solver time. torch's matrix products are about twice as fast as NumPy's here (see
+    ``benchmarks.wrapper_throughput``). The numbers are the module's own
+    (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
     """
 
     def __init__(self, model: VelocityField) -> None:
-        def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (
-                layer.weight.detach().numpy().T.astype(np.float32).copy(),
-                layer.bias.detach().numpy().astype(np.float32).copy(),
-            )
+        def weights(layer: nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
+            return layer.weight.detach().t().contiguous(), layer.bias.detach().clone()
 
         first, second = model.context_net[0], model.context_net[2]
         self.context_layers = [weights(first), weights(second)]  # type: ignore[arg-type]
         input_weight, self.input_bias = weights(model.input)
-        self.window_weight = input_weight[:WINDOW_SIZE]
-        self.time_weight = input_weight[WINDOW_SIZE:]
+        self.window_weight = input_weight[:WINDOW_SIZE].contiguous()
+        self.time_weight = input_weight[WINDOW_SIZE:].contiguous()
         self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
         self.output = weights(model.output[1])  # type: ignore[arg-type]
-        self.frequencies = model.frequencies.numpy().astype(np.float32)
-        self._time_biases: dict[float, np.ndarray] = {}
+        self.frequencies = model.frequencies.detach().clone()
+        self._time_biases: dict[float, torch.Tensor] = {}
 
-    def embed_context(self, context: np.ndarray) -> np.ndarray:
+    def embed_context(self, context: torch.Tensor) -> torch.Tensor:
         """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
         (w1, b1), (w2, b2) = self.context_layers
-        return _silu(context @ w1 + b1) @ w2 + b2
+        return torch.addmm(b2, functional.silu(torch.addmm(b1, context, w1)), w2)
 
-    def time_bias(self, time: float) -> np.ndarray:
+    def time_bias(self, time: float) -> torch.Tensor:
         """The input layer's bias plus its time features' part at ``time`` (``(hidden,)``),
         computed once per time: a fixed-step solver asks for the same few times every call."""
         bias = self._time_biases.get(time)
         if bias is None:
-            angles = np.float32(time) * self.frequencies
-            features = np.concatenate([np.sin(angles), np.cos(angles)])
+            angles = torch.tensor(time, dtype=torch.float32) * self.frequencies
+            features = torch.cat([torch.sin(angles), torch.cos(angles)])
             bias = self._time_biases[time] = self.input_bias + features @ self.time_weight
         return bias
 
-    def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
-        """Velocity at ``(n, WINDOW_SIZE)`` windows, one ``time`` for every row."""
-        time_bias = self.time_bias(time)
-        hidden = window @ self.window_weight
-        hidden += embedding
-        hidden += time_bias
+    def velocity_at(
+        self, window: torch.Tensor, time: float, embedding: torch.Tensor
+    ) -> torch.Tensor:
+        """Velocity at ``(n_tasks * n_samples, WINDOW_SIZE)`` windows (each task's samples
+        together), one ``time`` for every row; ``embedding`` is ``(n_tasks, hidden)``."""
+        start = embedding + self.time_bias(time)
+        hidden = (window @ self.window_weight).view(len(embedding), -1, start.shape[1])
+        hidden = (hidden + start[:, None, :]).view(len(window), -1)
         for weight, bias in self.blocks:
-            hidden = hidden + (_silu(hidden) @ weight + bias)
+            hidden = hidden + torch.addmm(bias, functional.silu(hidden), weight)
         weight, bias = self.output
-        return _silu(hidden) @ weight + bias
-
-
-def _silu(x: np.ndarray) -> np.ndarray:
-    """``x * sigmoid(x)`` in place of a fresh array; ``exp`` may overflow to ``inf`` for very
-    negative ``x``, which correctly gives 0."""
-    out = np.negative(x)
-    with np.errstate(over="ignore"):
-        np.exp(out, out=out)
-    out += 1.0
-    return np.divide(x, out, out=out)
+        return torch.addmm(bias, functional.silu(hidden), weight)
 
 
 def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:
@@ -309,24 +304,25 @@ def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, st
 
 
 def sample_windows(
-    field: NumpyVelocityField,
+    field: SamplingField,
     context: np.ndarray,
     n_samples: int,
     rng: np.random.Generator,
     solver: str = "midpoint",
     steps: int = 8,
 ) -> np.ndarray:
-    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from noise, all in one batch
-    (on one BLAS thread: :mod:`predictors.blas_threads`)."""
-    with one_blas_thread():
-        embedding = np.repeat(field.embed_context(context), n_samples, axis=0)
-        noise = rng.standard_normal((len(embedding), WINDOW_SIZE), dtype=np.float32)
+    """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s Gaussian noise,
+    all in one batch, on one torch thread (a batch this small gains nothing from a second one,
+    and waits for it when the machine is busy)."""
+    noise = rng.standard_normal((len(context) * n_samples, WINDOW_SIZE), dtype=np.float32)
+    with torch_threads(1), torch.inference_mode():
+        embedding = field.embed_context(torch.from_numpy(np.ascontiguousarray(context)))
 
-        def velocity(x: np.ndarray, time: float) -> np.ndarray:
+        def velocity(x: torch.Tensor, time: float) -> torch.Tensor:
             return field.velocity_at(x, time, embedding)
 
-        state = integrate(velocity, noise, solver, steps)
-    return state.reshape(len(context), n_samples, WINDOW_SIZE)
+        state = integrate(velocity, torch.from_numpy(noise), solver, steps)
+    return state.numpy().reshape(len(context), n_samples, WINDOW_SIZE)
 
 
 class FlowMatching(WindowPredictor):
@@ -360,7 +356,7 @@ class FlowMatching(WindowPredictor):
         )
         self.spread = self.config.spread
         self.model = model.eval()
-        self.field = NumpyVelocityField(self.model)
+        self.field = SamplingField(self.model)
 
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> FlowMatching:
