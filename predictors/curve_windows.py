@@ -65,6 +65,8 @@ CONTEXT_SIZE = 2 * len(LOOKBACK_EPOCHS) + 6 + len(FAMILY_NAMES)
 #: A family name no model knows: its one-hot is all zeros.
 UNKNOWN_FAMILY = "unknown"
 _LOG_HORIZON = float(np.log1p(MAX_EPOCHS))
+#: Node-epochs of the window's entries with the present (0, where the window starts) in front.
+WINDOW_OFFSETS = np.concatenate([[0.0], FUTURE_EPOCHS])
 
 
 def encode_context(
@@ -202,18 +204,18 @@ def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
         >>> round(float(epochs_to_cross(window, np.array([0.5 * np.log(11.0)]))[0]), 1)
         10.0
     """
-    level = -log_gap[:, None]
-    values = np.concatenate([np.zeros((len(window), 1)), window], axis=1)
-    offsets = np.concatenate([[0.0], FUTURE_EPOCHS])
-    below = values <= level
-    below[:, 0] = log_gap <= 0
-    crossed = below.any(axis=1)
-    first = np.argmax(below, axis=1)
-    previous = np.maximum(first - 1, 0)
+    level = -log_gap
+    below = window <= level[:, None]
+    column = np.argmax(below, axis=1)  # the first offset at or below the level, if any
     rows = np.arange(len(window))
-    high, low = values[rows, previous], values[rows, first]
+    low = window[rows, column]
+    high = window[rows, column - 1]
+    high[column == 0] = 0.0  # before the first offset lies the present, at 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(high > low, (high - level[:, 0]) / (high - low), 1.0)
-    epochs = offsets[previous] + np.clip(share, 0.0, 1.0) * (offsets[first] - offsets[previous])
-    epochs[first == 0] = 0.0
-    return np.where(crossed, epochs, np.inf)
+        share = np.where(high > low, (high - level) / (high - low), 1.0)
+    np.clip(share, 0.0, 1.0, out=share)
+    start = WINDOW_OFFSETS[column]
+    epochs = start + share * (WINDOW_OFFSETS[column + 1] - start)
+    epochs[~below[rows, column]] = np.inf
+    epochs[log_gap <= 0] = 0.0
+    return epochs

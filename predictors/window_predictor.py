@@ -9,6 +9,7 @@ trajectories.
 Example:
     >>> import numpy as np
     >>> from predictors.base import TaskHistory
+    >>> from predictors.curve_windows import FUTURE_EPOCHS
     >>> class HalvesEveryTenEpochs(WindowPredictor):
     ...     name = "halves"
     ...     def sample_log_windows(self, histories, n_samples, rng):
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
-from predictors.curve_windows import FUTURE_EPOCHS, WINDOW_SIZE, epochs_to_cross
+from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_cross
 
 
 class WindowPredictor(ABC):
@@ -77,7 +78,7 @@ class WindowPredictor(ABC):
         """``(n_tasks, n_samples, len(steps))`` sampled ln-losses ``steps`` curve steps past each
         task's last report: the **best loss so far**, interpolated between window offsets."""
         windows = self._windows(histories, n_samples, rng)
-        offsets = np.concatenate([[0.0], FUTURE_EPOCHS])
+        offsets = WINDOW_OFFSETS
         padded = np.concatenate([np.zeros((*windows.shape[:2], 1)), windows], axis=2)
         speed = np.array([h.speed for h in histories])
         epochs = np.asarray(steps, dtype=np.float64)[None, :] / speed[:, None]
