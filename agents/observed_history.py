@@ -136,6 +136,7 @@ class ObservedHistories:
             if isinstance(observation, SlotView)
             else decode_observation(observation, config)
         )
+        _check_values(view)
         steps = np.where(view.occupied, view.curve_steps, 0.0)
         speed = np.where(view.occupied, view.speed, 0.0)
         self.tracker.update(view)
@@ -171,7 +172,8 @@ class ObservedHistories:
         record = self._record(slot)
         if record is None or self.view is None:
             return None
-        return TaskHistory(
+        # update() checked the values, and work only grows: the history's checks hold
+        return TaskHistory.unchecked(
             work=np.array(record.work),
             loss=np.array(record.loss),
             target=float(np.exp(self.view.log_target_ratio[slot])),
@@ -180,6 +182,16 @@ class ObservedHistories:
             family=FAMILY_NAMES[record.family],
             budget=record.budget,
         )
+
+    def reported(self, slot: int) -> bool:
+        """Whether the latest update added points to ``slot``'s task (the cheap form of
+        ``len(new_points(slot)[0]) > 0``).
+
+        Raises:
+            IndexError: If ``slot`` is not a slot index of the config.
+        """
+        record = self._record(slot)
+        return record is not None and record.new_from < len(record.work)
 
     def new_points(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """``(work, loss)`` of the points the latest update added to ``slot``'s task.
@@ -212,6 +224,27 @@ class ObservedHistories:
                 "ObservedHistories has no configuration yet: call reset(config) before update()."
             )
         return self._config
+
+
+def _check_values(view: SlotView) -> None:
+    """A ValueError unless every occupied slot holds values a :class:`TaskHistory` accepts:
+    finite losses, target and curve steps, a positive speed and a positive step budget."""
+    occupied = view.occupied
+    finite = (
+        np.isfinite(view.log_loss_ratio)
+        & np.isfinite(view.log_target_ratio)
+        & np.isfinite(view.curve_steps)
+        & (view.curve_steps >= 0)
+        & (view.speed > 0)
+        & (view.budget > 0)
+    )
+    bad = np.flatnonzero(occupied & ~finite)
+    if len(bad):
+        raise ValueError(
+            f"ObservedHistories.update: slot {int(bad[0])} of the observation holds a "
+            "non-finite loss, target or step count, or a speed or step budget <= 0; pass the "
+            "observation vector of a mara_env environment of the config given to reset()."
+        )
 
 
 class HistoryScheduler(EpochScheduler):

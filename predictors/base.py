@@ -81,6 +81,34 @@ class TaskHistory:
         object.__setattr__(self, "work", work)
         object.__setattr__(self, "loss", loss)
 
+    @classmethod
+    def unchecked(
+        cls,
+        work: np.ndarray,
+        loss: np.ndarray,
+        target: float,
+        time_left: float,
+        speed: float,
+        family: str,
+        budget: float,
+    ) -> TaskHistory:
+        """A history built without the checks of the constructor, for producers whose values
+        meet them by construction (the environment's histories in
+        :mod:`predictors.env_histories`, :class:`agents.observed_history.ObservedHistories`,
+        which checks each observation once): ``work`` and ``loss`` must already be float64
+        arrays. It saves the checks' cost on every task of every epoch."""
+        history = object.__new__(cls)
+        history.__dict__.update(
+            work=work,
+            loss=loss,
+            target=target,
+            time_left=time_left,
+            speed=speed,
+            family=family,
+            budget=budget,
+        )
+        return history
+
 
 @dataclass(frozen=True)
 class RemainingWork:

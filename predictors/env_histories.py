@@ -34,7 +34,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -122,17 +121,17 @@ class HistoryBuffers:
                 buffer.count = n_points
             elif n_points != count:
                 buffer.extend(progress, loss_of[task])
-            history = object.__new__(TaskHistory)
-            history.__dict__.update(
-                work=buffer.work[:n_points],
-                loss=buffer.loss[:n_points],
-                target=buffer.target,
-                time_left=buffer.deadline - epoch,
-                speed=buffer.speed,
-                family=buffer.family,
-                budget=buffer.budget,
+            histories.append(
+                TaskHistory.unchecked(
+                    work=buffer.work[:n_points],
+                    loss=buffer.loss[:n_points],
+                    target=buffer.target,
+                    time_left=buffer.deadline - epoch,
+                    speed=buffer.speed,
+                    family=buffer.family,
+                    budget=buffer.budget,
+                )
             )
-            histories.append(history)
         return histories
 
 
@@ -203,15 +202,12 @@ def _assemble(
 ) -> TaskHistory:
     """The ``TaskHistory`` of ``task`` with the given arrays (its checks are skipped)."""
     table = state.tasks
-    fields: dict[str, Any] = {
-        "work": work,
-        "loss": loss,
-        "target": table.target.item(task) * scale,
-        "time_left": float(table.deadline.item(task) - state.epoch),
-        "speed": table.speed.item(task),
-        "family": FAMILY_NAMES[table.family.item(task)],
-        "budget": curve_budget(state, task),
-    }
-    history = object.__new__(TaskHistory)
-    history.__dict__.update(fields)
-    return history
+    return TaskHistory.unchecked(
+        work=work,
+        loss=loss,
+        target=table.target.item(task) * scale,
+        time_left=float(table.deadline.item(task) - state.epoch),
+        speed=table.speed.item(task),
+        family=FAMILY_NAMES[table.family.item(task)],
+        budget=curve_budget(state, task),
+    )

@@ -93,8 +93,10 @@ def test_new_points_are_exactly_the_points_added_at_the_latest_update() -> None:
             for slot, task in enumerate(histories.task_ids.tolist()):
                 if task == NO_TASK:
                     assert [len(a) for a in histories.new_points(slot)] == [0, 0]
+                    assert not histories.reported(slot)
                     continue
                 work, loss = histories.new_points(slot)
+                assert histories.reported(slot) == (len(work) > 0)
                 points = rebuilt.setdefault(task, ([], []))
                 points[0].extend(work.tolist())
                 points[1].extend(loss.tolist())
@@ -149,6 +151,27 @@ def test_update_before_reset_and_bad_slots_raise_clear_errors() -> None:
         histories.update(np.zeros(10, dtype=np.float32))
     with pytest.raises(IndexError, match="outside"):
         histories.history(config.n_slots)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("S_LOG_LOSS", np.nan), ("S_LOG_TARGET", np.inf), ("S_SPEED", 0.0), ("S_BUDGET", -1.0)],
+)
+def test_an_observation_no_history_can_hold_is_refused_by_name(column: str, value: float) -> None:
+    """The histories are built without TaskHistory's checks, so update() refuses the values
+    those checks would: a clear error naming the slot, not a wrong prediction later."""
+    from mara_env import observation as layout
+
+    env = mara_env.raw_env("tiny", load=4.0)
+    env.reset(seed=0)
+    vector = env.observe("node_0")["observation"].copy()
+    slots = vector[layout.GLOBAL_FEATURES :].reshape(env.config.n_slots, layout.SLOT_FEATURES)
+    slot = int(np.flatnonzero(slots[:, layout.S_OCCUPIED] > 0.5)[0])
+    slots[slot, getattr(layout, column)] = value
+    histories = ObservedHistories()
+    histories.reset(env.config)
+    with pytest.raises(ValueError, match=f"slot {slot} of the observation"):
+        histories.update(vector)
 
 
 class _FirstSlotWithHistory(HistoryScheduler):

@@ -262,7 +262,7 @@ class FeatureBuilder:
         stale = [
             slot
             for slot in slots.tolist()
-            if int(ids[slot]) not in self._samples or len(histories.new_points(slot)[0])
+            if int(ids[slot]) not in self._samples or histories.reported(slot)
         ]
         if stale:
             batch = []
