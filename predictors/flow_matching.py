@@ -232,9 +232,9 @@ class SamplingField:
     overhead weighs as much as its arithmetic, so sampling calls the fused ``addmm`` and ``silu``
     kernels on the weights directly, adds each task's context embedding to its samples by
     broadcasting (not by repeating it), and computes the input layer's time features once per
-    solver time. torch's matrix products are about twice as fast as NumPy's here (see
-    ``benchmarks.wrapper_throughput``). The numbers are the module's own
-    (``tests/test_flow_matching.py``).
+    solver time. At this size torch's matrix products cost less than NumPy's on the project's
+    machine; ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch. The
+    numbers are the module's own (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
