@@ -217,22 +217,30 @@ def protocol_section(
             "",
         ]
         lines += _table(["set", "observed", *scored], body, numeric_from=2)
-    if protocol == "shift":
-        lines += ["", *never_section(rows, scored, cells)]
+    if protocol in ("test", "shift"):
+        lines += ["", *never_section(rows, scored, cells, protocol)]
     return [*lines, ""]
 
 
-def never_section(rows: Rows, predictors: Sequence[str], cells: Sequence[Cell]) -> list[str]:
+def never_section(
+    rows: Rows, predictors: Sequence[str], cells: Sequence[Cell], protocol: str
+) -> list[str]:
     """Shares of reachable targets whose predicted median is "never", before and after the
-    recorded curve's last point."""
+    second half of the job begins (:attr:`predictors.cases.PredictionTask.crossed_late`)."""
+    where = (
+        "the recorded curve's last point (step 99 for rl and tabular, 119 for vision, in steps of "
+        "the resampled curve): past every shipped curve of the family"
+        if protocol == "shift"
+        else "the curve's middle, the point of the job where the shift sets' split falls: the "
+        "control for that split on the curves the predictors were trained on"
+    )
     lines = [
         '### "Never" on reachable targets',
         "",
         'Share of feasible cases whose median prediction is "never", with the number of cases, '
-        "by whether the target is first reached at or before the last point of the recorded "
-        "curve or after it (after step 99 for rl and tabular, 119 for vision, in steps of the "
-        "resampled curve: past every shipped curve of the family). A predictor that does not "
-        "hinge on the shipped curves' lengths shows no jump between the two.",
+        f"by whether the target is first reached at or before {where}, or after it. A predictor "
+        "that does not hinge on the shipped curves' lengths rises no more between the two on "
+        "the shift sets than on the test split.",
         "",
     ]
     body = []

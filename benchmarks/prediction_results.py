@@ -268,7 +268,7 @@ def evaluate_row(
     ]
     samples = np.concatenate(parts)
     cases = cell_cases.cases
-    beyond = np.array([task.crossed_beyond_source for task in cases.tasks], dtype=bool)
+    beyond = np.array([task.crossed_late for task in cases.tasks], dtype=bool)
     scores = score_cell(samples, cases.truth, cases.cap, cases.budget, beyond, key.bootstrap_rng())
     scores["latency_ms"] = measure_latency_ms(
         versions[0].predictor, latency_cases(cases), latency_repeats

@@ -132,11 +132,15 @@ class PredictionTask:
         return CAP_CURVE_LENGTHS * self.length
 
     @property
-    def crossed_beyond_source(self) -> bool:
-        """Whether the target is first reached past the last point of the recorded curve
-        (step ``source_length - 1``); always ``False`` for a recorded curve or a hopeless target."""
-        source = self.length if self.source_length is None else self.source_length
-        return math.isfinite(self.steps_to_target) and self.steps_to_target > source - 1
+    def crossed_late(self) -> bool:
+        """Whether the target is first reached in the second half of the job: past the
+        recorded curve's last point (step ``source_length - 1``) for a task on a curve resampled
+        to twice its points, past its middle (step ``(length - 1) / 2``) for a task on a
+        recorded curve. The first is past every shipped curve of the family; the second is the
+        same point of the job on the curves the predictors were trained on, a control for it.
+        ``False`` for a hopeless target."""
+        split = (self.length - 1) / 2 if self.source_length is None else self.source_length - 1
+        return math.isfinite(self.steps_to_target) and self.steps_to_target > split
 
     def loss_at(self, progress: np.ndarray) -> np.ndarray:
         """The loss reported after ``progress`` curve steps: ``curve[min(floor(p), length - 1)]``."""

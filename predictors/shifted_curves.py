@@ -24,7 +24,7 @@ The steps to the target are found again on the resampled curve by the simulator'
 (:func:`predictors.cases.first_step_at_or_below`): ``2 T`` or ``2 T - 1`` for a target first
 reached at recorded step ``T``. Each shifted task remembers its ``source_length`` (``L``), so
 scores can be split by whether the target is crossed before or after the recorded curve's last
-point (:attr:`predictors.cases.PredictionTask.crossed_beyond_source`). A shifted task that would
+point (:attr:`predictors.cases.PredictionTask.crossed_late`). A shifted task that would
 be done at its first report is dropped, as drawn tasks are.
 
 Example:

@@ -423,6 +423,19 @@ def test_the_shift_protocol_reports_never_before_and_after_the_recorded_length(
     assert "| resolution_x2 | 20% | wls |" in markdown
 
 
+def test_the_test_protocol_reports_never_before_and_after_the_middle_as_a_control(
+    tmp_path: Path,
+) -> None:
+    args = quick_args(tmp_path, "--fractions", "0.2", "--no-figure")
+    assert bench.main([*args, "--protocols", "test"]) == 0
+    rows = read_rows(tmp_path / "results.csv")
+    for row in rows:
+        before, after = float(row["never_before_cases"]), float(row["never_after_cases"])
+        assert before > 0 and after > 0 and before + after == float(row["feasible_cases"])
+    markdown = (tmp_path / "results.md").read_text()
+    assert "the control for that split" in markdown
+
+
 def test_the_held_out_protocol_scores_held_out_checkpoints(
     tmp_path: Path, held_out_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -67,8 +67,10 @@ def test_resolution_doubles_the_speed_and_keeps_the_deadline_and_target(
                 2 * task.steps_to_target - 1,
                 2 * task.steps_to_target,
             )
-            assert shifted.crossed_beyond_source == (shifted.steps_to_target > task.length - 1)
-        assert not task.crossed_beyond_source
+            assert shifted.crossed_late == (shifted.steps_to_target > task.length - 1)
+        assert task.crossed_late == (
+            np.isfinite(task.steps_to_target) and task.steps_to_target > (task.length - 1) / 2
+        )
 
 
 def test_duration_keeps_the_speed_and_doubles_the_deadline(
