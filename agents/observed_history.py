@@ -230,7 +230,7 @@ def _check_values(view: SlotView) -> None:
     """A ValueError unless every occupied slot holds values a :class:`TaskHistory` accepts:
     finite losses, target and curve steps, a positive speed and a positive step budget."""
     occupied = view.occupied
-    finite = (
+    valid = (
         np.isfinite(view.log_loss_ratio)
         & np.isfinite(view.log_target_ratio)
         & np.isfinite(view.curve_steps)
@@ -238,7 +238,7 @@ def _check_values(view: SlotView) -> None:
         & (view.speed > 0)
         & (view.budget > 0)
     )
-    bad = np.flatnonzero(occupied & ~finite)
+    bad = np.flatnonzero(occupied & ~valid)
     if len(bad):
         raise ValueError(
             f"ObservedHistories.update: slot {int(bad[0])} of the observation holds a "
