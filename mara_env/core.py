@@ -97,7 +97,8 @@ class BatchEpoch:
 
 
 #: Fields of a task's row, in the packed per-task table and in the slot holding it (float64;
-#: ids and epochs are exact whole numbers). The first six change while the task trains; the
+#: ids and epochs are exact whole numbers). The first six change while the task trains (ordered
+#: so that work and loss, their previous values, and the two losses are each one slice); the
 #: row ends with a block of ``SLOT_FEATURES`` values in the observation's slot-column order
 #: holding the task's constant features (0 in the other columns; see
 #: :func:`mara_env.observation.slot_matrix`).
@@ -105,8 +106,8 @@ TASK_FIELDS = (
     "progress",
     "work",
     "loss",
-    "previous_loss",
     "previous_work",
+    "previous_loss",
     "phi",
     "speed",
     "alpha",
@@ -131,7 +132,9 @@ TASK_FIELDS = (
     *(f"feature_{column}" for column in range(SLOT_FEATURES)),
 )
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
-PROGRESS, WORK, LOSS, PREVIOUS_LOSS, PREVIOUS_WORK, PHI = range(6)
+PROGRESS, WORK, LOSS, PREVIOUS_WORK, PREVIOUS_LOSS, PHI = range(6)
+#: The current and the previous loss (a strided slice of a row).
+LOSSES = slice(LOSS, PREVIOUS_LOSS + 1, PREVIOUS_LOSS - LOSS)
 #: The time features at epoch 0 and their changes per epoch (blocks in the order of the
 #: observation's time columns).
 TIME_AT_0 = slice(FIELD["time_left_at_0"], FIELD["age_at_0"] + 1)
@@ -405,7 +408,7 @@ class ClusterBatch:
         flat = choice + self.slot_offsets
         node_task = self.slot_task.ravel()[flat]
         busy = node_task != NO_TASK
-        if not busy.all():
+        if np.count_nonzero(busy) < busy.size:
             choice[~busy] = S  # an empty slot is idle
             flat = choice + self.slot_offsets
         switched = busy & (node_task != self.node_task)
@@ -420,7 +423,7 @@ class ClusterBatch:
 
         # progress, work and loss of the trained tasks (all in their slots); a slot nobody
         # trained gains no progress and no work, so its loss and potential stay as they are
-        np.copyto(slot[PREVIOUS_LOSS : PREVIOUS_WORK + 1], slot[[LOSS, WORK]], where=trained)
+        np.copyto(slot[PREVIOUS_WORK : PREVIOUS_LOSS + 1], slot[WORK : LOSS + 1], where=trained)
         slot[PROGRESS] += progress_gain(slot[FIELD["speed"]], effective, slot[FIELD["alpha"]])
         slot[WORK] += nodes
         loss = loss_at(self.workload.curves, self.slot_curve, slot[PROGRESS])
@@ -446,7 +449,7 @@ class ClusterBatch:
         completed_slots = trained[:, :S] & (loss[:, :S] <= slot[FIELD["target"], :, :S])
         expired_slots = (slot[FIELD["deadline"], :, :S] == epoch[:, None]) & ~completed_slots
         leaving = completed_slots | expired_slots
-        if leaving.any():
+        if np.count_nonzero(leaving):
             n_completed = completed_slots.sum(axis=1)
             n_expired_slots = expired_slots.sum(axis=1)
             slack = slot[FIELD["deadline"], :, :S] - epoch[:, None]
@@ -489,7 +492,7 @@ class ClusterBatch:
 
     def _update_ends(self) -> None:
         late = self.epoch >= self.config.arrival_horizon
-        if not late.any():
+        if not np.count_nonzero(late):
             self.terminated = self.truncated = late
             return
         self.terminated = (
@@ -503,7 +506,7 @@ class ClusterBatch:
     def _record_points(self, trained: np.ndarray) -> None:
         """Log the points the trained tasks reported (turned into the history lists lazily, by
         :meth:`flush_history`)."""
-        cluster, column = np.nonzero(trained)
+        cluster, column = trained.nonzero()
         points = self.slot[PROGRESS : LOSS + 1, cluster, column]
         self._pending.append((cluster, self.slot_task[cluster, column], points))
 
@@ -529,7 +532,7 @@ class ClusterBatch:
 
     def _leave(self, leaving: np.ndarray, completed: np.ndarray) -> None:
         """Write the leaving slots' rows back to the task table and empty the slots."""
-        cluster, column = np.nonzero(leaving)
+        cluster, column = leaving.nonzero()
         task_id = self.slot_task[cluster, column]
         rows = self.slot[:, cluster, column]
         rows[PHI] = 0.0
@@ -556,13 +559,13 @@ class ClusterBatch:
         """Expire queued tasks whose deadline is the new epoch; their (cluster, task) ids."""
         # queue_min_deadline is the earliest deadline in each queue since the last admission
         # (0 when the queue is empty, never a new epoch)
-        waiting = np.flatnonzero(self.queue_min_deadline == self.epoch)
+        waiting = (self.queue_min_deadline == self.epoch).nonzero()[0]
         if not len(waiting):
             return waiting, waiting
         ids, queued = self._queue_window(waiting)
         epoch = self.epoch[waiting]
         due = queued & (self.task[FIELD["deadline"]][waiting[:, None], ids] == epoch[:, None])
-        row, column = np.nonzero(due)
+        row, column = due.nonzero()
         cluster, task_id = waiting[row], ids[row, column]
         if len(cluster):
             self.task[FIELD["final_status"], cluster, task_id] = EXPIRED
@@ -580,26 +583,29 @@ class ClusterBatch:
         arrivals, a free slot to fill, or ``touched`` (tasks expired from its queue).
         """
         horizon = self.config.arrival_horizon
-        arrived_now = self.arrived_by[clusters, np.minimum(self.epoch[clusters], horizon)]
-        new = arrived_now - self.next_arrival[clusters]
-        if clusters is self._all_clusters:
+        # the per-cluster arrays of ``clusters``: whole (basic indexing, no copies) for all
+        every = clusters is self._all_clusters
+        select = slice(None) if every else clusters
+        arrived_now = self.arrived_by[clusters, np.minimum(self.epoch[select], horizon)]
+        new = arrived_now - self.next_arrival[select]
+        if every:
             arrived = new
         else:
             arrived = np.zeros(self.batch_size, dtype=np.int64)
             arrived[clusters] = new
-        if not (new | self.queue_length[clusters]).any():
+        if not np.count_nonzero(new | self.queue_length[select]):
             return arrived  # nothing arrived, and the empty queues' heads are current
         if self.record_history:
-            for position in np.flatnonzero(new).tolist():
+            for position in new.nonzero()[0].tolist():
                 cluster = int(clusters[position])
                 first = int(self.next_arrival[cluster])
                 self._pending.append((cluster, first, int(arrived_now[position])))
-        self.next_arrival[clusters] = arrived_now
-        self.queue_length[clusters] += new
+        self.next_arrival[select] = arrived_now
+        self.queue_length[select] += new
         queue = self.queue_length[clusters]
-        changed = (new > 0) | (self.free_slots[clusters] > 0)
+        changed = (new > 0) | (self.free_slots[select] > 0)
         if touched is not None:
-            changed |= touched[clusters]
+            changed |= touched[select]
         empty = clusters[queue == 0]
         self.queue_head[empty] = self.next_arrival[empty]
         self.queue_min_deadline[empty] = 0
@@ -608,12 +614,12 @@ class ClusterBatch:
             return arrived
         ids, queued = self._queue_window(waiting)
         take = np.minimum(self.free_slots[waiting], self.queue_length[waiting])
-        if take.any():
+        if np.count_nonzero(take):
             free = self.slot_task[waiting, :-1] == NO_TASK
-            entering = queued & (np.cumsum(queued, axis=1) <= take[:, None])
-            filling = free & (np.cumsum(free, axis=1) <= take[:, None])
-            entry_row, entry_column = np.nonzero(entering)
-            fill_row, fill_column = np.nonzero(filling)
+            entering = queued & (queued.cumsum(axis=1) <= take[:, None])
+            filling = free & (free.cumsum(axis=1) <= take[:, None])
+            entry_row, entry_column = entering.nonzero()
+            fill_row, fill_column = filling.nonzero()
             cluster, task_id = waiting[fill_row], ids[entry_row, entry_column]
             self.slot_task[cluster, fill_column] = task_id
             self.slot[:, cluster, fill_column] = self.task[:, cluster, task_id]
@@ -623,11 +629,11 @@ class ClusterBatch:
             queued = queued & ~entering
         # the queue head moves to the first task still queued
         still = queued.any(axis=1)
-        first = np.where(still, np.argmax(queued, axis=1), queued.shape[1])
+        first = np.where(still, queued.argmax(axis=1), queued.shape[1])
         self.queue_head[waiting] = np.minimum(
             self.queue_head[waiting] + first, self.next_arrival[waiting]
         )
-        if still.any():
+        if np.count_nonzero(still):
             deadline = np.where(queued, self.task[FIELD["deadline"]][waiting[:, None], ids], np.inf)
             self.queue_min_deadline[waiting] = np.where(still, deadline.min(axis=1), 0.0)
         else:
