@@ -289,8 +289,9 @@ class ClusterBatch:
         self.history_loss: list[dict[int, list[float]]] = [{} for _ in range(B)]
         self.assignments: list[list[np.ndarray]] = [[] for _ in range(B)]
         self.last_trained = np.zeros((B, S), dtype=bool)
-        # logged history: (cluster ids, task ids, (3, n) points), or (cluster, first, last) for
-        # the arrivals of tasks first .. last - 1
+        # logged history: (trained (B, S + 1), slot_task, (3, B, S + 1) progress, work and loss
+        # of the slots) after an epoch, or (cluster, first, last) for the arrivals of tasks
+        # first .. last - 1
         self._pending: list[tuple[Any, Any, Any]] = []
 
     # ------------------------------------------------------------------ reset
@@ -504,25 +505,28 @@ class ClusterBatch:
         self.truncated = ~self.terminated & (self.epoch >= self.config.max_epochs)
 
     def _record_points(self, trained: np.ndarray) -> None:
-        """Log the points the trained tasks reported (turned into the history lists lazily, by
+        """Log the points the trained tasks reported: copies of which slots trained, their tasks
+        and their progress, work and loss (turned into the history lists lazily, by
         :meth:`flush_history`)."""
-        cluster, column = trained.nonzero()
-        points = self.slot[PROGRESS : LOSS + 1, cluster, column]
-        self._pending.append((cluster, self.slot_task[cluster, column], points))
+        self._pending.append(
+            (trained.copy(), self.slot_task.copy(), self.slot[PROGRESS : LOSS + 1].copy())
+        )
 
     def flush_history(self) -> None:
         """Append the logged points to ``history_work``, ``history_progress`` and
         ``history_loss`` (the single-cluster views call this before reading them)."""
         pending, self._pending = self._pending, []
-        for cluster, task_id, points in pending:
-            if isinstance(task_id, int):  # arrivals of tasks task_id .. points - 1
-                losses = self.task[FIELD["initial_loss"], cluster, task_id:points].tolist()
-                for task, loss in enumerate(losses, start=task_id):
-                    self.history_work[cluster][task] = [0.0]
-                    self.history_progress[cluster][task] = [0.0]
-                    self.history_loss[cluster][task] = [loss]
+        for first, second, third in pending:
+            if isinstance(second, int):  # arrivals of tasks second .. third - 1 of cluster first
+                losses = self.task[FIELD["initial_loss"], first, second:third].tolist()
+                for task, loss in enumerate(losses, start=second):
+                    self.history_work[first][task] = [0.0]
+                    self.history_progress[first][task] = [0.0]
+                    self.history_loss[first][task] = [loss]
                 continue
-            progresses, works, losses = points.tolist()
+            cluster, column = first.nonzero()
+            task_id = second[cluster, column]
+            progresses, works, losses = third[:, cluster, column].tolist()
             for b, task, work, progress, loss in zip(
                 cluster.tolist(), task_id.tolist(), works, progresses, losses, strict=True
             ):

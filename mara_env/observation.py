@@ -398,12 +398,16 @@ class ObservationBuilder:
         config = simulator.config
         self.config = config
         self.size = observation_size(config)
-        slot_offsets = GLOBAL_FEATURES + SLOT_FEATURES * np.arange(config.n_slots)
-        self._now_index = slot_offsets + S_NODES_NOW
-        self._mine_index = slot_offsets + S_MINE
+        # plain lists and ints: the per-node calls index with them
+        slot_offsets = [GLOBAL_FEATURES + SLOT_FEATURES * slot for slot in range(config.n_slots)]
+        self._now_index = [offset + S_NODES_NOW for offset in slot_offsets]
+        self._mine_index = [offset + S_MINE for offset in slot_offsets]
+        self._n_slots = config.n_slots
+        self._cap = config.max_nodes_per_task
         self._current = np.zeros(self.size, dtype=np.float32)
         self._mask = np.zeros(config.n_actions, dtype=np.int8)
         self._previous_slot = np.full(config.n_nodes, config.n_slots, dtype=np.int64)
+        self._previous_slots = self._previous_slot.tolist()
         self.counts = [0] * config.n_actions
         self.legal: list[int] = [0] * config.n_actions
         self.decided = 0
@@ -414,6 +418,7 @@ class ObservationBuilder:
         core = self.simulator.core
         self._current = shared_observations(core)[0]
         self._previous_slot = core.previous_slot[0].copy()
+        self._previous_slots = self._previous_slot.tolist()
         mask = occupied_masks(core)[0]
         self._mask = mask
         self.legal = mask.tolist()
@@ -425,9 +430,9 @@ class ObservationBuilder:
         self.counts[action] += 1
         self.decided += 1
         self._current[G_DECIDED] = self.decided * self._per_node
-        if action < self.config.n_slots:
+        if action < self._n_slots:
             self._current[self._now_index[action]] = self.counts[action] * self._per_node
-            cap = self.config.max_nodes_per_task
+            cap = self._cap
             if cap is not None and self.counts[action] >= cap:
                 self._mask[action] = 0
                 self.legal[action] = False
@@ -436,8 +441,8 @@ class ObservationBuilder:
         """Node ``node``'s observation (a fresh array)."""
         obs = self._current.copy()
         obs[G_NODE] = node * self._per_node
-        previous = self._previous_slot[node]
-        if previous < self.config.n_slots:
+        previous = self._previous_slots[node]
+        if previous < self._n_slots:
             obs[self._mine_index[previous]] = 1.0
         else:
             obs[G_IDLE] = 1.0
