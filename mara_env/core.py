@@ -413,7 +413,7 @@ class ClusterBatch:
             choice[~busy] = S  # an empty slot is idle
             flat = choice + self.slot_offsets
         switched = busy & (node_task != self.node_task)
-        share = busy - config.switch_cost * switched
+        share = np.where(switched, 1.0 - config.switch_cost, busy)  # = busy - cost * switched
         width = B * (S + 1)
         chosen = flat.ravel()
         effective = np.bincount(chosen, weights=share.ravel(), minlength=width).reshape(B, S + 1)
@@ -548,10 +548,19 @@ class ClusterBatch:
         self.slot_curve[cluster, column] = 0
         self.slot[:, cluster, column] = EMPTY_ROW[:, None]
 
-    def _queue_window(self, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _rows_of(self, clusters: np.ndarray) -> slice | np.ndarray:
+        """The index of ``clusters`` (ascending and distinct) into the per-cluster arrays: a
+        slice, which reads them without copies, when they are every cluster."""
+        return slice(None) if len(clusters) == self.batch_size else clusters
+
+    def _queue_window(
+        self, clusters: np.ndarray, rows: slice | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Ids ``queue_head .. next_arrival - 1`` of ``clusters`` (padded with the sentinel) and
-        which of them are still queued."""
-        head, end = self.queue_head[clusters], self.next_arrival[clusters]
+        which of them are still queued (``rows``: their index from :meth:`_rows_of`, if
+        known)."""
+        rows = clusters if rows is None else rows
+        head, end = self.queue_head[rows], self.next_arrival[rows]
         width = int((end - head).max(initial=0))
         ids = head[:, None] + np.arange(width)
         inside = ids < end[:, None]
@@ -566,8 +575,9 @@ class ClusterBatch:
         waiting = (self.queue_min_deadline == self.epoch).nonzero()[0]
         if not len(waiting):
             return waiting, waiting
-        ids, queued = self._queue_window(waiting)
-        epoch = self.epoch[waiting]
+        rows = self._rows_of(waiting)
+        ids, queued = self._queue_window(waiting, rows)
+        epoch = self.epoch[rows]
         due = queued & (self.task[FIELD["deadline"]][waiting[:, None], ids] == epoch[:, None])
         row, column = due.nonzero()
         cluster, task_id = waiting[row], ids[row, column]
@@ -616,10 +626,11 @@ class ClusterBatch:
         waiting = clusters[changed & (queue > 0)]
         if not len(waiting):
             return arrived
-        ids, queued = self._queue_window(waiting)
-        take = np.minimum(self.free_slots[waiting], self.queue_length[waiting])
+        rows = self._rows_of(waiting) if every else waiting
+        ids, queued = self._queue_window(waiting, rows)
+        take = np.minimum(self.free_slots[rows], self.queue_length[rows])
         if np.count_nonzero(take):
-            free = self.slot_task[waiting, :-1] == NO_TASK
+            free = self.slot_task[rows, :-1] == NO_TASK
             entering = queued & (queued.cumsum(axis=1) <= take[:, None])
             filling = free & (free.cumsum(axis=1) <= take[:, None])
             entry_row, entry_column = entering.nonzero()
@@ -628,20 +639,18 @@ class ClusterBatch:
             self.slot_task[cluster, fill_column] = task_id
             self.slot[:, cluster, fill_column] = self.task[:, cluster, task_id]
             self.slot_curve[cluster, fill_column] = self.task_curve[cluster, task_id]
-            self.queue_length[waiting] -= take
-            self.free_slots[waiting] -= take
+            self.queue_length[rows] -= take
+            self.free_slots[rows] -= take
             queued = queued & ~entering
         # the queue head moves to the first task still queued
         still = queued.any(axis=1)
         first = np.where(still, queued.argmax(axis=1), queued.shape[1])
-        self.queue_head[waiting] = np.minimum(
-            self.queue_head[waiting] + first, self.next_arrival[waiting]
-        )
+        self.queue_head[rows] = np.minimum(self.queue_head[rows] + first, self.next_arrival[rows])
         if np.count_nonzero(still):
             deadline = np.where(queued, self.task[FIELD["deadline"]][waiting[:, None], ids], np.inf)
-            self.queue_min_deadline[waiting] = np.where(still, deadline.min(axis=1), 0.0)
+            self.queue_min_deadline[rows] = np.where(still, deadline.min(axis=1), 0.0)
         else:
-            self.queue_min_deadline[waiting] = 0
+            self.queue_min_deadline[rows] = 0
         return arrived
 
     @property
