@@ -641,6 +641,11 @@ class ClusterBatch:
             self.slot_curve[cluster, fill_column] = self.task_curve[cluster, task_id]
             self.queue_length[rows] -= take
             self.free_slots[rows] -= take
+            if not np.count_nonzero(self.queue_length[rows]):
+                # every queued task entered: each queue is empty, its head the next arrival
+                self.queue_head[rows] = self.next_arrival[rows]
+                self.queue_min_deadline[rows] = 0
+                return arrived
             queued = queued & ~entering
         # the queue head moves to the first task still queued
         still = queued.any(axis=1)
