@@ -497,7 +497,7 @@ class ClusterBatch:
             self.terminated = self.truncated = late
             return
         self.terminated = (
-            (self.epoch >= self.config.arrival_horizon)
+            late
             & (self.next_arrival == self.n_tasks)
             & (self.queue_length == 0)
             & (self.free_slots == self.config.n_slots)
