@@ -339,7 +339,10 @@ class ClusterBatch:
                 )
             tables.append(table)
         if self.record_history:
-            self.flush_history()  # the logged points read the task table about to change
+            if len(set(indices.tolist())) == self.batch_size:
+                self._pending = []  # every cluster's history is about to be emptied
+            else:
+                self.flush_history()  # the logged points read the task table about to change
         need = max(len(table) for table in tables)
         if need > self.capacity:
             self._allocate_tasks(max(need, 2 * self.capacity))
