@@ -115,6 +115,9 @@ class raw_env(ClusterEnvBase, AECEnv):
         self._build_cluster(config, trace_source, render_mode, strict, overrides)
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._step_caller = {
+            agent: f"{ENV_ID} step() for {agent}" for agent in self.possible_agents
+        }
         observation_space, action_space, self.state_space = build_spaces(self.config)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
@@ -178,7 +181,7 @@ class raw_env(ClusterEnvBase, AECEnv):
             self._was_dead_step(action)
             return
         node = self._turn
-        slot = check_action(action, self.config, f"{ENV_ID} step() for {agent}")
+        slot = check_action(action, self.config, self._step_caller[agent])
         if not self.builder.legal[slot]:
             if self.strict:
                 raise ActionError(

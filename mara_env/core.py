@@ -97,7 +97,8 @@ class BatchEpoch:
 
 
 #: Fields of a task's row, in the packed per-task table and in the slot holding it (float64;
-#: ids and epochs are exact whole numbers). The first six change while the task trains; the
+#: ids and epochs are exact whole numbers). The first six change while the task trains (ordered
+#: so that work and loss, their previous values, and the two losses are each one slice); the
 #: row ends with a block of ``SLOT_FEATURES`` values in the observation's slot-column order
 #: holding the task's constant features (0 in the other columns; see
 #: :func:`mara_env.observation.slot_matrix`).
@@ -105,8 +106,8 @@ TASK_FIELDS = (
     "progress",
     "work",
     "loss",
-    "previous_loss",
     "previous_work",
+    "previous_loss",
     "phi",
     "speed",
     "alpha",
@@ -131,7 +132,9 @@ TASK_FIELDS = (
     *(f"feature_{column}" for column in range(SLOT_FEATURES)),
 )
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
-PROGRESS, WORK, LOSS, PREVIOUS_LOSS, PREVIOUS_WORK, PHI = range(6)
+PROGRESS, WORK, LOSS, PREVIOUS_WORK, PREVIOUS_LOSS, PHI = range(6)
+#: The current and the previous loss (a strided slice of a row).
+LOSSES = slice(LOSS, PREVIOUS_LOSS + 1, PREVIOUS_LOSS - LOSS)
 #: The time features at epoch 0 and their changes per epoch (blocks in the order of the
 #: observation's time columns).
 TIME_AT_0 = slice(FIELD["time_left_at_0"], FIELD["age_at_0"] + 1)
@@ -286,8 +289,9 @@ class ClusterBatch:
         self.history_loss: list[dict[int, list[float]]] = [{} for _ in range(B)]
         self.assignments: list[list[np.ndarray]] = [[] for _ in range(B)]
         self.last_trained = np.zeros((B, S), dtype=bool)
-        # logged history: (cluster ids, task ids, (3, n) points), or (cluster, first, last) for
-        # the arrivals of tasks first .. last - 1
+        # logged history: (trained (B, S + 1), slot_task, (3, B, S + 1) progress, work and loss
+        # of the slots) after an epoch, or (cluster, first, last) for the arrivals of tasks
+        # first .. last - 1
         self._pending: list[tuple[Any, Any, Any]] = []
 
     # ------------------------------------------------------------------ reset
@@ -335,7 +339,10 @@ class ClusterBatch:
                 )
             tables.append(table)
         if self.record_history:
-            self.flush_history()  # the logged points read the task table about to change
+            if len(set(indices.tolist())) == self.batch_size:
+                self._pending = []  # every cluster's history is about to be emptied
+            else:
+                self.flush_history()  # the logged points read the task table about to change
         need = max(len(table) for table in tables)
         if need > self.capacity:
             self._allocate_tasks(max(need, 2 * self.capacity))
@@ -405,11 +412,11 @@ class ClusterBatch:
         flat = choice + self.slot_offsets
         node_task = self.slot_task.ravel()[flat]
         busy = node_task != NO_TASK
-        if not busy.all():
+        if np.count_nonzero(busy) < busy.size:
             choice[~busy] = S  # an empty slot is idle
             flat = choice + self.slot_offsets
         switched = busy & (node_task != self.node_task)
-        share = busy - config.switch_cost * switched
+        share = np.where(switched, 1.0 - config.switch_cost, busy)  # = busy - cost * switched
         width = B * (S + 1)
         chosen = flat.ravel()
         effective = np.bincount(chosen, weights=share.ravel(), minlength=width).reshape(B, S + 1)
@@ -420,7 +427,7 @@ class ClusterBatch:
 
         # progress, work and loss of the trained tasks (all in their slots); a slot nobody
         # trained gains no progress and no work, so its loss and potential stay as they are
-        np.copyto(slot[PREVIOUS_LOSS : PREVIOUS_WORK + 1], slot[[LOSS, WORK]], where=trained)
+        np.copyto(slot[PREVIOUS_WORK : PREVIOUS_LOSS + 1], slot[WORK : LOSS + 1], where=trained)
         slot[PROGRESS] += progress_gain(slot[FIELD["speed"]], effective, slot[FIELD["alpha"]])
         slot[WORK] += nodes
         loss = loss_at(self.workload.curves, self.slot_curve, slot[PROGRESS])
@@ -446,7 +453,7 @@ class ClusterBatch:
         completed_slots = trained[:, :S] & (loss[:, :S] <= slot[FIELD["target"], :, :S])
         expired_slots = (slot[FIELD["deadline"], :, :S] == epoch[:, None]) & ~completed_slots
         leaving = completed_slots | expired_slots
-        if leaving.any():
+        if np.count_nonzero(leaving):
             n_completed = completed_slots.sum(axis=1)
             n_expired_slots = expired_slots.sum(axis=1)
             slack = slot[FIELD["deadline"], :, :S] - epoch[:, None]
@@ -489,11 +496,11 @@ class ClusterBatch:
 
     def _update_ends(self) -> None:
         late = self.epoch >= self.config.arrival_horizon
-        if not late.any():
+        if not np.count_nonzero(late):
             self.terminated = self.truncated = late
             return
         self.terminated = (
-            (self.epoch >= self.config.arrival_horizon)
+            late
             & (self.next_arrival == self.n_tasks)
             & (self.queue_length == 0)
             & (self.free_slots == self.config.n_slots)
@@ -501,25 +508,28 @@ class ClusterBatch:
         self.truncated = ~self.terminated & (self.epoch >= self.config.max_epochs)
 
     def _record_points(self, trained: np.ndarray) -> None:
-        """Log the points the trained tasks reported (turned into the history lists lazily, by
+        """Log the points the trained tasks reported: copies of which slots trained, their tasks
+        and their progress, work and loss (turned into the history lists lazily, by
         :meth:`flush_history`)."""
-        cluster, column = np.nonzero(trained)
-        points = self.slot[PROGRESS : LOSS + 1, cluster, column]
-        self._pending.append((cluster, self.slot_task[cluster, column], points))
+        self._pending.append(
+            (trained.copy(), self.slot_task.copy(), self.slot[PROGRESS : LOSS + 1].copy())
+        )
 
     def flush_history(self) -> None:
         """Append the logged points to ``history_work``, ``history_progress`` and
         ``history_loss`` (the single-cluster views call this before reading them)."""
         pending, self._pending = self._pending, []
-        for cluster, task_id, points in pending:
-            if isinstance(task_id, int):  # arrivals of tasks task_id .. points - 1
-                losses = self.task[FIELD["initial_loss"], cluster, task_id:points].tolist()
-                for task, loss in enumerate(losses, start=task_id):
-                    self.history_work[cluster][task] = [0.0]
-                    self.history_progress[cluster][task] = [0.0]
-                    self.history_loss[cluster][task] = [loss]
+        for first, second, third in pending:
+            if isinstance(second, int):  # arrivals of tasks second .. third - 1 of cluster first
+                losses = self.task[FIELD["initial_loss"], first, second:third].tolist()
+                for task, loss in enumerate(losses, start=second):
+                    self.history_work[first][task] = [0.0]
+                    self.history_progress[first][task] = [0.0]
+                    self.history_loss[first][task] = [loss]
                 continue
-            progresses, works, losses = points.tolist()
+            cluster, column = first.nonzero()
+            task_id = second[cluster, column]
+            progresses, works, losses = third[:, cluster, column].tolist()
             for b, task, work, progress, loss in zip(
                 cluster.tolist(), task_id.tolist(), works, progresses, losses, strict=True
             ):
@@ -529,7 +539,7 @@ class ClusterBatch:
 
     def _leave(self, leaving: np.ndarray, completed: np.ndarray) -> None:
         """Write the leaving slots' rows back to the task table and empty the slots."""
-        cluster, column = np.nonzero(leaving)
+        cluster, column = leaving.nonzero()
         task_id = self.slot_task[cluster, column]
         rows = self.slot[:, cluster, column]
         rows[PHI] = 0.0
@@ -541,10 +551,19 @@ class ClusterBatch:
         self.slot_curve[cluster, column] = 0
         self.slot[:, cluster, column] = EMPTY_ROW[:, None]
 
-    def _queue_window(self, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _rows_of(self, clusters: np.ndarray) -> slice | np.ndarray:
+        """The index of ``clusters`` (ascending and distinct) into the per-cluster arrays: a
+        slice, which reads them without copies, when they are every cluster."""
+        return slice(None) if len(clusters) == self.batch_size else clusters
+
+    def _queue_window(
+        self, clusters: np.ndarray, rows: slice | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Ids ``queue_head .. next_arrival - 1`` of ``clusters`` (padded with the sentinel) and
-        which of them are still queued."""
-        head, end = self.queue_head[clusters], self.next_arrival[clusters]
+        which of them are still queued (``rows``: their index from :meth:`_rows_of`, if
+        known)."""
+        rows = clusters if rows is None else rows
+        head, end = self.queue_head[rows], self.next_arrival[rows]
         width = int((end - head).max(initial=0))
         ids = head[:, None] + np.arange(width)
         inside = ids < end[:, None]
@@ -556,13 +575,14 @@ class ClusterBatch:
         """Expire queued tasks whose deadline is the new epoch; their (cluster, task) ids."""
         # queue_min_deadline is the earliest deadline in each queue since the last admission
         # (0 when the queue is empty, never a new epoch)
-        waiting = np.flatnonzero(self.queue_min_deadline == self.epoch)
+        waiting = (self.queue_min_deadline == self.epoch).nonzero()[0]
         if not len(waiting):
             return waiting, waiting
-        ids, queued = self._queue_window(waiting)
-        epoch = self.epoch[waiting]
+        rows = self._rows_of(waiting)
+        ids, queued = self._queue_window(waiting, rows)
+        epoch = self.epoch[rows]
         due = queued & (self.task[FIELD["deadline"]][waiting[:, None], ids] == epoch[:, None])
-        row, column = np.nonzero(due)
+        row, column = due.nonzero()
         cluster, task_id = waiting[row], ids[row, column]
         if len(cluster):
             self.task[FIELD["final_status"], cluster, task_id] = EXPIRED
@@ -580,58 +600,65 @@ class ClusterBatch:
         arrivals, a free slot to fill, or ``touched`` (tasks expired from its queue).
         """
         horizon = self.config.arrival_horizon
-        arrived_now = self.arrived_by[clusters, np.minimum(self.epoch[clusters], horizon)]
-        new = arrived_now - self.next_arrival[clusters]
-        if clusters is self._all_clusters:
+        # the per-cluster arrays of ``clusters``: whole (basic indexing, no copies) for all
+        every = clusters is self._all_clusters
+        select = slice(None) if every else clusters
+        arrived_now = self.arrived_by[clusters, np.minimum(self.epoch[select], horizon)]
+        new = arrived_now - self.next_arrival[select]
+        if every:
             arrived = new
         else:
             arrived = np.zeros(self.batch_size, dtype=np.int64)
             arrived[clusters] = new
-        if not (new | self.queue_length[clusters]).any():
+        if not np.count_nonzero(new | self.queue_length[select]):
             return arrived  # nothing arrived, and the empty queues' heads are current
         if self.record_history:
-            for position in np.flatnonzero(new).tolist():
+            for position in new.nonzero()[0].tolist():
                 cluster = int(clusters[position])
                 first = int(self.next_arrival[cluster])
                 self._pending.append((cluster, first, int(arrived_now[position])))
-        self.next_arrival[clusters] = arrived_now
-        self.queue_length[clusters] += new
+        self.next_arrival[select] = arrived_now
+        self.queue_length[select] += new
         queue = self.queue_length[clusters]
-        changed = (new > 0) | (self.free_slots[clusters] > 0)
+        changed = (new > 0) | (self.free_slots[select] > 0)
         if touched is not None:
-            changed |= touched[clusters]
+            changed |= touched[select]
         empty = clusters[queue == 0]
         self.queue_head[empty] = self.next_arrival[empty]
         self.queue_min_deadline[empty] = 0
         waiting = clusters[changed & (queue > 0)]
         if not len(waiting):
             return arrived
-        ids, queued = self._queue_window(waiting)
-        take = np.minimum(self.free_slots[waiting], self.queue_length[waiting])
-        if take.any():
-            free = self.slot_task[waiting, :-1] == NO_TASK
-            entering = queued & (np.cumsum(queued, axis=1) <= take[:, None])
-            filling = free & (np.cumsum(free, axis=1) <= take[:, None])
-            entry_row, entry_column = np.nonzero(entering)
-            fill_row, fill_column = np.nonzero(filling)
+        rows = self._rows_of(waiting) if every else waiting
+        ids, queued = self._queue_window(waiting, rows)
+        take = np.minimum(self.free_slots[rows], self.queue_length[rows])
+        if np.count_nonzero(take):
+            free = self.slot_task[rows, :-1] == NO_TASK
+            entering = queued & (queued.cumsum(axis=1) <= take[:, None])
+            filling = free & (free.cumsum(axis=1) <= take[:, None])
+            entry_row, entry_column = entering.nonzero()
+            fill_row, fill_column = filling.nonzero()
             cluster, task_id = waiting[fill_row], ids[entry_row, entry_column]
             self.slot_task[cluster, fill_column] = task_id
             self.slot[:, cluster, fill_column] = self.task[:, cluster, task_id]
             self.slot_curve[cluster, fill_column] = self.task_curve[cluster, task_id]
-            self.queue_length[waiting] -= take
-            self.free_slots[waiting] -= take
+            self.queue_length[rows] -= take
+            self.free_slots[rows] -= take
+            if not np.count_nonzero(self.queue_length[rows]):
+                # every queued task entered: each queue is empty, its head the next arrival
+                self.queue_head[rows] = self.next_arrival[rows]
+                self.queue_min_deadline[rows] = 0
+                return arrived
             queued = queued & ~entering
         # the queue head moves to the first task still queued
         still = queued.any(axis=1)
-        first = np.where(still, np.argmax(queued, axis=1), queued.shape[1])
-        self.queue_head[waiting] = np.minimum(
-            self.queue_head[waiting] + first, self.next_arrival[waiting]
-        )
-        if still.any():
+        first = np.where(still, queued.argmax(axis=1), queued.shape[1])
+        self.queue_head[rows] = np.minimum(self.queue_head[rows] + first, self.next_arrival[rows])
+        if np.count_nonzero(still):
             deadline = np.where(queued, self.task[FIELD["deadline"]][waiting[:, None], ids], np.inf)
-            self.queue_min_deadline[waiting] = np.where(still, deadline.min(axis=1), 0.0)
+            self.queue_min_deadline[rows] = np.where(still, deadline.min(axis=1), 0.0)
         else:
-            self.queue_min_deadline[waiting] = 0
+            self.queue_min_deadline[rows] = 0
         return arrived
 
     @property

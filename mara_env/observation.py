@@ -51,10 +51,9 @@ from mara_env.config import ClusterConfig
 from mara_env.core import (
     FEATURES,
     FIELD,
-    LOSS,
+    LOSSES,
     NO_TASK,
     PHI,
-    PREVIOUS_LOSS,
     PREVIOUS_WORK,
     PROGRESS,
     TIME_AT_0,
@@ -307,17 +306,21 @@ def slot_columns(core: ClusterBatch) -> np.ndarray:
     S = core.config.n_slots
     rows = core.slot[:, :, :S]
     columns = rows[FEATURES:].copy()
-    log_loss, log_previous_loss = np.log(rows[LOSS : PREVIOUS_LOSS + 1])
-    columns[S_LOG_LOSS] = log_loss - rows[FIELD["log_initial_loss"]]
+    log_loss, log_previous_loss = np.log(rows[LOSSES])
+    np.subtract(log_loss, rows[FIELD["log_initial_loss"]], out=columns[S_LOG_LOSS])
     columns[S_PROGRESS] = rows[PHI]
-    columns[_TIME_COLUMNS] = rows[TIME_AT_0] + core.epoch[:, None] * rows[TIME_PER_EPOCH]
-    columns[S_WORK] = rows[WORK] * (1.0 / TIME_SCALE)
-    columns[S_STEPS] = rows[PROGRESS] * (1.0 / STEP_SCALE)
-    worked = rows[WORK] - rows[PREVIOUS_WORK]
-    columns[S_SLOPE] = (log_previous_loss - log_loss) / np.maximum(worked, 1.0)
+    time = np.multiply(core.epoch[:, None], rows[TIME_PER_EPOCH], out=columns[_TIME_COLUMNS])
+    np.add(rows[TIME_AT_0], time, out=time)
+    np.multiply(rows[WORK], 1.0 / TIME_SCALE, out=columns[S_WORK])
+    np.multiply(rows[PROGRESS], 1.0 / STEP_SCALE, out=columns[S_STEPS])
+    worked = np.subtract(rows[WORK], rows[PREVIOUS_WORK])
+    slope = np.subtract(log_previous_loss, log_loss, out=columns[S_SLOPE])
+    np.divide(slope, np.maximum(worked, 1.0, out=worked), out=slope)
     flat = (core.previous_slot + core.slot_offsets).ravel()
     counts = np.bincount(flat, minlength=core.slot.shape[1] * (S + 1))
-    columns[S_NODES_LAST] = counts.reshape(-1, S + 1)[:, :S] * (1.0 / core.config.n_nodes)
+    np.multiply(
+        counts.reshape(-1, S + 1)[:, :S], 1.0 / core.config.n_nodes, out=columns[S_NODES_LAST]
+    )
     return columns
 
 
@@ -336,22 +339,36 @@ def shared_observations(core: ClusterBatch) -> np.ndarray:
     base[:, GLOBAL_FEATURES:].reshape(B, S, SLOT_FEATURES)[...] = slot_columns(core).transpose(
         1, 2, 0
     )
-    epoch = core.epoch
-    base[:, G_EPOCH] = epoch * (1.0 / config.arrival_horizon)
-    base[:, G_OPEN] = epoch < config.arrival_horizon
-    base[:, G_QUEUE] = core.queue_length * (1.0 / S)
-    base[:, G_QUEUE_TIME] = (core.queue_min_deadline - epoch) * (1.0 / TIME_SCALE)
-    base[core.queue_length == 0, G_QUEUE_TIME] = 0.0
-    base[:, G_ACTIVE] = (S - core.free_slots) * (1.0 / S)
-    base[:, G_DECIDED:GLOBAL_FEATURES] = 0.0
+    # the global features: whole numbers per cluster, then one product with their scales
+    epoch, queue = core.epoch, core.queue_length
+    counts = np.zeros((GLOBAL_FEATURES, B), dtype=np.int64)
+    counts[G_EPOCH] = epoch
+    counts[G_OPEN] = epoch < config.arrival_horizon
+    counts[G_QUEUE] = queue
+    np.multiply(core.queue_min_deadline - epoch, queue > 0, out=counts[G_QUEUE_TIME])
+    np.subtract(S, core.free_slots, out=counts[G_ACTIVE])
+    np.multiply(counts.T, _global_scales(config), out=base[:, :GLOBAL_FEATURES])
     np.maximum(base, -FEATURE_BOUND, out=base)
-    return np.minimum(base, FEATURE_BOUND, out=np.empty(base.shape, np.float32))
+    np.minimum(base, FEATURE_BOUND, out=base)
+    return base.astype(np.float32)
+
+
+def _global_scales(config: ClusterConfig) -> np.ndarray:
+    """What each global feature's whole number is multiplied by (0 for the node-specific ones,
+    which :func:`shared_observations` leaves at 0)."""
+    scales = [0.0] * GLOBAL_FEATURES
+    scales[G_EPOCH] = 1.0 / config.arrival_horizon
+    scales[G_OPEN] = 1.0
+    scales[G_QUEUE] = scales[G_ACTIVE] = 1.0 / config.n_slots
+    scales[G_QUEUE_TIME] = 1.0 / TIME_SCALE
+    return np.array(scales)
 
 
 def occupied_masks(core: ClusterBatch) -> np.ndarray:
     """``(B, n_slots + 1)`` int8 action masks at the epoch start: occupied slots, and idle."""
-    mask = np.ones((core.batch_size, core.config.n_actions), dtype=np.int8)
-    mask[:, :-1] = core.slot_task[:, :-1] != NO_TASK
+    # the last column of ``slot_task`` is the NO_TASK sentinel: it becomes idle's 1
+    mask = np.not_equal(core.slot_task, NO_TASK).view(np.int8)
+    mask[:, -1] = 1
     return mask
 
 
@@ -381,12 +398,16 @@ class ObservationBuilder:
         config = simulator.config
         self.config = config
         self.size = observation_size(config)
-        slot_offsets = GLOBAL_FEATURES + SLOT_FEATURES * np.arange(config.n_slots)
-        self._now_index = slot_offsets + S_NODES_NOW
-        self._mine_index = slot_offsets + S_MINE
+        # plain lists and ints: the per-node calls index with them
+        slot_offsets = [GLOBAL_FEATURES + SLOT_FEATURES * slot for slot in range(config.n_slots)]
+        self._now_index = [offset + S_NODES_NOW for offset in slot_offsets]
+        self._mine_index = [offset + S_MINE for offset in slot_offsets]
+        self._n_slots = config.n_slots
+        self._cap = config.max_nodes_per_task
         self._current = np.zeros(self.size, dtype=np.float32)
         self._mask = np.zeros(config.n_actions, dtype=np.int8)
         self._previous_slot = np.full(config.n_nodes, config.n_slots, dtype=np.int64)
+        self._previous_slots = self._previous_slot.tolist()
         self.counts = [0] * config.n_actions
         self.legal: list[int] = [0] * config.n_actions
         self.decided = 0
@@ -397,6 +418,7 @@ class ObservationBuilder:
         core = self.simulator.core
         self._current = shared_observations(core)[0]
         self._previous_slot = core.previous_slot[0].copy()
+        self._previous_slots = self._previous_slot.tolist()
         mask = occupied_masks(core)[0]
         self._mask = mask
         self.legal = mask.tolist()
@@ -408,9 +430,9 @@ class ObservationBuilder:
         self.counts[action] += 1
         self.decided += 1
         self._current[G_DECIDED] = self.decided * self._per_node
-        if action < self.config.n_slots:
+        if action < self._n_slots:
             self._current[self._now_index[action]] = self.counts[action] * self._per_node
-            cap = self.config.max_nodes_per_task
+            cap = self._cap
             if cap is not None and self.counts[action] >= cap:
                 self._mask[action] = 0
                 self.legal[action] = False
@@ -419,8 +441,8 @@ class ObservationBuilder:
         """Node ``node``'s observation (a fresh array)."""
         obs = self._current.copy()
         obs[G_NODE] = node * self._per_node
-        previous = self._previous_slot[node]
-        if previous < self.config.n_slots:
+        previous = self._previous_slots[node]
+        if previous < self._n_slots:
             obs[self._mine_index[previous]] = 1.0
         else:
             obs[G_IDLE] = 1.0
