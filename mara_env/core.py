@@ -519,17 +519,19 @@ class ClusterBatch:
         """Append the logged points to ``history_work``, ``history_progress`` and
         ``history_loss`` (the single-cluster views call this before reading them)."""
         pending, self._pending = self._pending, []
-        for first, second, third in pending:
-            if isinstance(second, int):  # arrivals of tasks second .. third - 1 of cluster first
-                losses = self.task[FIELD["initial_loss"], first, second:third].tolist()
-                for task, loss in enumerate(losses, start=second):
-                    self.history_work[first][task] = [0.0]
-                    self.history_progress[first][task] = [0.0]
-                    self.history_loss[first][task] = [loss]
+        for entry in pending:
+            if isinstance(entry[1], int):  # (cluster, first, end): arrivals of first .. end - 1
+                arrived_in, first, end = entry
+                losses = self.task[FIELD["initial_loss"], arrived_in, first:end].tolist()
+                for task, loss in enumerate(losses, start=first):
+                    self.history_work[arrived_in][task] = [0.0]
+                    self.history_progress[arrived_in][task] = [0.0]
+                    self.history_loss[arrived_in][task] = [loss]
                 continue
-            cluster, column = first.nonzero()
-            task_id = second[cluster, column]
-            progresses, works, losses = third[:, cluster, column].tolist()
+            trained, slot_task, points = entry
+            cluster, column = trained.nonzero()
+            task_id = slot_task[cluster, column]
+            progresses, works, losses = points[:, cluster, column].tolist()
             for b, task, work, progress, loss in zip(
                 cluster.tolist(), task_id.tolist(), works, progresses, losses, strict=True
             ):
