@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -52,6 +52,11 @@ class Episodes:
     predictor: str
     n_samples: int
     temperature: float
+
+
+def weights_snapshot(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A copy of a ``state_dict`` that later updates of the network do not reach."""
+    return {key: value.detach().clone() for key, value in state.items()}
 
 
 def play_episodes(episodes: Episodes, policy: MaraPolicy, seeds: Sequence[int]) -> list[float]:
@@ -118,7 +123,7 @@ class ValidationPlayer:
     def submit(self, state: dict[str, torch.Tensor], seeds: Sequence[int]) -> Future[list[float]]:
         """Start playing ``seeds`` with the weights ``state`` (a snapshot: later changes to the
         training policy do not reach it); the future's result is :func:`play_episodes`'s."""
-        snapshot = {key: value.detach().clone() for key, value in state.items()}
+        snapshot = weights_snapshot(state)
         if self._pool is not None:
             return self._pool.submit(_play_state, self.episodes, snapshot, list(seeds))
         future: Future[list[float]] = Future()

@@ -18,9 +18,10 @@ MaskablePPO which choices are legal. The script
    without any learning, and that row shows what training itself adds.
 
 The default budget (100,000 timesteps, 480-1,000 timesteps per second with one torch thread on
-this project's 2-core machine, depending on its other load) trains in two to four minutes. The cluster is small on purpose: with 3 nodes and 4
-slots a flat MLP policy learns well within that budget, while on larger clusters (4 nodes,
-6 slots) it barely improved on its untrained self in 250,000 timesteps.
+this project's 2-core machine, depending on its other load) trains in two to four minutes. The
+cluster is small on purpose: with 3 nodes and 4 slots a flat MLP policy learns well within that
+budget, while on larger clusters (4 nodes, 6 slots) it barely improved on its untrained self in
+250,000 timesteps.
 
 Run::
 

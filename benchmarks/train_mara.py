@@ -108,7 +108,12 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
 from benchmarks.common.seeds import training_seeds
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
-from benchmarks.mara_validation import Episodes, ValidationPlayer, play_episodes
+from benchmarks.mara_validation import (
+    Episodes,
+    ValidationPlayer,
+    play_episodes,
+    weights_snapshot,
+)
 from mara_env import ClusterConfig, get_config
 from predictors.checkpoint import CheckpointError
 
@@ -370,11 +375,11 @@ class ValueNorm:
 
 @dataclass
 class _WaitingRow:
-    """A log row waiting for the validation ``score`` of the weights ``state``."""
+    """A log row, waiting for its ``validation`` (if any): the future score of a snapshot of
+    the weights, and that snapshot."""
 
     row: dict[str, Any]
-    score: Future[list[float]] | None
-    state: dict[str, torch.Tensor] | None
+    validation: tuple[Future[list[float]], dict[str, torch.Tensor]] | None
     round_index: int | None
 
 
@@ -470,11 +475,11 @@ class Trainer:
         row.setdefault("wall_seconds", round(wall, 1))
         row.setdefault("env_epochs", self.env_epochs)
         row.setdefault("epochs_per_second", round(self.env_epochs / max(wall, 1e-9), 1))
-        score, state = None, None
+        validation = None
         if validate:
-            state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
-            score = self.validation.submit(state, self._validation_seeds)
-        self._waiting.append(_WaitingRow(row, score, state, round_index))
+            state = weights_snapshot(self.policy.state_dict())
+            validation = (self.validation.submit(state, self._validation_seeds), state)
+        self._waiting.append(_WaitingRow(row, validation, round_index))
         self.settle()
 
     @property
@@ -486,14 +491,15 @@ class Trainer:
         in order, keeping the best validated weights."""
         while self._waiting:
             waiting = self._waiting[0]
-            if waiting.score is not None:
-                if not (wait or waiting.score.done()):
+            if waiting.validation is not None:
+                future, state = waiting.validation
+                if not (wait or future.done()):
                     return
-                score = float(np.mean(waiting.score.result()))
+                score = float(np.mean(future.result()))
                 before = self.best_validation
                 round_index = waiting.round_index
                 update = int(waiting.row["update"]) if round_index is None else 0
-                self._keep_if_best(score, update, waiting.state)
+                self._keep_if_best(score, update, state)
                 if round_index is not None and self.best_validation > before:
                     self.best_round = round_index
                 waiting.row["validation_completion"] = round(score, 4)
@@ -553,15 +559,11 @@ class Trainer:
         """Mean completion rate on the validation episodes (at the deployed temperature)."""
         return float(np.mean(self.play(self._validation_seeds)))
 
-    def _keep_if_best(
-        self, score: float, update: int, state: dict[str, torch.Tensor] | None = None
-    ) -> None:
-        """Keep ``state`` (default: the current weights) if ``score`` beats the best so far."""
+    def _keep_if_best(self, score: float, update: int, state: dict[str, torch.Tensor]) -> None:
+        """Keep the weights ``state`` if ``score`` beats the best so far."""
         if score > self.best_validation:
             self.best_validation = score
             self.best_update = update
-            if state is None:
-                state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
             self.best_state = state
 
     def confirm(self, baseline: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
@@ -659,7 +661,7 @@ class Trainer:
         began, epochs_before = time.perf_counter(), self.env_epochs
         if self.best_state:
             self.policy.load_state_dict(self.best_state)
-        start_state = {k: v.detach().clone() for k, v in self.policy.state_dict().items()}
+        start_state = weights_snapshot(self.policy.state_dict())
         anchor = copy.deepcopy(self.policy).eval().requires_grad_(False)
         critic = self.build_critic()
         optimiser = torch.optim.Adam(self.policy.parameters(), lr=settings.lr)
