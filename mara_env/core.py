@@ -154,7 +154,8 @@ def _empty_rows(shape: tuple[int, int]) -> np.ndarray:
 
 
 def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
-    """``(len(table), len(TASK_FIELDS))`` packed rows of a task table at arrival.
+    """``(len(TASK_FIELDS), len(table))`` packed rows of a task table at arrival, fields first
+    (the layout of :attr:`ClusterBatch.task`).
 
     Args:
         table: The episode's tasks (sorted by arrival: a task's index is its serial).
@@ -166,10 +167,11 @@ def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
         raise ValueError(
             f"task_rows: expected {n} curve lengths (one per task), got shape {np.shape(lengths)}."
         )
-    rows = np.zeros((n, len(TASK_FIELDS)))
+    rows = np.zeros((len(TASK_FIELDS), n))
     initial = table.initial_loss.astype(np.float64)
     deadline, arrival = table.deadline.astype(np.float64), table.arrival.astype(np.float64)
     window = np.maximum(deadline - arrival, 1.0)
+    log_gap = table.log_gap
     columns: dict[str, np.ndarray | float] = {
         "loss": initial,
         "previous_loss": initial,
@@ -179,12 +181,12 @@ def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
         "deadline": deadline,
         "arrival": arrival,
         "log_initial_loss": table.log_initial_loss,
-        "log_gap": table.log_gap,
+        "log_gap": log_gap,
         "family": table.family,
         "initial_loss": initial,
         f"feature_{S_OCCUPIED}": 1.0,
         f"feature_{S_SPEED}": table.speed / SPEED_SCALE,
-        f"feature_{S_LOG_TARGET}": -table.log_gap,
+        f"feature_{S_LOG_TARGET}": -log_gap,
         f"feature_{S_SERIAL}": (np.arange(n) + 1.0) / SERIAL_SCALE,
         f"feature_{S_BUDGET}": np.asarray(lengths, dtype=np.float64) / table.speed / TIME_SCALE,
         "time_left_at_0": deadline / TIME_SCALE,
@@ -196,8 +198,8 @@ def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
         "end_epoch": -1.0,
     }
     for name, value in columns.items():
-        rows[:, FIELD[name]] = value
-    rows[np.arange(n), FEATURES + S_FAMILY + table.family] = 1.0
+        rows[FIELD[name]] = value
+    rows[FEATURES + S_FAMILY + table.family, np.arange(n)] = 1.0
     return rows
 
 
@@ -352,7 +354,7 @@ class ClusterBatch:
             self.tasks[cluster] = table
             self.n_tasks[cluster] = n
             self.task[:, cluster] = EMPTY_ROW[:, None]
-            self.task[:, cluster, :n] = task_rows(table, self.workload.lengths[table.curve_row]).T
+            self.task[:, cluster, :n] = task_rows(table, self.workload.lengths[table.curve_row])
             self.task_curve[cluster] = 0
             self.task_curve[cluster, :n] = table.curve_row
             self.arrived_by[cluster] = np.searchsorted(

@@ -44,6 +44,7 @@ The state vector (for centralised critics) is the observation with the node-spec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -296,17 +297,27 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
 _TIME_COLUMNS = slice(S_TIME_LEFT, S_AGE + 1)
 
 
-def slot_columns(core: ClusterBatch) -> np.ndarray:
+def slot_columns(core: ClusterBatch, out: np.ndarray | None = None) -> np.ndarray:
     """``(SLOT_FEATURES, B, n_slots)`` float64 slot features of every cluster at its epoch start,
     columns first (node-specific columns 0).
 
     A pure function of the core's slot rows: the constant features come from each row's feature
     block, the others are computed here; an empty slot's row is all zeros.
+
+    Args:
+        core: The core whose slots are read.
+        out: Where to write them (any ``(SLOT_FEATURES, B, n_slots)`` float64 view, e.g. a
+            transposed view of the observations); a new array by default.
     """
     S = core.config.n_slots
     rows = core.slot[:, :, :S]
-    columns = rows[FEATURES:].copy()
-    log_loss, log_previous_loss = np.log(rows[LOSSES])
+    if out is None:
+        columns = rows[FEATURES:].copy()
+    else:
+        columns = out
+        columns[...] = rows[FEATURES:]
+    # (a contiguous copy first: the log of the strided slice costs more than the copy)
+    log_loss, log_previous_loss = np.log(rows[LOSSES].copy())
     np.subtract(log_loss, rows[FIELD["log_initial_loss"]], out=columns[S_LOG_LOSS])
     columns[S_PROGRESS] = rows[PHI]
     time = np.multiply(core.epoch[:, None], rows[TIME_PER_EPOCH], out=columns[_TIME_COLUMNS])
@@ -336,8 +347,8 @@ def shared_observations(core: ClusterBatch) -> np.ndarray:
     config = core.config
     B, S = core.batch_size, config.n_slots
     base = np.empty((B, observation_size(config)))
-    base[:, GLOBAL_FEATURES:].reshape(B, S, SLOT_FEATURES)[...] = slot_columns(core).transpose(
-        1, 2, 0
+    slot_columns(
+        core, out=base[:, GLOBAL_FEATURES:].reshape(B, S, SLOT_FEATURES).transpose(2, 0, 1)
     )
     # the global features: whole numbers per cluster, then one product with their scales
     epoch, queue = core.epoch, core.queue_length
@@ -353,6 +364,7 @@ def shared_observations(core: ClusterBatch) -> np.ndarray:
     return base.astype(np.float32)
 
 
+@lru_cache(maxsize=32)
 def _global_scales(config: ClusterConfig) -> np.ndarray:
     """What each global feature's whole number is multiplied by (0 for the node-specific ones,
     which :func:`shared_observations` leaves at 0)."""

@@ -54,9 +54,11 @@ def loss_at(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> 
     Returns:
         ``curves[curve_row, min(floor(progress), length - 1)]``.
     """
+    length = curves.shape[1]
     index = progress.astype(np.intp)
-    np.minimum(index, curves.shape[1] - 1, out=index)
-    return curves[curve_row, index]
+    np.minimum(index, length - 1, out=index)
+    index += curve_row * length  # the flat index: one take instead of a 2-d fancy index
+    return curves.take(index)
 
 
 def effective_share(
@@ -93,10 +95,15 @@ def first_step_at_or_below(
     Returns:
         ``(n,)`` float64 steps (``inf`` for a target the curve never reaches).
     """
-    steps = np.arange(curves.shape[1])
-    hit = (curves <= target[:, None]) & (steps[None, :] >= 1) & (steps[None, :] < lengths[:, None])
-    first = np.argmax(hit, axis=1).astype(np.float64)
-    first[~hit.any(axis=1)] = math.inf
+    # the first step >= 1 at or below the target, recorded or not: if it lies past the recorded
+    # points, no recorded one is (they all come before it)
+    if curves.shape[1] < 2:
+        return np.full(len(curves), math.inf)
+    hit = curves[:, 1:] <= target[:, None]
+    first = np.argmax(hit, axis=1)
+    reached = hit[np.arange(len(hit)), first] & (first + 1 < lengths)
+    first = first + 1.0
+    first[~reached] = math.inf
     return first
 
 
@@ -171,6 +178,8 @@ def draw_task_terms(
     alpha: np.ndarray | float,
     config: ClusterConfig,
     rng: np.random.Generator,
+    *,
+    curve_min: np.ndarray | None = None,
 ) -> TaskTerms:
     """Draw the speed, target and deadline allowance of tasks on the given curves.
 
@@ -188,6 +197,8 @@ def draw_task_terms(
         alpha: Parallel-scaling exponent of each task (or one for all).
         config: The cluster configuration whose ranges are drawn from.
         rng: The generator.
+        curve_min: ``(n,)`` the lowest recorded loss of each curve, if the caller has it
+            (computed from ``curves`` and ``lengths`` otherwise).
 
     Example:
         >>> import numpy as np
@@ -206,8 +217,9 @@ def draw_task_terms(
     initial_loss = curves[:, 0]
     target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial_loss)
     hopeless = rng.random(n) < config.infeasible_share
-    recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
-    curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
+    if curve_min is None:
+        recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
+        curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
     hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
     offered = first_step_at_or_below(curves, lengths, target) / speed
     slack = rng.uniform(*config.slack_range, size=n)

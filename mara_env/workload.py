@@ -122,6 +122,25 @@ class Workload:
         """Expected number of arriving tasks per epoch."""
         return self.config.load * self.config.n_nodes / self.mean_demand
 
+    @cached_property
+    def curve_minimum(self) -> np.ndarray:
+        """The lowest recorded loss of each curve."""
+        recorded = np.arange(self.curves.shape[1])[None, :] < self.lengths[:, None]
+        return np.where(recorded, self.curves, np.inf).min(axis=1, initial=np.inf)
+
+    @cached_property
+    def family_alpha(self) -> np.ndarray:
+        """The parallel-scaling exponent of each configured family, in ``config.families``
+        order."""
+        return np.array([self.config.alpha_for(family) for family in self.config.families])
+
+    @cached_property
+    def family_cdf(self) -> np.ndarray:
+        """Cumulative family probabilities, in ``config.families`` order (the last is 1)."""
+        cdf = np.cumsum(self.config.family_probabilities())
+        cdf /= cdf[-1]
+        return cdf
+
     def loss_at(self, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
         """Loss reported by curves ``curve_row`` after ``progress`` curve steps
         (:func:`mara_env.rules.loss_at`)."""
@@ -260,15 +279,19 @@ def draw_tasks(
     """
     config = workload.config
     n = len(arrivals)
-    family_slot = rng.choice(len(config.families), size=n, p=config.family_probabilities())
+    # the draws of ``rng.choice(len(config.families), size=n, p=config.family_probabilities())``
+    # (a uniform per task, looked up in the cumulative probabilities), without its checks
+    family_slot = workload.family_cdf.searchsorted(rng.random(n), side="right")
     curve_row = np.empty(n, dtype=np.int64)
     for slot, rows in enumerate(workload.rows_by_family):
         chosen = family_slot == slot
         curve_row[chosen] = rows[rng.integers(len(rows), size=int(chosen.sum()))]
     lengths = workload.lengths[curve_row]
     curves = workload.curves[curve_row]
-    alpha = np.array([config.alpha_for(family) for family in config.families])[family_slot]
-    terms = draw_task_terms(curves, lengths, alpha, config, rng)
+    alpha = workload.family_alpha[family_slot]
+    terms = draw_task_terms(
+        curves, lengths, alpha, config, rng, curve_min=workload.curve_minimum[curve_row]
+    )
     tasks = TaskTable(
         family=workload.curve_family[curve_row],
         curve_row=curve_row,

@@ -232,9 +232,8 @@ class SamplingField:
     overhead weighs as much as its arithmetic, so sampling calls the fused ``addmm`` and ``silu``
     kernels on the weights directly, adds each task's context embedding to its samples by
     broadcasting (not by repeating it), and computes the input layer's time features once per
-    solver time. At this size torch's matrix products cost less than NumPy's on the project's
-    machine; ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch. The
-    numbers are the module's own (``tests/test_flow_matching.py``).
+    solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch. The
+    numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.

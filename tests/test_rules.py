@@ -1,0 +1,113 @@
+"""The world's rules (:mod:`mara_env.rules`) and the task drawing against plain references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mara_env import get_config
+from mara_env.core import FEATURES, FIELD, ClusterBatch, task_rows
+from mara_env.families import FAMILY_NAMES
+from mara_env.layout import S_FAMILY
+from mara_env.observation import slot_columns
+from mara_env.rules import first_step_at_or_below, loss_at
+from mara_env.sources import default_trace_source
+from mara_env.workload import build_workload, draw_tasks, sample_tasks
+
+
+@st.composite
+def curve_batches(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random curves (any width, including one point), their recorded lengths and targets."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    n, width = draw(st.integers(0, 12)), draw(st.integers(1, 10))
+    rng = np.random.default_rng(seed)
+    curves = rng.choice([0.2, 0.4, 0.6, 0.8, 1.0], size=(n, width))  # ties are common
+    lengths = rng.integers(1, width + 1, size=n)
+    targets = rng.choice([0.1, 0.4, 0.6, 0.9], size=n)
+    return curves, lengths, targets
+
+
+@settings(max_examples=200, deadline=None)
+@given(curve_batches())
+def test_first_step_at_or_below_is_the_first_recorded_step_from_one(
+    batch: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    curves, lengths, targets = batch
+    expected = [
+        next((float(step) for step in range(1, length) if curve[step] <= target), math.inf)
+        for curve, length, target in zip(curves, lengths, targets, strict=True)
+    ]
+    got = first_step_at_or_below(curves, lengths, targets)
+    assert got.dtype == np.float64 and got.tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(curve_batches(), st.integers(0, 2**32 - 1))
+def test_loss_at_reads_the_floor_of_progress_and_repeats_the_last_point(
+    batch: tuple[np.ndarray, np.ndarray, np.ndarray], seed: int
+) -> None:
+    curves = batch[0]
+    if not len(curves):
+        return
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(len(curves), size=(2, 3))
+    progress = rng.uniform(0, 2 * curves.shape[1], size=(2, 3))
+    expected = [
+        [curves[row, min(int(p), curves.shape[1] - 1)] for row, p in zip(r, q, strict=True)]
+        for r, q in zip(rows, progress, strict=True)
+    ]
+    assert loss_at(curves, rows, progress).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_families_are_drawn_as_numpy_choice_draws_them(seed: int) -> None:
+    """Each task's family is what NumPy's ``Generator.choice`` with the configured family
+    probabilities draws first from the same generator."""
+    config = get_config("evaluation")
+    workload = build_workload(config, default_trace_source())
+    arrivals = np.zeros(seed * 7, dtype=np.int64)
+    tasks, _ = draw_tasks(workload, arrivals, np.random.default_rng(seed))
+    slots = np.random.default_rng(seed).choice(
+        len(config.families), size=len(arrivals), p=config.family_probabilities()
+    )
+    assert tasks.family.tolist() == [FAMILY_NAMES.index(config.families[s]) for s in slots]
+
+
+def test_curve_minimum_is_the_lowest_recorded_loss() -> None:
+    workload = build_workload(get_config("training"), default_trace_source())
+    expected = [
+        curve[:length].min()
+        for curve, length in zip(workload.curves, workload.lengths, strict=True)
+    ]
+    assert workload.curve_minimum.tolist() == expected
+
+
+def test_task_rows_hold_each_task_fields_first() -> None:
+    config = get_config("training")
+    workload = build_workload(config, default_trace_source())
+    tasks = sample_tasks(workload, np.random.default_rng(3))
+    rows = task_rows(tasks, workload.lengths[tasks.curve_row])
+    assert rows.shape == (len(FIELD), len(tasks))
+    assert rows[FIELD["arrival"]].tolist() == tasks.arrival.tolist()
+    assert rows[FIELD["target"]].tolist() == tasks.target.tolist()
+    one_hot = rows[FEATURES + S_FAMILY : FEATURES + S_FAMILY + int(tasks.family.max()) + 1]
+    assert one_hot.argmax(axis=0).tolist() == tasks.family.tolist()
+    assert one_hot.sum(axis=0).tolist() == [1.0] * len(tasks)
+
+
+def test_slot_columns_write_into_a_given_view_as_they_return_a_new_array() -> None:
+    config = get_config("training")
+    core = ClusterBatch(config, 3)
+    core.reset(np.arange(3), [np.random.default_rng(seed) for seed in range(3)])
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        core.advance(rng.integers(config.n_slots + 1, size=(3, config.n_nodes)))
+    fresh = slot_columns(core)
+    target = np.full((3, config.n_slots, fresh.shape[0]), np.nan)
+    written = slot_columns(core, out=target.transpose(2, 0, 1))
+    assert np.array_equal(written, fresh)
+    assert np.array_equal(target.transpose(2, 0, 1), fresh)
