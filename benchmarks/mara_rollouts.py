@@ -300,11 +300,15 @@ class ClusterVector:
             teacher=teacher_actions,
         )
 
+    def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The slot and global inputs of every live cluster's current state."""
+        slots, globals_, _, _ = batch_tensors([self._features[i] for i in self.live])
+        return slots, globals_
+
     @torch.no_grad()
     def values(self) -> torch.Tensor:
         """Value estimates of every live cluster's current state (for bootstrapping)."""
-        slots, globals_, _, _ = batch_tensors([self._features[i] for i in self.live])
-        return self._value(slots, globals_)
+        return self._value(*self.inputs())
 
 
 def feature_predictor(name: str) -> Predictor:

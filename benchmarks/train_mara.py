@@ -107,6 +107,7 @@ from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
 from benchmarks.common.seeds import training_seeds
+from benchmarks.mara_rollout_worker import Rollout, RolloutPlan, RolloutWorker
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
 from benchmarks.mara_validation import (
     Episodes,
@@ -179,6 +180,12 @@ class TrainSettings:
             saved checkpoint.
         shaping: Weight of the progress shaping (0 for the ``no_shaping`` ablation).
         minutes: Wall-clock budget of the PPO phase.
+        rollout_lag: 0: every update's rollouts are played with the current weights, in this
+            process, before the update (on-policy). 1: a worker process plays them with the
+            weights of one update before, while this process trains on the previous rollouts
+            (:mod:`benchmarks.mara_rollout_worker`): both cores busy, the ratio's old
+            log-probabilities are the rollout policy's, and the critic's values are
+            recomputed by the current critic.
     """
 
     seed: int = 0
@@ -214,6 +221,7 @@ class TrainSettings:
     temperature: float = 0.35
     shaping: float = 1.0
     minutes: float = 30.0
+    rollout_lag: int = 0
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -253,6 +261,11 @@ class TrainSettings:
             raise ValueError(
                 f"TrainSettings.validation_seeds must be <= {len(VALIDATION_SEEDS)} (the "
                 f"validation episodes {VALIDATION_SEEDS}), got {self.validation_seeds}."
+            )
+        if self.rollout_lag not in (0, 1):
+            raise ValueError(
+                f"TrainSettings.rollout_lag must be 0 (on-policy rollouts in this process) or 1 "
+                f"(a worker plays them one update behind), got {self.rollout_lag!r}."
             )
         if not (0.0 < self.gamma <= 1.0 and 0.0 <= self.gae_lambda <= 1.0):
             raise ValueError("TrainSettings.gamma must lie in (0, 1] and gae_lambda in [0, 1].")
@@ -395,6 +408,9 @@ class Trainer:
         validation_workers: 1 plays the validation episodes in a worker process while the
             training goes on (the scores, the kept weights and the log are the same as with
             0, which plays them in this process before going on).
+        rollout_workers: With ``settings.rollout_lag == 1``: 1 plays the rollouts in a worker
+            process beside the updates, 0 in this process before each update (the same
+            rollouts and weights, one after the other).
 
     Raises:
         ValueError: If ``init`` was made for another network, predictor or temperature.
@@ -407,8 +423,10 @@ class Trainer:
         progress: bool = True,
         init: Path | None = None,
         validation_workers: int = 0,
+        rollout_workers: int = 1,
     ) -> None:
         self.settings = settings
+        self.rollout_workers = rollout_workers
         torch.manual_seed(settings.seed)
         self.policy = MaraPolicy(settings.policy_config)
         self.init_sha256: str | None = None
@@ -668,19 +686,35 @@ class Trainer:
         # The starting weights compete as update 0, scored on the same validation set.
         self.best_validation, self.best_state = -1.0, {}
         self._log(validate=True, phase="ppo", update=0)
-        vector = self._vector(settings.clusters, settings.seed + 2, critic=critic)
+        rollouts = _Rollouts(self, critic)
+        try:
+            self._ppo_updates(rollouts, critic, anchor, optimiser, began)
+        finally:
+            rollouts.close()
+        self.settle(wait=True)
+        self._phase_done("ppo", began, epochs_before)
+        self.confirmation = self.confirm(start_state)
+
+    def _ppo_updates(
+        self,
+        rollouts: _Rollouts,
+        critic: MaraPolicy,
+        anchor: MaraPolicy,
+        optimiser: torch.optim.Optimizer,
+        began: float,
+    ) -> None:
+        settings = self.settings
         bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not self.progress)
         deadline = began + 60.0 * settings.minutes
         for update in bar:
             self.policy.eval()
             critic.eval()
-            steps = [vector.step() for _ in range(settings.rollout_epochs)]
-            last_value = vector.values()
+            steps, raw_values, last_value, finished = rollouts.next(more=update < settings.updates)
             self.policy.train()
             critic.train()
             batch = _merge(steps)
             self.env_epochs += len(batch.reward)
-            values = [self.value_norm.denormalise(step.value) for step in steps]
+            values = [self.value_norm.denormalise(value) for value in raw_values]
             advantages, returns = _gae(
                 steps,
                 values,
@@ -697,8 +731,7 @@ class Trainer:
                 with torch.no_grad():
                     anchor_log_prob, _ = self._scores(batch, batch.actions, policy=anchor)
                 stats.update(self._policy_update(batch, advantages, anchor_log_prob, optimiser))
-            train = [row["completion_rate"] for row in vector.finished]
-            vector.finished.clear()
+            train = [row["completion_rate"] for row in finished]
             validated = not warmup and (
                 update % settings.validate_every == 0 or update == settings.updates
             )
@@ -717,9 +750,6 @@ class Trainer:
                     f"Stopping after update {update}: the {settings.minutes}-minute budget is spent."
                 )
                 break
-        self.settle(wait=True)
-        self._phase_done("ppo", began, epochs_before)
-        self.confirmation = self.confirm(start_state)
 
     def build_critic(self) -> MaraPolicy:
         """The critic: a copy of the current network (own parameters, own Adam optimiser),
@@ -806,6 +836,61 @@ class Trainer:
         return stats
 
 
+class _Rollouts:
+    """Where PPO's rollouts come from: the trainer's own vector, played before each update
+    (``rollout_lag`` 0), or a :class:`RolloutWorker` one update behind (``rollout_lag`` 1)."""
+
+    def __init__(self, trainer: Trainer, critic: MaraPolicy) -> None:
+        settings = trainer.settings
+        self.policy, self.critic = trainer.policy, critic
+        self.epochs = settings.rollout_epochs
+        seed = settings.seed + 2
+        self.vector: ClusterVector | None = None
+        self.worker: RolloutWorker | None = None
+        self.pending: Future[Rollout] | None = None
+        if settings.rollout_lag:
+            plan = RolloutPlan(
+                tuple(settings.configs(settings.clusters)),
+                settings.policy_config,
+                settings.predictor_name,
+                settings.n_samples,
+                settings.temperature,
+                seed,
+                self.epochs,
+            )
+            self.worker = RolloutWorker(plan, trainer.rollout_workers)
+            self.pending = self.worker.submit(self.policy.state_dict())
+        else:
+            self.vector = trainer._vector(settings.clusters, seed, critic=critic)
+
+    def next(
+        self, *, more: bool
+    ) -> tuple[list[StepBatch], list[torch.Tensor], torch.Tensor, list[dict[str, Any]]]:
+        """The next update's steps, the critic's raw value of each step and of the state after
+        them, and the episodes that ended (``more``: another update will follow)."""
+        if self.vector is not None:
+            steps = [self.vector.step() for _ in range(self.epochs)]
+            finished = list(self.vector.finished)
+            self.vector.finished.clear()
+            return steps, [step.value for step in steps], self.vector.values(), finished
+        if self.worker is None or self.pending is None:
+            raise RuntimeError("_Rollouts.next() after the last update or close().")
+        rollout = self.pending.result()
+        # the rollout after this one plays with the weights this update starts from
+        self.pending = self.worker.submit(self.policy.state_dict()) if more else None
+        with torch.no_grad():
+            slots = torch.cat([step.slots for step in rollout.steps])
+            globals_ = torch.cat([step.globals for step in rollout.steps])
+            values = self.critic.encode(slots, globals_).value
+            last = self.critic.encode(rollout.last_slots, rollout.last_globals).value
+        sizes = [len(step.reward) for step in rollout.steps]
+        return rollout.steps, list(values.split(sizes)), last, rollout.finished
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
 def _merge(steps: Sequence[StepBatch]) -> StepBatch:
     """Concatenate step batches along the batch axis."""
     fields: dict[str, Any] = {}
@@ -859,6 +944,7 @@ def train(
     init: Path | None = None,
     command: Sequence[str] = (),
     validation_workers: int = 0,
+    rollout_workers: int = 1,
 ) -> dict[str, Any]:
     """Run imitation then PPO, save the kept weights to ``out``; returns the run's facts.
 
@@ -872,8 +958,17 @@ def train(
         command: The command line, recorded in the card.
         validation_workers: 1 plays validation episodes in a worker process beside the
             training (same results, less wall time on 2 cores); 0 in this process.
+        rollout_workers: With ``settings.rollout_lag == 1``: 1 plays the rollouts in a worker
+            process beside the updates; 0 in this process (same results, more wall time).
     """
-    trainer = Trainer(settings, log, progress, init=init, validation_workers=validation_workers)
+    trainer = Trainer(
+        settings,
+        log,
+        progress,
+        init=init,
+        validation_workers=validation_workers,
+        rollout_workers=rollout_workers,
+    )
     try:
         return _run(trainer, settings, out, plot, init, command)
     finally:
@@ -902,6 +997,7 @@ def _run(
         f"at temperature {settings.temperature}",
         "torch_threads": torch.get_num_threads(),
         "validation_workers": trainer.validation.workers,
+        "rollout_workers": trainer.rollout_workers if settings.rollout_lag else 0,
         "machine": f"{platform.machine()}, 2 CPU cores (shared)",
         "torch": torch.__version__,
         "log": str(log),
@@ -1067,6 +1163,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="1 (default): play validation episodes in a worker process while training goes "
         "on, on the second core; 0: in this process (same results, more wall time)",
     )
+    parser.add_argument(
+        "--rollout-workers",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="with --rollout-lag 1: 1 (default) plays the rollouts in a worker process beside "
+        "the updates; 0 in this process (same results, more wall time)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument(
         "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
@@ -1136,6 +1240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             init=args.init,
             command=command,
             validation_workers=args.validation_workers,
+            rollout_workers=args.rollout_workers,
         )
     except (ValueError, CheckpointError) as error:
         raise SystemExit(f"train_mara: {error}") from None

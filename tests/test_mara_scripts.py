@@ -220,3 +220,28 @@ def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) 
     )
     assert set(scores) == {"1.0", "0.35"}
     assert all(0.0 <= score <= 1.0 for score in scores.values())
+
+
+def test_lagged_rollouts_in_a_worker_change_nothing_but_time(tmp_path: Path) -> None:
+    """With ``--rollout-lag 1`` the rollouts are played one update behind the learner; played in
+    a worker process or in this one, the run logs the same rows and keeps the same weights."""
+    runs = {}
+    for workers in ("1", "0"):
+        out = tmp_path / f"lagged_{workers}.pt"
+        argv = ["--quick", "--dagger-rounds", "0", "--updates", "4", "--rollout-lag", "1"]
+        argv += ["--rollout-workers", workers]
+        assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+        with out.with_suffix(".csv").open() as handle:
+            rows = [
+                {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
+                for row in csv.DictReader(handle)
+            ]
+        card = json.loads(out.with_suffix(".json").read_text())["facts"]
+        runs[workers] = (rows, Mara.load(out).policy.state_dict(), card)
+    (rows, weights, card), (rows_here, weights_here, card_here) = runs["1"], runs["0"]
+    assert rows == rows_here and [row["update"] for row in rows if row["phase"] == "ppo"][-1] == "4"
+    assert all(torch.equal(weights[key], weights_here[key]) for key in weights)
+    assert card["settings"]["rollout_lag"] == 1
+    assert (card["rollout_workers"], card_here["rollout_workers"]) == (1, 0)
+    with pytest.raises(SystemExit, match="rollout_lag"):
+        train_mara.main(["--quick", "--rollout-lag", "2", "--out", str(tmp_path / "bad.pt")])
