@@ -47,6 +47,12 @@ validation and the saved checkpoint.
    process plays them (``--validation-workers 0``), which the tests check. The shipped
    checkpoints below were trained before the worker existed, validating in the training
    process.
+4. **Lagged rollouts** (``--rollout-lag 1``; off by default, and the shipped checkpoints were
+   trained without them): a worker process plays each update's rollouts with the weights of
+   the update before, while this process trains on the rollouts before those
+   (:mod:`benchmarks.mara_rollout_worker`). PPO's ratio divides by the log-probabilities the
+   rollout policy had, and the critic recomputes the rollout's values before GAE, so the
+   update stays correct for the policy that played; the price is one update of lag.
 
 How the shipped checkpoints were made (2 CPU cores, x86_64, shared with other tests and
 benchmarks; one torch thread): the figures of each run are in its card
