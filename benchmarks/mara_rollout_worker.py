@@ -22,8 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +29,7 @@ from typing import Any
 import torch
 
 from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks.leaderboard.lifeline import end_with_parent
+from benchmarks.common.workers import worker_pool
 from benchmarks.mara_rollouts import ClusterVector, StepBatch
 from benchmarks.mara_validation import weights_snapshot
 from mara_env import ClusterConfig
@@ -112,11 +110,6 @@ def _play(plan: RolloutPlan, state: dict[str, torch.Tensor]) -> Rollout:
     return _PLAYER.play(state)
 
 
-def _worker_setup(parent_pid: int) -> None:
-    end_with_parent(parent_pid)
-    torch.set_num_threads(1)
-
-
 class RolloutWorker:
     """Plays rollouts of weight snapshots in a worker process (or, ``workers=0``, in this one).
 
@@ -136,12 +129,7 @@ class RolloutWorker:
         self._pool: ProcessPoolExecutor | None = None
         self._player: _Player | None = None
         if workers:
-            self._pool = ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_setup,
-                initargs=(os.getpid(),),
-            )
+            self._pool = worker_pool()
         else:
             self._player = _Player(plan)
 

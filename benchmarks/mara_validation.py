@@ -20,8 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks.leaderboard.lifeline import end_with_parent
+from benchmarks.common.workers import worker_pool
 from benchmarks.mara_rollouts import ClusterVector
 from mara_env import ClusterConfig
 
@@ -89,11 +87,6 @@ def _play_state(
     return play_episodes(episodes, policy, seeds)
 
 
-def _worker_setup(parent_pid: int) -> None:
-    end_with_parent(parent_pid)
-    torch.set_num_threads(1)
-
-
 class ValidationPlayer:
     """Plays validation episodes of weight snapshots, in a worker process or in this one.
 
@@ -113,12 +106,7 @@ class ValidationPlayer:
         self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
         if workers:
-            self._pool = ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_setup,
-                initargs=(os.getpid(),),
-            )
+            self._pool = worker_pool()
 
     def submit(self, state: dict[str, torch.Tensor], seeds: Sequence[int]) -> Future[list[float]]:
         """Start playing ``seeds`` with the weights ``state`` (a snapshot: later changes to the

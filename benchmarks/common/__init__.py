@@ -9,7 +9,9 @@
 * :mod:`benchmarks.common.atomic`: write a file through a temporary file and a rename, so a
   crash never leaves half a file (:func:`write_atomically`, :func:`replace_atomically`);
 * :mod:`benchmarks.common.threads`: keep torch on one thread while small models train or
-  predict (:func:`one_torch_thread`, :class:`TorchThreadLimit`, :func:`set_torch_threads`).
+  predict (:func:`one_torch_thread`, :class:`TorchThreadLimit`, :func:`set_torch_threads`);
+* :mod:`benchmarks.common.workers`: one worker process beside the main one, ending with it
+  (:func:`~benchmarks.common.workers.worker_pool`).
 """
 
 from __future__ import annotations
