@@ -345,7 +345,11 @@ def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
     command = facts["command"]
     assert command[:3] == ["python", "-m", "benchmarks.train_mara"]
     settings = train_mara.settings_of(train_mara.parse_args(command[3:]))
-    assert asdict(settings) == facts["settings"]
+    # a setting added after the card was made ran as its default does (e.g. rollout_lag 0)
+    added = {
+        k: v for k, v in asdict(train_mara.TrainSettings()).items() if k not in facts["settings"]
+    }
+    assert asdict(settings) == {**facts["settings"], **added}
     assert card["config"]["temperature"] == settings.temperature  # trained at what it ships at
     assert facts["confirmation"]["episodes"] >= 30
 
