@@ -373,7 +373,9 @@ def _global_scales(config: ClusterConfig) -> np.ndarray:
     scales[G_OPEN] = 1.0
     scales[G_QUEUE] = scales[G_ACTIVE] = 1.0 / config.n_slots
     scales[G_QUEUE_TIME] = 1.0 / TIME_SCALE
-    return np.array(scales)
+    cached = np.array(scales)
+    cached.setflags(write=False)  # shared by every call for the config
+    return cached
 
 
 def occupied_masks(core: ClusterBatch) -> np.ndarray:

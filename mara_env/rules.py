@@ -10,6 +10,8 @@ clairvoyant reference and the prediction code all call these, so that a rule is 
 * :func:`effective_share`: that sum when ``held`` of ``nodes`` nodes trained the task in the
   previous epoch and the others pay ``switch_cost``;
 * :func:`first_step_at_or_below`: the first curve step >= 1 whose loss is at or below a target;
+* :func:`lowest_recorded_loss`: a curve's minimum over its recorded points (hopeless targets
+  are drawn below it);
 * :func:`epochs_to_target`: the epochs a task needs with ``k`` nodes, from its curve (what the
   core's privileged view answers for the clairvoyant reference);
 * :func:`draw_task_terms` and :func:`deadlines`: a task's speed, target and deadline, drawn for
@@ -107,6 +109,12 @@ def first_step_at_or_below(
     return first
 
 
+def lowest_recorded_loss(curves: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``(n,)`` the lowest of each curve's ``lengths[i]`` recorded losses (``inf`` for none)."""
+    recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
+    return np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
+
+
 #: Epoch count of a task that cannot reach its target within the horizon (:func:`epochs_to_target`).
 NEVER = np.iinfo(np.int64).max
 
@@ -197,8 +205,8 @@ def draw_task_terms(
         alpha: Parallel-scaling exponent of each task (or one for all).
         config: The cluster configuration whose ranges are drawn from.
         rng: The generator.
-        curve_min: ``(n,)`` the lowest recorded loss of each curve, if the caller has it
-            (computed from ``curves`` and ``lengths`` otherwise).
+        curve_min: ``(n,)`` :func:`lowest_recorded_loss` of the curves, if the caller has it
+            (computed here otherwise).
 
     Example:
         >>> import numpy as np
@@ -218,8 +226,7 @@ def draw_task_terms(
     target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial_loss)
     hopeless = rng.random(n) < config.infeasible_share
     if curve_min is None:
-        recorded = np.arange(curves.shape[1])[None, :] < lengths[:, None]
-        curve_min = np.where(recorded, curves, np.inf).min(axis=1, initial=np.inf)
+        curve_min = lowest_recorded_loss(curves, lengths)
     hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
     offered = first_step_at_or_below(curves, lengths, target) / speed
     slack = rng.uniform(*config.slack_range, size=n)

@@ -34,6 +34,7 @@ from mara_env.rules import (
     draw_task_terms,
     first_step_at_or_below,
     loss_at,
+    lowest_recorded_loss,
 )
 from mara_env.traces import TraceSource
 
@@ -124,9 +125,8 @@ class Workload:
 
     @cached_property
     def curve_minimum(self) -> np.ndarray:
-        """The lowest recorded loss of each curve."""
-        recorded = np.arange(self.curves.shape[1])[None, :] < self.lengths[:, None]
-        return np.where(recorded, self.curves, np.inf).min(axis=1, initial=np.inf)
+        """The lowest recorded loss of each curve (:func:`mara_env.rules.lowest_recorded_loss`)."""
+        return lowest_recorded_loss(self.curves, self.lengths)
 
     @cached_property
     def family_alpha(self) -> np.ndarray:
