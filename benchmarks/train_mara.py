@@ -715,10 +715,11 @@ class Trainer:
         for update in bar:
             self.policy.eval()
             critic.eval()
-            steps, raw_values, last_value, finished = rollouts.next(more=update < settings.updates)
+            steps, batch, raw_values, last_value, finished = rollouts.next(
+                more=update < settings.updates
+            )
             self.policy.train()
             critic.train()
-            batch = _merge(steps)
             self.env_epochs += len(batch.reward)
             values = [self.value_norm.denormalise(value) for value in raw_values]
             advantages, returns = _gae(
@@ -871,26 +872,27 @@ class _Rollouts:
 
     def next(
         self, *, more: bool
-    ) -> tuple[list[StepBatch], list[torch.Tensor], torch.Tensor, list[dict[str, Any]]]:
-        """The next update's steps, the critic's raw value of each step and of the state after
-        them, and the episodes that ended (``more``: another update will follow)."""
+    ) -> tuple[list[StepBatch], StepBatch, list[torch.Tensor], torch.Tensor, list[dict[str, Any]]]:
+        """The next update's steps and their merged batch, the critic's raw value of each step
+        and of the state after them, and the episodes that ended (``more``: another update will
+        follow)."""
         if self.vector is not None:
             steps = [self.vector.step() for _ in range(self.epochs)]
             finished = list(self.vector.finished)
             self.vector.finished.clear()
-            return steps, [step.value for step in steps], self.vector.values(), finished
+            own = [step.value for step in steps]
+            return steps, _merge(steps), own, self.vector.values(), finished
         if self.worker is None or self.pending is None:
             raise RuntimeError("_Rollouts.next() after the last update or close().")
         rollout = self.pending.result()
         # the rollout after this one plays with the weights this update starts from
         self.pending = self.worker.submit(self.policy.state_dict()) if more else None
+        batch = _merge(rollout.steps)
         with torch.no_grad():
-            slots = torch.cat([step.slots for step in rollout.steps])
-            globals_ = torch.cat([step.globals for step in rollout.steps])
-            values = self.critic.encode(slots, globals_).value
+            values = self.critic.encode(batch.slots, batch.globals).value
             last = self.critic.encode(rollout.last_slots, rollout.last_globals).value
         sizes = [len(step.reward) for step in rollout.steps]
-        return rollout.steps, list(values.split(sizes)), last, rollout.finished
+        return rollout.steps, batch, list(values.split(sizes)), last, rollout.finished
 
     def close(self) -> None:
         if self.worker is not None:
