@@ -93,6 +93,8 @@ class ObservedHistories:
         speed: Per slot, curve steps one node advances its task per epoch (0 if empty).
         departed_ids: Ids of tasks that were visible at the previous update and are gone now
             (completed or expired): their records have been dropped.
+        reported_slots: Per slot, whether the latest update added points to its task (see
+            :meth:`reported`; a read-only array).
     """
 
     def __init__(self) -> None:
@@ -102,6 +104,7 @@ class ObservedHistories:
         self.curve_steps = np.zeros(0)
         self.speed = np.zeros(0)
         self.departed_ids: list[int] = []
+        self.reported_slots = np.zeros(0, dtype=bool)
         self._records: dict[int, _TaskRecord] = {}
 
     def reset(self, config: ClusterConfig) -> None:
@@ -112,6 +115,7 @@ class ObservedHistories:
         self.curve_steps = np.zeros(config.n_slots)
         self.speed = np.zeros(config.n_slots)
         self.departed_ids = []
+        self.reported_slots = np.zeros(config.n_slots, dtype=bool)
         self._records = {}
 
     @property
@@ -148,17 +152,22 @@ class ObservedHistories:
             del records[task]
         loss = np.exp(view.log_loss_ratio).tolist()
         budget = view.budget * speed
+        step_list, id_list = steps.tolist(), ids.tolist()
+        reported = [False] * len(step_list)
         for slot in np.flatnonzero(view.occupied).tolist():
-            task = int(ids[slot])
+            task = id_list[slot]
             record = records.get(task)
             if record is None:
                 record = records[task] = _TaskRecord(int(view.family[slot]), float(budget[slot]))
             record.new_from = len(record.work) if record.seen else 0
             record.seen = True
-            if steps[slot] > record.work[-1]:
-                record.work.append(float(steps[slot]))
+            if step_list[slot] > record.work[-1]:
+                record.work.append(step_list[slot])
                 record.loss.append(loss[slot])
+            reported[slot] = record.new_from < len(record.work)
         self.departed_ids = vanished
+        self.reported_slots = np.array(reported)
+        self.reported_slots.setflags(write=False)
         self.view = view
         self.curve_steps = steps
         self.speed = speed
@@ -190,8 +199,8 @@ class ObservedHistories:
         Raises:
             IndexError: If ``slot`` is not a slot index of the config.
         """
-        record = self._record(slot)
-        return record is not None and record.new_from < len(record.work)
+        self._record(slot)  # checks the slot
+        return bool(self.reported_slots[slot])
 
     def new_points(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """``(work, loss)`` of the points the latest update added to ``slot``'s task.
@@ -238,10 +247,10 @@ def _check_values(view: SlotView) -> None:
         & (view.speed > 0)
         & (view.budget > 0)
     )
-    bad = np.flatnonzero(occupied & ~valid)
-    if len(bad):
+    invalid = occupied & ~valid
+    if np.count_nonzero(invalid):
         raise ValueError(
-            f"ObservedHistories.update: slot {int(bad[0])} of the observation holds a "
+            f"ObservedHistories.update: slot {int(np.argmax(invalid))} of the observation holds a "
             "non-finite loss, target or step count, or a speed or step budget <= 0; pass the "
             "observation vector of a mara_env environment of the config given to reset()."
         )

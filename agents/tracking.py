@@ -66,24 +66,29 @@ class SlotTracker:
                 f"SlotTracker.update: expected {self._serials.size} slots (reset(n_slots)), got "
                 f"{serials.size}."
             )
-        visible = serials[serials != NO_TASK].tolist()
+        serial_list = serials.tolist()
+        visible = [serial for serial in serial_list if serial != NO_TASK]
         if len(set(visible)) != len(visible):
             raise ValueError(f"SlotTracker.update: a serial is shown in two slots: {visible}.")
         known = self._id_of
         id_of = {}
         new_ids = []
-        for serial in visible:
+        ids = []
+        for serial in serial_list:
+            if serial == NO_TASK:
+                ids.append(NO_TASK)
+                continue
             task = known.get(serial)
             if task is None:
                 task = self._next_id
                 self._next_id += 1
                 new_ids.append(task)
             id_of[serial] = task
+            ids.append(task)
         self._id_of = id_of  # a task that left never returns
-        ids = np.array([id_of.get(serial, NO_TASK) for serial in serials.tolist()], np.int64)
         same = (serials != NO_TASK) & (serials == self._serials)
         self.new_ids = new_ids
-        self.task_ids = ids
+        self.task_ids = np.array(ids, dtype=np.int64)
         self.continuing = same
         self._serials = serials
         return same

@@ -258,39 +258,61 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         (3,)
     """
     vector = _checked_vector(observation, config, "decode_observation")
-    slots = vector[GLOBAL_FEATURES:].reshape(config.n_slots, SLOT_FEATURES)
+    n_nodes, n_slots = config.n_nodes, config.n_slots
+    slots = vector[GLOBAL_FEATURES:].reshape(n_slots, SLOT_FEATURES)
     occupied = slots[:, S_OCCUPIED] > 0.5
     one_hot = slots[:, S_FAMILY : S_FAMILY + len(FAMILY_NAMES)]
-    n_nodes, n_slots = config.n_nodes, config.n_slots
+    # the scaled columns in one product, and the whole numbers among them in one rounding
+    scaled = slots[:, _SCALED_COLUMNS] * _column_scales(n_nodes)
+    whole = np.rint(scaled[:, :_WHOLE_COLUMNS])
+    time_left, age, work, serial = whole[:, :4].T
+    nodes_now, nodes_last = whole[:, 4:].astype(np.int64).T
+    speed, curve_steps, budget = scaled[:, _WHOLE_COLUMNS:].T
+    glob = vector[:GLOBAL_FEATURES].tolist()  # Python floats: the same products and roundings
     return SlotView(
         occupied=occupied,
         log_loss_ratio=slots[:, S_LOG_LOSS],
         log_target_ratio=slots[:, S_LOG_TARGET],
         progress=slots[:, S_PROGRESS],
-        time_left=np.rint(slots[:, S_TIME_LEFT] * TIME_SCALE),
-        age=np.rint(slots[:, S_AGE] * TIME_SCALE),
-        work=np.rint(slots[:, S_WORK] * TIME_SCALE),
+        time_left=time_left,
+        age=age,
+        work=work,
         recent_slope=slots[:, S_SLOPE],
-        nodes_this_epoch=np.rint(slots[:, S_NODES_NOW] * config.n_nodes).astype(np.int64),
-        nodes_decided=round(vector[G_DECIDED] * config.n_nodes),
-        node_index=round(vector[G_NODE] * config.n_nodes),
+        nodes_this_epoch=nodes_now,
+        nodes_decided=round(glob[G_DECIDED] * n_nodes),
+        node_index=round(glob[G_NODE] * n_nodes),
         family=np.where(occupied, one_hot.argmax(axis=1), -1),
         time_left_fraction=slots[:, S_TIME_FRACTION],
-        speed=slots[:, S_SPEED] * SPEED_SCALE,
-        curve_steps=slots[:, S_STEPS] * STEP_SCALE,
-        nodes_last_epoch=np.rint(slots[:, S_NODES_LAST] * n_nodes).astype(np.int64),
+        speed=speed,
+        curve_steps=curve_steps,
+        nodes_last_epoch=nodes_last,
         mine_last_epoch=slots[:, S_MINE] > 0.5,
-        epoch_fraction=float(vector[G_EPOCH]),
-        arrivals_open=bool(vector[G_OPEN] > 0.5),
-        queue_length=round(vector[G_QUEUE] * n_slots),
-        queue_min_time_left=float(np.rint(vector[G_QUEUE_TIME] * TIME_SCALE)),
-        active_tasks=round(vector[G_ACTIVE] * n_slots),
-        node_was_idle=bool(vector[G_IDLE] > 0.5),
-        serial=np.where(occupied, np.rint(slots[:, S_SERIAL] * SERIAL_SCALE) - 1, -1).astype(
-            np.int64
-        ),
-        budget=slots[:, S_BUDGET] * TIME_SCALE,
+        epoch_fraction=glob[G_EPOCH],
+        arrivals_open=glob[G_OPEN] > 0.5,
+        queue_length=round(glob[G_QUEUE] * n_slots),
+        queue_min_time_left=float(round(glob[G_QUEUE_TIME] * TIME_SCALE)),
+        active_tasks=round(glob[G_ACTIVE] * n_slots),
+        node_was_idle=glob[G_IDLE] > 0.5,
+        serial=np.where(occupied, serial - 1, -1).astype(np.int64),
+        budget=budget,
     )
+
+
+#: The slot columns :func:`decode_observation` scales: first those that hold whole numbers
+#: (rounded after scaling), then the others; their scales are :func:`_column_scales`.
+_SCALED_COLUMNS = np.array(
+    [S_TIME_LEFT, S_AGE, S_WORK, S_SERIAL, S_NODES_NOW, S_NODES_LAST, S_SPEED, S_STEPS, S_BUDGET]
+)
+_WHOLE_COLUMNS = 6
+
+
+@lru_cache(maxsize=32)
+def _column_scales(n_nodes: int) -> np.ndarray:
+    """What each of :data:`_SCALED_COLUMNS` is multiplied by to decode it (read-only)."""
+    whole = (TIME_SCALE, TIME_SCALE, TIME_SCALE, SERIAL_SCALE, n_nodes, n_nodes)
+    scales = np.array([*whole, SPEED_SCALE, STEP_SCALE, TIME_SCALE], dtype=np.float64)
+    scales.setflags(write=False)
+    return scales
 
 
 #: The time columns (consecutive, in the order of the core's ``TIME_AT_0`` block).

@@ -103,15 +103,52 @@ def encode_rows(
     known_families: Collection[str],
     budget_epochs: np.ndarray,
 ) -> np.ndarray:
-    """``(n, CONTEXT_SIZE)`` float32 contexts of ``n`` histories, computed in one pass: the
-    look-back interpolation runs on all histories at once (one sorted search on their
-    concatenated reports, each history shifted past the previous one)."""
-    n = len(epochs)
-    lengths = np.fromiter((len(e) for e in epochs), dtype=np.intp, count=n)
+    """``(n, CONTEXT_SIZE)`` float32 contexts of ``n`` histories, computed in one pass (see
+    :func:`_encode_flat`)."""
+    lengths = np.fromiter((len(e) for e in epochs), dtype=np.intp, count=len(epochs))
+    flat_epochs = np.concatenate(epochs) if len(epochs) else np.zeros(0)
+    flat_loss = np.concatenate(log_losses) if len(epochs) else np.zeros(0)
+    return _encode_flat(
+        flat_epochs, flat_loss, lengths, families, log_scale, known_families, budget_epochs
+    )
+
+
+def encode_contexts(
+    histories: Sequence[TaskHistory],
+    log_scale: float,
+    known_families: Collection[str] = FAMILY_NAMES,
+) -> np.ndarray:
+    """``(n_tasks, CONTEXT_SIZE)`` float32 contexts of a batch of histories."""
+    n = len(histories)
+    if n == 0:
+        return np.zeros((0, CONTEXT_SIZE), dtype=np.float32)
+    lengths = np.fromiter((len(h.work) for h in histories), dtype=np.intp, count=n)
+    speed = np.fromiter((h.speed for h in histories), dtype=np.float64, count=n)
+    budget = np.fromiter((h.budget for h in histories), dtype=np.float64, count=n)
+    # one division and one log over every history's points at once
+    flat_epochs = np.concatenate([h.work for h in histories]) / np.repeat(speed, lengths)
+    flat_loss = np.log(np.concatenate([h.loss for h in histories]))
+    families = [h.family for h in histories]
+    return _encode_flat(
+        flat_epochs, flat_loss, lengths, families, log_scale, known_families, budget / speed
+    )
+
+
+def _encode_flat(
+    flat_epochs: np.ndarray,
+    flat_loss: np.ndarray,
+    lengths: np.ndarray,
+    families: Sequence[str],
+    log_scale: float,
+    known_families: Collection[str],
+    budget_epochs: np.ndarray,
+) -> np.ndarray:
+    """The contexts of histories given as their concatenated node-epochs and log-losses and
+    their lengths. The look-back interpolation runs on all of them at once: one sorted search
+    on the concatenated reports, each history shifted past the previous one."""
+    n = len(lengths)
     ends = np.cumsum(lengths)
     starts = ends - lengths
-    flat_epochs = np.concatenate(epochs) if n else np.zeros(0)
-    flat_loss = np.concatenate(log_losses) if n else np.zeros(0)
     first, current = flat_epochs[starts], flat_epochs[ends - 1]
     last_loss = flat_loss[ends - 1]
     # Shift each history past the previous one, so one sorted array holds them all.
@@ -123,9 +160,8 @@ def encode_rows(
     right = np.minimum(np.searchsorted(shifted, target, side="right"), ends[:, None] - 1)
     left = np.maximum(right - 1, starts[:, None])
     x0, x1 = shifted[left], shifted[right]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(x1 > x0, (target - x0) / (x1 - x0), 1.0)
-    share = np.clip(share, 0.0, 1.0)
+    share = np.divide(target - x0, x1 - x0, out=np.ones(target.shape), where=x1 > x0)
+    np.minimum(np.maximum(share, 0.0, out=share), 1.0, out=share)  # clip to [0, 1]
     lookback = flat_loss[left] * (1.0 - share) + flat_loss[right] * share - last_loss[:, None]
     lookback[unknown] = 0.0
     out = np.zeros((n, CONTEXT_SIZE), dtype=np.float32)
@@ -145,22 +181,6 @@ def encode_rows(
         if family in known_families and family in FAMILY_NAMES:
             out[row, 2 * k + 6 + FAMILY_NAMES.index(family)] = 1.0
     return out
-
-
-def encode_contexts(
-    histories: Sequence[TaskHistory],
-    log_scale: float,
-    known_families: Collection[str] = FAMILY_NAMES,
-) -> np.ndarray:
-    """``(n_tasks, CONTEXT_SIZE)`` float32 contexts of a batch of histories."""
-    return encode_rows(
-        [h.work / h.speed for h in histories],
-        [np.log(h.loss) for h in histories],
-        [h.family for h in histories],
-        log_scale,
-        known_families,
-        np.array([h.budget / h.speed for h in histories]),
-    )
 
 
 def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.ndarray:
@@ -208,14 +228,15 @@ def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
     below = window <= level[:, None]
     column = np.argmax(below, axis=1)  # the first offset at or below the level, if any
     rows = np.arange(len(window))
+    crossed = below[rows, column]
     low = window[rows, column]
-    high = window[rows, column - 1]
-    high[column == 0] = 0.0  # before the first offset lies the present, at 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(high > low, (high - level) / (high - low), 1.0)
-    np.clip(share, 0.0, 1.0, out=share)
+    # the value before: the previous offset's, or the present's 0 before the first offset
+    high = np.where(column > 0, window[rows, column - 1], 0.0)
+    # where the window crosses, high > level >= low, so the share lies in (0, 1]
+    share = np.ones(len(window))
+    np.divide(high - level, high - low, out=share, where=crossed & (high > low))
     start = WINDOW_OFFSETS[column]
     epochs = start + share * (WINDOW_OFFSETS[column + 1] - start)
-    epochs[~below[rows, column]] = np.inf
+    epochs[~crossed] = np.inf
     epochs[log_gap <= 0] = 0.0
     return epochs

@@ -381,4 +381,4 @@ class FlowMatching(WindowPredictor):
         windows = sample_windows(
             self.field, contexts, n_samples, rng, self.config.solver, self.config.solver_steps
         )
-        return windows.astype(np.float64) * self.config.log_scale
+        return np.multiply(windows, self.config.log_scale, dtype=np.float64)

@@ -110,9 +110,11 @@ def spread_samples(samples: np.ndarray, spread: float) -> np.ndarray:
     logs = np.log(np.where(positive, samples, np.nan))
     ordered = np.sort(logs, axis=1)  # NaN (not positive and finite) sorts last
     count = positive.sum(axis=1)
-    low = np.maximum((count - 1) // 2, 0)[:, None]
-    high = np.maximum(count // 2, 0)[:, None]
-    high = np.minimum(high, samples.shape[1] - 1)
-    median = 0.5 * (np.take_along_axis(ordered, low, 1) + np.take_along_axis(ordered, high, 1))
+    # the two middle positions of each row's count, read through the flat array
+    row_start = np.arange(0, ordered.size, ordered.shape[1])
+    low = row_start + np.maximum((count - 1) // 2, 0)
+    high = row_start + np.minimum(count // 2, ordered.shape[1] - 1)
+    flat = ordered.ravel()
+    median = (0.5 * (flat[low] + flat[high]))[:, None]
     spread_logs = median + spread * (logs - median)
     return np.where(positive, np.exp(spread_logs), samples)

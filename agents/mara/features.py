@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -73,6 +74,13 @@ GLOBAL_INPUTS = 5
 INPUT_BOUND = 10.0
 
 
+def _clipped_inputs(values: np.ndarray) -> np.ndarray:
+    """``values`` clipped to +-:data:`INPUT_BOUND`, as float32 (``np.clip``'s result, with
+    less overhead)."""
+    clipped = np.maximum(values, -INPUT_BOUND)
+    return np.minimum(clipped, INPUT_BOUND, out=clipped).astype(np.float32)
+
+
 @dataclass(frozen=True)
 class EpochFeatures:
     """The policy's inputs for one epoch of one cluster.
@@ -89,6 +97,14 @@ class EpochFeatures:
     globals: np.ndarray
     mask: np.ndarray
     previous_slots: np.ndarray
+
+
+def success_thresholds(alpha: np.ndarray, max_nodes: int) -> np.ndarray:
+    """``(n_tasks, 2)`` needed / available ratios that count as a success: 1 on one node and
+    ``max_nodes ** alpha`` on ``max_nodes`` nodes (the thresholds of
+    :func:`predictors.slot_features.slot_features`)."""
+    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
+    return np.column_stack((np.ones_like(all_nodes), all_nodes))
 
 
 def prediction_features(
@@ -126,11 +142,27 @@ def prediction_features(
         raise ValueError(
             f"prediction_features: samples must be (n_tasks, n_samples), got {samples.shape}."
         )
+    return _sorted_sample_features(
+        np.sort(samples, axis=1), time_left, speed, success_thresholds(alpha, max_nodes)
+    )
+
+
+def _sorted_sample_features(
+    sorted_samples: np.ndarray, time_left: np.ndarray, speed: np.ndarray, thresholds: np.ndarray
+) -> np.ndarray:
+    """:func:`prediction_features` of samples already sorted along each row, with the tasks'
+    :func:`success_thresholds`."""
     available = np.maximum(np.asarray(time_left, dtype=np.float64), 1.0) * np.asarray(speed)
-    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
-    thresholds = np.column_stack((np.ones_like(all_nodes), all_nodes))
-    positions = quantile_positions(samples.shape[1], QUANTILE_LEVELS)
-    return slot_features(np.sort(samples, axis=1), available, thresholds, positions, NEED_CAP)
+    positions = _positions(sorted_samples.shape[1])
+    return slot_features(sorted_samples, available, thresholds, positions, NEED_CAP)
+
+
+@lru_cache(maxsize=16)
+def _positions(n_samples: int) -> np.ndarray:
+    """The default quantile levels' positions among ``n_samples`` sorted samples (read-only)."""
+    positions = quantile_positions(n_samples, QUANTILE_LEVELS)
+    positions.setflags(write=False)
+    return positions
 
 
 class NoPredictions:
@@ -176,21 +208,21 @@ class FeatureBuilder:
         self.histories = ObservedHistories()
         self._config: ClusterConfig | None = None
         self._rng = np.random.default_rng()
-        self._samples: dict[int, np.ndarray] = {}
+        self._sorted_samples: dict[int, np.ndarray] = {}
         self._chosen = np.zeros(0, dtype=np.int64)
-        self._alpha = np.zeros(len(FAMILY_NAMES))
-        self._max_nodes = 1
+        self._thresholds = np.zeros((len(FAMILY_NAMES), 2))
 
     def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
         """Start an episode of ``config``; the predictor's samples come from ``seed``."""
         self._config = config
         self._rng = np.random.default_rng(seed)
         self.histories.reset(config)
-        self._samples = {}
+        self._sorted_samples = {}
         self._chosen = np.full(config.n_nodes, config.idle_action, dtype=np.int64)
-        self._alpha = np.array([config.alpha_for(name) for name in FAMILY_NAMES])
         cap = config.max_nodes_per_task
-        self._max_nodes = config.n_nodes if cap is None else min(config.n_nodes, cap)
+        max_nodes = config.n_nodes if cap is None else min(config.n_nodes, cap)
+        alpha = np.array([config.alpha_for(name) for name in FAMILY_NAMES])
+        self._thresholds = success_thresholds(alpha, max_nodes)  # per family
 
     @property
     def config(self) -> ClusterConfig:
@@ -234,8 +266,8 @@ class FeatureBuilder:
         kept = (previous < config.n_slots) & continuing[np.minimum(previous, config.n_slots - 1)]
         previous_slots = np.where(kept, previous, config.idle_action).astype(np.int64)
         return EpochFeatures(
-            slots=np.clip(slots, -INPUT_BOUND, INPUT_BOUND).astype(np.float32),
-            globals=np.clip(vector[:GLOBAL_INPUTS], -INPUT_BOUND, INPUT_BOUND).astype(np.float32),
+            slots=_clipped_inputs(slots),
+            globals=_clipped_inputs(vector[:GLOBAL_INPUTS]),
             mask=mask > 0,
             previous_slots=previous_slots,
         )
@@ -255,14 +287,18 @@ class FeatureBuilder:
         self, occupied: np.ndarray, time_left: np.ndarray, family: np.ndarray
     ) -> np.ndarray:
         histories = self.histories
-        ids = histories.task_ids
+        cached = self._sorted_samples
         for task in histories.departed_ids:
-            self._samples.pop(task, None)
+            cached.pop(task, None)
+        ids = histories.task_ids
         slots = np.flatnonzero(occupied & (ids != NO_TASK))
+        slot_list = slots.tolist()
+        slot_ids = ids[slots].tolist()
+        reported = histories.reported_slots
         stale = [
             slot
-            for slot in slots.tolist()
-            if int(ids[slot]) not in self._samples or histories.reported(slot)
+            for slot, task in zip(slot_list, slot_ids, strict=True)
+            if task not in cached or reported[slot]
         ]
         if stale:
             batch = []
@@ -271,16 +307,16 @@ class FeatureBuilder:
                 if history is not None:  # always, for an occupied slot
                     batch.append(history)
             remaining = self.predictor.predict(batch, self.n_samples, self._rng)
-            for slot, row in zip(stale, np.asarray(remaining.samples), strict=True):
-                self._samples[int(ids[slot])] = row
+            # sorted once here, not at every epoch the samples are read
+            rows = np.sort(np.asarray(remaining.samples, dtype=np.float64), axis=1)
+            for slot, row in zip(stale, rows, strict=True):
+                cached[int(ids[slot])] = row
         features = np.zeros((len(occupied), PREDICTION_FEATURES))
-        if len(slots):
-            samples = np.stack([self._samples[int(ids[slot])] for slot in slots.tolist()])
-            features[slots] = prediction_features(
-                samples,
+        if slot_list:
+            features[slots] = _sorted_sample_features(
+                np.array([cached[task] for task in slot_ids]),
                 time_left[slots],
                 histories.speed[slots],
-                self._alpha[family[slots]],
-                self._max_nodes,
+                self._thresholds[family[slots]],
             )
         return features
