@@ -62,8 +62,9 @@ class WindowPredictor(ABC):
     ) -> RemainingWork:
         """Samples of remaining work: where each sampled window first reaches the target."""
         windows = self._windows(histories, n_samples, rng)
-        log_gap = np.array([np.log(h.loss[-1] / h.target) for h in histories])
-        speed = np.array([h.speed for h in histories])
+        n = len(histories)
+        log_gap = np.log(np.fromiter((h.loss[-1] / h.target for h in histories), np.float64, n))
+        speed = np.fromiter((h.speed for h in histories), np.float64, n)
         epochs = epochs_to_cross(windows.reshape(-1, WINDOW_SIZE), np.repeat(log_gap, n_samples))
         samples = epochs.reshape(len(histories), n_samples) * speed[:, None]
         return RemainingWork(spread_samples(samples, self.spread))
