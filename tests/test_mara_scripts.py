@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+import mara_env
 from agents.mara.agent import Mara
 from benchmarks import mara_evaluate, mara_timing, train_mara
 
@@ -100,9 +101,19 @@ def test_evaluation_refuses_rows_of_another_checkpoint(
 
 
 def test_timing_splits_features_and_policy(quick_checkpoint: Path) -> None:
-    features, policy = mara_timing.time_epochs(Mara.load(quick_checkpoint), "tiny", [0])
-    assert len(features) == len(policy) > 0
+    timed = Mara.load(quick_checkpoint)
+    features, policy = mara_timing.time_epochs(timed, "tiny", [0])
     assert (features >= 0).all() and (policy > 0).all()
+    assert "begin_epoch" not in vars(timed)  # the timing wrappers are gone
+    # the timed episode is the one the deployed agent plays: one decision per epoch
+    deployed = Mara.load(quick_checkpoint)
+    env = mara_env.raw_env("tiny")
+    env.reset(seed=0)
+    deployed.reset(env.config, seed=0)
+    for name, node in mara_env.node_turns(env):
+        env.step(deployed.act(env.observe(name), node))
+    assert len(features) == len(policy) == env.simulator.state.epoch
+    assert torch.equal(timed.draws(), deployed.draws())  # the same sampling draws were used
 
 
 def test_gap_closed_known_answer(tmp_path: Path) -> None:
