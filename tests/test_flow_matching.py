@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -65,6 +66,18 @@ def test_epochs_to_cross_matches_a_dense_linear_interpolation(
         assert epochs == np.inf
     else:
         assert epochs == pytest.approx(grid[reached[0]], abs=2e-3 * FUTURE_EPOCHS[-1] / 200)
+
+
+def test_epochs_to_cross_divides_only_where_the_window_crosses() -> None:
+    # a window that never reaches the level, a hair below 0 (a subnormal gap to the present):
+    # the share's division there would overflow, and it is not made
+    window = np.full((2, len(FUTURE_EPOCHS)), -1e-310)
+    window[1] = -np.linspace(0.1, 3.0, len(FUTURE_EPOCHS))  # crosses 1.0 between two offsets
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        epochs = epochs_to_cross(window, np.array([1.0, 1.0]))
+    assert epochs[0] == np.inf
+    assert FUTURE_EPOCHS[0] < epochs[1] < FUTURE_EPOCHS[-1]
 
 
 def test_context_ignores_the_loss_scale() -> None:
