@@ -47,6 +47,19 @@ def quantile_positions(n_samples: int, levels: Sequence[float]) -> np.ndarray:
     return np.maximum(np.ceil(n_samples * levels_array - 1), 0).astype(np.intp)
 
 
+def success_thresholds(alpha: np.ndarray, max_nodes: float) -> np.ndarray:
+    """``(n_tasks, 2)`` needed / available ratios that count as a success for tasks with
+    parallel-scaling exponents ``alpha``: 1 on one node and ``max_nodes ** alpha`` on
+    ``max_nodes`` nodes (the ``thresholds`` of :func:`slot_features`).
+
+    Example:
+        >>> success_thresholds(np.array([1.0, 0.5]), 4).tolist()
+        [[1.0, 4.0], [1.0, 2.0]]
+    """
+    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
+    return np.column_stack((np.ones_like(all_nodes), all_nodes))
+
+
 def slot_features(
     sorted_samples: np.ndarray,
     available: np.ndarray,
@@ -62,9 +75,9 @@ def slot_features(
             (``inf`` = never).
         available: ``(n_tasks,)`` curve steps one node can still do by each task's deadline (time
             left times speed, > 0).
-        thresholds: ``(n_tasks, 2)`` needed / available ratios that count as a success: ``1`` on
-            one node and ``m**alpha`` on ``m`` nodes. A row of ``-1`` gives success
-            probabilities 0 (an empty slot).
+        thresholds: ``(n_tasks, 2)`` needed / available ratios that count as a success
+            (:func:`success_thresholds`). A row of ``-1`` gives success probabilities 0 (an
+            empty slot).
         positions: Sample positions of the quantiles (:func:`quantile_positions`).
         need_cap: Cap of the ``need`` features.
         out: Optional ``(n_tasks, len(positions) + 2)`` array to write into (e.g. float32).

@@ -80,6 +80,7 @@ from predictors.slot_features import (
     QUANTILE_LEVELS,
     quantile_positions,
     slot_features,
+    success_thresholds,
 )
 
 #: Indices within a slot's block of prediction features, for the default quantile levels.
@@ -345,8 +346,7 @@ class SlotPredictions:
         self._slot_length[slot] = 0
         self._deadline[slot] = tasks.deadline.item(task)
         self._speed[slot] = tasks.speed.item(task)
-        self._thresholds[slot, 0] = 1.0
-        self._thresholds[slot, 1] = self._nodes ** tasks.alpha.item(task)
+        self._thresholds[slot] = success_thresholds(tasks.alpha[task : task + 1], self._nodes)
 
     def _empty_slot(self, slot: int) -> None:
         """An empty row gives all-zero features without masking: samples 0 and an infinite

@@ -58,6 +58,7 @@ from predictors.slot_features import (
     QUANTILE_LEVELS,
     quantile_positions,
     slot_features,
+    success_thresholds,
 )
 
 #: Observed slot features the policy reads: the slot block minus the two node-specific ones and
@@ -97,14 +98,6 @@ class EpochFeatures:
     globals: np.ndarray
     mask: np.ndarray
     previous_slots: np.ndarray
-
-
-def success_thresholds(alpha: np.ndarray, max_nodes: int) -> np.ndarray:
-    """``(n_tasks, 2)`` needed / available ratios that count as a success: 1 on one node and
-    ``max_nodes ** alpha`` on ``max_nodes`` nodes (the thresholds of
-    :func:`predictors.slot_features.slot_features`)."""
-    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
-    return np.column_stack((np.ones_like(all_nodes), all_nodes))
 
 
 def prediction_features(
