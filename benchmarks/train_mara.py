@@ -73,12 +73,12 @@ validation and confirmation scores) and its log (``benchmarks/results/mara/*_tra
   +3.9 points [+2.5, +5.5]. On the evaluation preset (seeds 1000-1009 x 3 workloads, load 1.4)
   it beats ``mara_imitation`` by a paired +2.4 points [+1.2, +3.6] (30 episodes), so it ships
   as ``mara``; the same file is ``benchmarks/results/mara/mara_ppo.pt``.
-* Throughput: about 60 cluster-epochs per second of PPO training on one core, i.e. about 220k
-  per hour (a million cluster-epochs would take about 4.5 hours). With the validation worker
-  on the second core, 6 PPO updates from ``mara_imitation.pt`` (``--updates 6
-  --validate-every 2``, nothing else running) took 203 s at 93.3 cluster-epochs per second
-  (about 336k per hour), against 291 s at 64.4 per second with ``--validation-workers 0``, the
-  same log and weights. A cProfile of 3 updates: the
+* Throughput: the shipped run made about 60 cluster-epochs per second on one core, about 220k
+  per hour. With the current code and the validation worker on the second core, 6 PPO updates
+  from ``mara_imitation.pt`` (``--updates 6 --validate-every 2``, nothing else running) took
+  203 s at 90.8 cluster-epochs per second (about 327k per hour), against 268 s at 68.9 per
+  second with ``--validation-workers 0``, the same log and weights; ``--rollout-lag 1 --minutes
+  34`` made 140.2 per second over a whole 35-minute run. An earlier cProfile of 3 updates: the
   rollouts 47% of the time (the prediction features 30%, of which the flow-matching predictor,
   called once per cluster and epoch, 15%), the critic's update 19%, the policy's 19%, the
   simulator 3%.
