@@ -49,19 +49,7 @@ from functools import lru_cache
 import numpy as np
 
 from mara_env.config import ClusterConfig
-from mara_env.core import (
-    FEATURES,
-    FIELD,
-    LOSSES,
-    NO_TASK,
-    PHI,
-    PREVIOUS_WORK,
-    PROGRESS,
-    TIME_AT_0,
-    TIME_PER_EPOCH,
-    WORK,
-    ClusterBatch,
-)
+from mara_env.core import ClusterBatch
 from mara_env.families import FAMILY_NAMES
 from mara_env.layout import (
     FEATURE_BOUND,
@@ -97,7 +85,11 @@ from mara_env.layout import (
     STEP_SCALE,
     TIME_SCALE,
 )
+from mara_env.observation_kernel import fill_shared_observations, fill_slot_features
 from mara_env.simulator import ClusterSimulator
+from mara_env.task_fields import (
+    NO_TASK,
+)
 
 #: The layout constants (from :mod:`mara_env.layout`) are part of this module's interface.
 __all__ = [
@@ -324,37 +316,18 @@ def slot_columns(core: ClusterBatch, out: np.ndarray | None = None) -> np.ndarra
     columns first (node-specific columns 0).
 
     A pure function of the core's slot rows: the constant features come from each row's feature
-    block, the others are computed here; an empty slot's row is all zeros.
+    block, the others are computed (:func:`mara_env.observation_kernel.fill_slot_features`); an
+    empty slot's row is all zeros.
 
     Args:
         core: The core whose slots are read.
         out: Where to write them (any ``(SLOT_FEATURES, B, n_slots)`` float64 view, e.g. a
             transposed view of the observations); a new array by default.
     """
-    S = core.config.n_slots
-    rows = core.slot[:, :, :S]
     if out is None:
-        columns = rows[FEATURES:].copy()
-    else:
-        columns = out
-        columns[...] = rows[FEATURES:]
-    # (a contiguous copy first: the log of the strided slice costs more than the copy)
-    log_loss, log_previous_loss = np.log(rows[LOSSES].copy())
-    np.subtract(log_loss, rows[FIELD["log_initial_loss"]], out=columns[S_LOG_LOSS])
-    columns[S_PROGRESS] = rows[PHI]
-    time = np.multiply(core.epoch[:, None], rows[TIME_PER_EPOCH], out=columns[_TIME_COLUMNS])
-    np.add(rows[TIME_AT_0], time, out=time)
-    np.multiply(rows[WORK], 1.0 / TIME_SCALE, out=columns[S_WORK])
-    np.multiply(rows[PROGRESS], 1.0 / STEP_SCALE, out=columns[S_STEPS])
-    worked = np.subtract(rows[WORK], rows[PREVIOUS_WORK])
-    slope = np.subtract(log_previous_loss, log_loss, out=columns[S_SLOPE])
-    np.divide(slope, np.maximum(worked, 1.0, out=worked), out=slope)
-    flat = (core.previous_slot + core.slot_offsets).ravel()
-    counts = np.bincount(flat, minlength=core.slot.shape[1] * (S + 1))
-    np.multiply(
-        counts.reshape(-1, S + 1)[:, :S], 1.0 / core.config.n_nodes, out=columns[S_NODES_LAST]
-    )
-    return columns
+        out = np.empty((core.batch_size, core.config.n_slots, SLOT_FEATURES)).transpose(2, 0, 1)
+    fill_slot_features(out.transpose(1, 2, 0), core.slot, core.epoch, core.previous_slot)
+    return out
 
 
 def slot_matrix(core: ClusterBatch) -> np.ndarray:
@@ -363,27 +336,32 @@ def slot_matrix(core: ClusterBatch) -> np.ndarray:
     return slot_columns(core).transpose(1, 2, 0)
 
 
-def shared_observations(core: ClusterBatch) -> np.ndarray:
+def shared_observations(core: ClusterBatch, out: np.ndarray | None = None) -> np.ndarray:
     """``(B, observation_size)`` float32: every cluster's observation at its epoch start with
-    the node-specific entries at 0 (the first part of the state vector)."""
+    the node-specific entries at 0 (the first part of the state vector).
+
+    Args:
+        core: The core whose clusters are observed.
+        out: Where to write them (a ``(B, observation_size)`` float32 view, e.g. the first
+            columns of the states); a new array by default.
+    """
     config = core.config
-    B, S = core.batch_size, config.n_slots
-    base = np.empty((B, observation_size(config)))
-    slot_columns(
-        core, out=base[:, GLOBAL_FEATURES:].reshape(B, S, SLOT_FEATURES).transpose(2, 0, 1)
+    if out is None:
+        out = np.empty((core.batch_size, observation_size(config)), dtype=np.float32)
+    observations = out
+    fill_shared_observations(
+        observations,
+        core.slot,
+        core.epoch,
+        core.previous_slot,
+        core.queue_length,
+        core.queue_min_deadline,
+        core.free_slots,
+        config.arrival_horizon,
+        _global_scales(config),
+        FEATURE_BOUND,
     )
-    # the global features: whole numbers per cluster, then one product with their scales
-    epoch, queue = core.epoch, core.queue_length
-    counts = np.zeros((GLOBAL_FEATURES, B), dtype=np.int64)
-    counts[G_EPOCH] = epoch
-    counts[G_OPEN] = epoch < config.arrival_horizon
-    counts[G_QUEUE] = queue
-    np.multiply(core.queue_min_deadline - epoch, queue > 0, out=counts[G_QUEUE_TIME])
-    np.subtract(S, core.free_slots, out=counts[G_ACTIVE])
-    np.multiply(counts.T, _global_scales(config), out=base[:, :GLOBAL_FEATURES])
-    np.maximum(base, -FEATURE_BOUND, out=base)
-    np.minimum(base, FEATURE_BOUND, out=base)
-    return base.astype(np.float32)
+    return observations
 
 
 @lru_cache(maxsize=32)
@@ -408,13 +386,20 @@ def occupied_masks(core: ClusterBatch) -> np.ndarray:
     return mask
 
 
-def state_vectors(core: ClusterBatch, shared: np.ndarray, choices: np.ndarray) -> np.ndarray:
-    """``(B, state_size)`` float32 centralised states: shared features, each node's previous
+def state_vectors(core: ClusterBatch, shared: np.ndarray | None, choices: np.ndarray) -> np.ndarray:
+    """``(B, state_size)`` float32 centralised states: shared features (``None``: the epoch
+    start's, :func:`shared_observations`, written straight into the states), each node's previous
     slot and this epoch's choices so far (both ``/ n_slots``)."""
-    scale = 1.0 / core.config.n_slots
-    return np.concatenate(
-        (shared, core.previous_slot * scale, choices * scale), axis=1, dtype=np.float32
-    )
+    config = core.config
+    size, n_nodes, scale = observation_size(config), config.n_nodes, 1.0 / config.n_slots
+    states = np.empty((core.batch_size, state_size(config)), dtype=np.float32)
+    if shared is None:
+        shared_observations(core, out=states[:, :size])
+    else:
+        states[:, :size] = shared
+    states[:, size : size + n_nodes] = core.previous_slot * scale
+    states[:, size + n_nodes :] = choices * scale
+    return states
 
 
 class ObservationBuilder:

@@ -3,10 +3,11 @@
 The simulator core (:mod:`mara_env.core`), the workload (:mod:`mara_env.workload`), the
 clairvoyant reference and the prediction code all call these, so that a rule is written once:
 
-* :func:`loss_at`: the loss a curve reports after ``progress`` curve steps,
-  ``curve[floor(progress)]``, the last point repeating past the end;
-* :func:`progress_gain`: the curve steps a task advances in one epoch, ``speed * share**alpha``
-  where ``share`` is the sum of its nodes' effective shares of the epoch;
+* :func:`loss_after` (one task) and :func:`loss_at` (arrays): the loss a curve reports after
+  ``progress`` curve steps, ``curve[floor(progress)]``, the last point repeating past the end;
+* :func:`progress_gain` (a ufunc; ``progress_gain_of_task`` for compiled code): the curve steps
+  a task advances in one epoch, ``speed * share**alpha`` where ``share`` is the sum of its
+  nodes' effective shares of the epoch;
 * :func:`effective_share`: that sum when ``held`` of ``nodes`` nodes trained the task in the
   previous epoch and the others pay ``switch_cost``;
 * :func:`first_step_at_or_below`: the first curve step >= 1 whose loss is at or below a target;
@@ -32,11 +33,11 @@ Example:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit, vectorize
 
 if TYPE_CHECKING:
     from mara_env.config import ClusterConfig
@@ -45,8 +46,25 @@ if TYPE_CHECKING:
 HOPELESS_TARGET_RANGE = (0.5, 0.9)
 
 
+@njit(cache=True)
+def loss_after(curves: np.ndarray, curve_row: int, progress: float) -> float:
+    """The rule for one task: the loss row ``curve_row`` of ``curves`` reports after
+    ``progress`` curve steps, ``curves[curve_row, min(floor(progress), length - 1)]``
+    (``progress >= 0``; compiled, so the simulator's compiled epoch calls it too)."""
+    return curves[curve_row, min(int(progress), curves.shape[1] - 1)]
+
+
+@njit(cache=True)
+def _losses_after(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
+    losses = np.empty(len(progress), dtype=curves.dtype)
+    for index in range(len(progress)):
+        losses[index] = loss_after(curves, curve_row[index], progress[index])
+    return losses
+
+
 def loss_at(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
-    """Loss reported by rows ``curve_row`` of ``curves`` after ``progress`` curve steps.
+    """Loss reported by rows ``curve_row`` of ``curves`` after ``progress`` curve steps
+    (:func:`loss_after` of each element).
 
     Args:
         curves: ``(n_curves, length)`` losses, each row padded with its last value.
@@ -56,11 +74,11 @@ def loss_at(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> 
     Returns:
         ``curves[curve_row, min(floor(progress), length - 1)]``.
     """
-    length = curves.shape[1]
-    index = progress.astype(np.intp)
-    np.minimum(index, length - 1, out=index)
-    index += curve_row * length  # the flat index: one take instead of a 2-d fancy index
-    return curves.take(index)
+    rows, steps = np.broadcast_arrays(
+        np.asarray(curve_row, dtype=np.intp), np.asarray(progress, dtype=np.float64)
+    )
+    losses = _losses_after(np.ascontiguousarray(curves), rows.ravel(), steps.ravel())
+    return losses.reshape(steps.shape)
 
 
 def effective_share(
@@ -77,13 +95,18 @@ def effective_share(
     return staying + (nodes_ - staying) * (1.0 - switch_cost)
 
 
-def progress_gain(
-    speed: np.ndarray | float, share: np.ndarray | float, alpha: np.ndarray | float
-) -> np.ndarray:
+def _progress_gain(speed: float, share: float, alpha: float) -> float:
     """Curve steps a task advances in one epoch: ``speed * share**alpha``."""
-    return np.multiply(speed, np.power(share, alpha))
+    return speed * share**alpha
 
 
+#: The rule for one task, compiled (what the simulator's compiled epoch calls).
+progress_gain_of_task = njit(cache=True)(_progress_gain)
+#: The rule as a NumPy ufunc, for numbers and arrays: ``speed * share**alpha``.
+progress_gain = vectorize(["float64(float64, float64, float64)"], cache=True)(_progress_gain)
+
+
+@njit(cache=True)
 def first_step_at_or_below(
     curves: np.ndarray, lengths: np.ndarray, target: np.ndarray
 ) -> np.ndarray:
@@ -97,15 +120,12 @@ def first_step_at_or_below(
     Returns:
         ``(n,)`` float64 steps (``inf`` for a target the curve never reaches).
     """
-    # the first step >= 1 at or below the target, recorded or not: if it lies past the recorded
-    # points, no recorded one is (they all come before it)
-    if curves.shape[1] < 2:
-        return np.full(len(curves), math.inf)
-    hit = curves[:, 1:] <= target[:, None]
-    first = np.argmax(hit, axis=1)
-    reached = hit[np.arange(len(hit)), first] & (first + 1 < lengths)
-    first = first + 1.0
-    first[~reached] = math.inf
+    first = np.full(len(curves), np.inf)
+    for row in range(len(curves)):
+        for step in range(1, min(lengths[row], curves.shape[1])):
+            if curves[row, step] <= target[row]:
+                first[row] = step
+                break
     return first
 
 
@@ -218,28 +238,66 @@ def draw_task_terms(
         (True, (1,))
     """
     n = len(lengths)
-    speed = lengths / rng.uniform(*config.epochs_per_curve, size=n)
-    position = np.clip(
-        (rng.uniform(*config.target_fraction, size=n) * lengths).astype(np.int64), 1, lengths - 1
-    )
-    initial_loss = curves[:, 0]
-    target = np.minimum(curves[np.arange(n), position], MAX_TARGET_SHARE * initial_loss)
-    hopeless = rng.random(n) < config.infeasible_share
+    # the draws, in this order; the terms follow from them (compiled)
+    epochs = rng.uniform(*config.epochs_per_curve, size=n)
+    position = rng.uniform(*config.target_fraction, size=n)
+    hopeless_draw = rng.random(n)
+    hopeless_share = rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
+    slack = rng.uniform(*config.slack_range, size=n)
     if curve_min is None:
         curve_min = lowest_recorded_loss(curves, lengths)
-    hopeless_target = curve_min * rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
-    offered = first_step_at_or_below(curves, lengths, target) / speed
-    slack = rng.uniform(*config.slack_range, size=n)
-    time_allowed = slack * np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
-    time_allowed /= config.deadline_nodes**alpha
-    return TaskTerms(
-        speed=speed,
-        target=np.where(hopeless, hopeless_target, target),
-        hopeless=hopeless,
-        demand=np.where(hopeless, np.inf, offered),
-        offered=offered,
-        time_allowed=time_allowed,
+    terms = _task_terms(
+        np.ascontiguousarray(curves, dtype=np.float64),
+        np.asarray(lengths, dtype=np.int64),
+        np.full(n, alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64),
+        np.asarray(curve_min, dtype=np.float64),
+        epochs,
+        position,
+        hopeless_draw < config.infeasible_share,
+        hopeless_share,
+        slack,
+        float(config.epochs_per_curve[1]),
+        float(config.deadline_nodes),
     )
+    return TaskTerms(*terms)
+
+
+@njit(cache=True)
+def _task_terms(
+    curves: np.ndarray,
+    lengths: np.ndarray,
+    alpha: np.ndarray,
+    curve_min: np.ndarray,
+    epochs: np.ndarray,
+    position: np.ndarray,
+    hopeless: np.ndarray,
+    hopeless_share: np.ndarray,
+    slack: np.ndarray,
+    longest_epochs: float,
+    deadline_nodes: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fields of :class:`TaskTerms` from the draws of :func:`draw_task_terms`."""
+    n = len(lengths)
+    speed = np.empty(n)
+    feasible_target = np.empty(n)
+    for task in range(n):
+        speed[task] = lengths[task] / epochs[task]
+        step = min(max(int(position[task] * lengths[task]), 1), lengths[task] - 1)
+        feasible_target[task] = min(curves[task, step], MAX_TARGET_SHARE * curves[task, 0])
+    offered = first_step_at_or_below(curves, lengths, feasible_target) / speed
+    target = np.empty(n)
+    demand = np.empty(n)
+    time_allowed = np.empty(n)
+    for task in range(n):
+        if hopeless[task]:
+            target[task] = curve_min[task] * hopeless_share[task]
+            demand[task] = np.inf
+        else:
+            target[task] = feasible_target[task]
+            demand[task] = offered[task]
+        allowed = offered[task] if np.isfinite(offered[task]) else longest_epochs
+        time_allowed[task] = slack[task] * allowed / deadline_nodes ** alpha[task]
+    return speed, target, hopeless, demand, offered, time_allowed
 
 
 def deadlines(arrival: np.ndarray, time_allowed: np.ndarray, max_epochs: int) -> np.ndarray:

@@ -63,7 +63,7 @@ from mara_env.core import ClusterBatch
 from mara_env.env_base import build_spaces
 from mara_env.epoch import team_reward
 from mara_env.errors import ConfigError, EnvStateError
-from mara_env.observation import occupied_masks, shared_observations, state_vectors
+from mara_env.observation import occupied_masks, state_vectors
 from mara_env.traces import TraceSource
 
 #: The per-step counts the infos carry (see the module docstring).
@@ -239,9 +239,8 @@ class ClusterVectorEnv(VectorEnv):
         return self._observations(), rewards.astype(np.float64), terminated, truncated, infos
 
     def _observations(self) -> np.ndarray:
-        shared = shared_observations(self.core)
         self._masks = occupied_masks(self.core)
-        return state_vectors(self.core, shared, self._idle)
+        return state_vectors(self.core, None, self._idle)
 
     def action_masks(self) -> np.ndarray:
         """``(num_envs, n_nodes * (n_slots + 1))`` bool: each sub-env's per-node masks,

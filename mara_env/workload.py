@@ -282,10 +282,14 @@ def draw_tasks(
     # the draws of ``rng.choice(len(config.families), size=n, p=config.family_probabilities())``
     # (a uniform per task, looked up in the cumulative probabilities), without its checks
     family_slot = workload.family_cdf.searchsorted(rng.random(n), side="right")
+    counts = np.bincount(family_slot, minlength=len(workload.rows_by_family)).tolist()
+    # then a curve of each family, uniformly, for its tasks in arrival order
+    picks = [
+        rows[rng.integers(len(rows), size=count)]
+        for rows, count in zip(workload.rows_by_family, counts, strict=True)
+    ]
     curve_row = np.empty(n, dtype=np.int64)
-    for slot, rows in enumerate(workload.rows_by_family):
-        chosen = family_slot == slot
-        curve_row[chosen] = rows[rng.integers(len(rows), size=int(chosen.sum()))]
+    curve_row[np.argsort(family_slot, kind="stable")] = np.concatenate(picks)
     lengths = workload.lengths[curve_row]
     curves = workload.curves[curve_row]
     alpha = workload.family_alpha[family_slot]

@@ -14,7 +14,7 @@ from mara_env.core import FEATURES, FIELD, ClusterBatch, task_rows
 from mara_env.families import FAMILY_NAMES
 from mara_env.layout import S_FAMILY
 from mara_env.observation import slot_columns
-from mara_env.rules import first_step_at_or_below, loss_at
+from mara_env.rules import first_step_at_or_below, loss_after, loss_at, progress_gain
 from mara_env.sources import default_trace_source
 from mara_env.workload import build_workload, draw_tasks, sample_tasks
 
@@ -61,6 +61,28 @@ def test_loss_at_reads_the_floor_of_progress_and_repeats_the_last_point(
         for r, q in zip(rows, progress, strict=True)
     ]
     assert loss_at(curves, rows, progress).tolist() == expected
+
+
+def test_loss_at_broadcasts_rows_against_progress_and_keeps_the_curves_dtype() -> None:
+    curves = np.array([[1.0, 0.5, 0.25], [0.9, 0.3, 0.1]], dtype=np.float32)
+    losses = loss_at(curves, np.array([[0], [1]]), np.array([0.5, 1.5, 7.0]))
+    assert losses.dtype == np.float32 and losses.shape == (2, 3)
+    assert losses.tolist() == [[1.0, 0.5, 0.25], [curves[1, 0], curves[1, 1], curves[1, 2]]]
+    assert loss_after(curves, 1, 1.999) == curves[1, 1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_progress_gain_is_speed_times_share_to_the_alpha_bit_for_bit(seed: int) -> None:
+    """The compiled rule (a ufunc, which the compiled epoch calls per task) gives exactly what
+    the NumPy expression gives, shares of 0 included."""
+    rng = np.random.default_rng(seed)
+    speed = rng.uniform(0.0, 40.0, size=50)
+    share = np.where(rng.random(50) < 0.2, 0.0, rng.uniform(0.0, 16.0, size=50))
+    alpha = rng.uniform(0.05, 1.0, size=50)
+    expected = np.multiply(speed, np.power(share, alpha))
+    assert np.array_equal(progress_gain(speed, share, alpha), expected)
+    assert float(progress_gain(float(speed[0]), float(share[0]), 1.0)) == speed[0] * share[0]
 
 
 @pytest.mark.parametrize("seed", range(20))
