@@ -170,6 +170,8 @@ class ClusterBatch:
         tasks: Each cluster's :class:`~mara_env.workload.TaskTable` of the current episode.
         epoch, next_arrival, n_tasks, queue_head, queue_length: ``(B,)`` per cluster.
         slot_task: ``(B, n_slots + 1)`` task id in each slot, plus a ``NO_TASK`` column.
+        slot_deadline: ``(B, n_slots + 1)`` the deadline of each slot's task (0 if empty): its
+            row's, compact for the epoch's expiry test.
         slot_offsets: ``(B, 1)`` offset of each cluster's first slot in ``slot_task.ravel()``.
         free_slots: ``(B,)`` number of empty slots.
         slot: ``(B, n_slots + 1, len(TASK_FIELDS))`` the row of the task in each slot
@@ -221,6 +223,7 @@ class ClusterBatch:
         self._allocate_tasks(0)
         self.slot_task = np.full((B, S + 1), NO_TASK, dtype=np.int64)
         self.slot_curve = np.zeros((B, S + 1), dtype=np.intp)
+        self.slot_deadline = np.zeros((B, S + 1), dtype=np.int64)
         self.slot = _empty_rows((B, S + 1))
         self.free_slots = np.full(B, S, dtype=np.int64)
         self.node_task = np.full((B, K), NO_TASK, dtype=np.int64)
@@ -334,6 +337,7 @@ class ClusterBatch:
         """Empty ``cluster``'s slots and zero its counters (an episode's start)."""
         self.slot_task[cluster] = NO_TASK
         self.slot_curve[cluster] = 0
+        self.slot_deadline[cluster] = 0
         self.slot[cluster] = EMPTY_ROW
         self.free_slots[cluster] = self.config.n_slots
         self.node_task[cluster] = NO_TASK
@@ -404,6 +408,7 @@ class ClusterBatch:
             self.slot,
             self.slot_task,
             self.slot_curve,
+            self.slot_deadline,
             self.task,
             self.task_curve,
             self.node_task,
@@ -503,6 +508,7 @@ class ClusterBatch:
             self.slot,
             self.slot_task,
             self.slot_curve,
+            self.slot_deadline,
             self.task,
             self.task_curve,
         )

@@ -131,6 +131,7 @@ def admit_cluster(
     slot: np.ndarray,
     slot_task: np.ndarray,
     slot_curve: np.ndarray,
+    slot_deadline: np.ndarray,
     task: np.ndarray,
     task_curve: np.ndarray,
 ) -> int:
@@ -163,6 +164,7 @@ def admit_cluster(
             while slot_task[b, column] != NO_TASK:
                 column += 1
             slot_task[b, column] = task_id
+            slot_deadline[b, column] = deadline
             slot[b, column, :] = task[b, task_id, :]
             slot_curve[b, column] = task_curve[b, task_id]
             entered += 1
@@ -196,6 +198,7 @@ def admit_clusters(
     slot: np.ndarray,
     slot_task: np.ndarray,
     slot_curve: np.ndarray,
+    slot_deadline: np.ndarray,
     task: np.ndarray,
     task_curve: np.ndarray,
 ) -> np.ndarray:
@@ -217,6 +220,7 @@ def admit_clusters(
             slot,
             slot_task,
             slot_curve,
+            slot_deadline,
             task,
             task_curve,
         )
@@ -257,6 +261,7 @@ def _leave(
     slot: np.ndarray,
     slot_task: np.ndarray,
     slot_curve: np.ndarray,
+    slot_deadline: np.ndarray,
     task: np.ndarray,
     empty_row: np.ndarray,
     free_slots: np.ndarray,
@@ -269,6 +274,7 @@ def _leave(
     task[b, task_id, FINAL_STATUS] = status
     slot_task[b, column] = NO_TASK
     slot_curve[b, column] = 0
+    slot_deadline[b, column] = 0
     slot[b, column, :] = empty_row
     free_slots[b] += 1
 
@@ -286,6 +292,7 @@ def advance_clusters(
     slot: np.ndarray,
     slot_task: np.ndarray,
     slot_curve: np.ndarray,
+    slot_deadline: np.ndarray,
     task: np.ndarray,
     task_curve: np.ndarray,
     node_task: np.ndarray,
@@ -396,36 +403,28 @@ def advance_clusters(
                 completed_slots[b, column] = True
                 n_completed[b] += 1
                 slack_at_completion[b] += slot[b, column, DEADLINE] - now
-                _leave(
-                    b,
-                    column,
-                    COMPLETED,
-                    now,
-                    slot,
-                    slot_task,
-                    slot_curve,
-                    task,
-                    empty_row,
-                    free_slots,
-                )
-            elif slot[b, column, DEADLINE] == now:
+                status = COMPLETED
+            elif slot_deadline[b, column] == now:
                 expired_slots[b, column] = True
                 n_expired[b] += 1
                 wasted_node_epochs[b] += slot[b, column, WORK]
-                _leave(
-                    b,
-                    column,
-                    EXPIRED,
-                    now,
-                    slot,
-                    slot_task,
-                    slot_curve,
-                    task,
-                    empty_row,
-                    free_slots,
-                )
+                status = EXPIRED
             else:
                 last_trained[b, column] = trained[b, column]
+                continue
+            _leave(
+                b,
+                column,
+                status,
+                now,
+                slot,
+                slot_task,
+                slot_curve,
+                slot_deadline,
+                task,
+                empty_row,
+                free_slots,
+            )
         completed[b] += n_completed[b]
         # ... and from the queue (its earliest deadline is 0 when it is empty, never an epoch)
         touched = False
@@ -458,6 +457,7 @@ def advance_clusters(
             slot,
             slot_task,
             slot_curve,
+            slot_deadline,
             task,
             task_curve,
         )

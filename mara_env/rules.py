@@ -106,7 +106,6 @@ progress_gain_of_task = njit(cache=True)(_progress_gain)
 progress_gain = vectorize(["float64(float64, float64, float64)"], cache=True)(_progress_gain)
 
 
-@njit(cache=True)
 def first_step_at_or_below(
     curves: np.ndarray, lengths: np.ndarray, target: np.ndarray
 ) -> np.ndarray:
@@ -120,11 +119,20 @@ def first_step_at_or_below(
     Returns:
         ``(n,)`` float64 steps (``inf`` for a target the curve never reaches).
     """
-    first = np.full(len(curves), np.inf)
-    for row in range(len(curves)):
-        for step in range(1, min(lengths[row], curves.shape[1])):
-            if curves[row, step] <= target[row]:
-                first[row] = step
+    return _first_steps(curves, np.arange(len(curves)), lengths, target)
+
+
+@njit(cache=True)
+def _first_steps(
+    curves: np.ndarray, curve_row: np.ndarray, lengths: np.ndarray, target: np.ndarray
+) -> np.ndarray:
+    """:func:`first_step_at_or_below` of task ``i`` on row ``curve_row[i]`` of ``curves``."""
+    first = np.full(len(curve_row), np.inf)
+    for task in range(len(curve_row)):
+        curve = curves[curve_row[task]]
+        for step in range(1, min(lengths[task], len(curve))):
+            if curve[step] <= target[task]:
+                first[task] = step
                 break
     return first
 
@@ -208,6 +216,7 @@ def draw_task_terms(
     rng: np.random.Generator,
     *,
     curve_min: np.ndarray | None = None,
+    curve_row: np.ndarray | None = None,
 ) -> TaskTerms:
     """Draw the speed, target and deadline allowance of tasks on the given curves.
 
@@ -220,13 +229,16 @@ def draw_task_terms(
     target counts ``epochs_per_curve[1]`` epochs.
 
     Args:
-        curves: ``(n, length)`` losses of each task's curve (padded with last values).
-        lengths: ``(n,)`` recorded points of each curve.
+        curves: ``(n, length)`` losses of each task's curve (padded with last values), or a pool
+            of curves that ``curve_row`` indexes.
+        lengths: ``(n,)`` recorded points of each task's curve.
         alpha: Parallel-scaling exponent of each task (or one for all).
         config: The cluster configuration whose ranges are drawn from.
         rng: The generator.
-        curve_min: ``(n,)`` :func:`lowest_recorded_loss` of the curves, if the caller has it
-            (computed here otherwise).
+        curve_min: ``(n,)`` :func:`lowest_recorded_loss` of the tasks' curves, if the caller has
+            it (computed here otherwise).
+        curve_row: ``(n,)`` row of each task's curve in ``curves`` (default: row ``i`` is task
+            ``i``'s).
 
     Example:
         >>> import numpy as np
@@ -244,10 +256,13 @@ def draw_task_terms(
     hopeless_draw = rng.random(n)
     hopeless_share = rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
     slack = rng.uniform(*config.slack_range, size=n)
+    if curve_row is None:
+        curve_row = np.arange(n)
     if curve_min is None:
-        curve_min = lowest_recorded_loss(curves, lengths)
+        curve_min = lowest_recorded_loss(curves[curve_row], lengths)
     terms = _task_terms(
         np.ascontiguousarray(curves, dtype=np.float64),
+        np.asarray(curve_row, dtype=np.int64),
         np.asarray(lengths, dtype=np.int64),
         np.full(n, alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64),
         np.asarray(curve_min, dtype=np.float64),
@@ -265,6 +280,7 @@ def draw_task_terms(
 @njit(cache=True)
 def _task_terms(
     curves: np.ndarray,
+    curve_row: np.ndarray,
     lengths: np.ndarray,
     alpha: np.ndarray,
     curve_min: np.ndarray,
@@ -281,10 +297,11 @@ def _task_terms(
     speed = np.empty(n)
     feasible_target = np.empty(n)
     for task in range(n):
+        curve = curves[curve_row[task]]
         speed[task] = lengths[task] / epochs[task]
         step = min(max(int(position[task] * lengths[task]), 1), lengths[task] - 1)
-        feasible_target[task] = min(curves[task, step], MAX_TARGET_SHARE * curves[task, 0])
-    offered = first_step_at_or_below(curves, lengths, feasible_target) / speed
+        feasible_target[task] = min(curve[step], MAX_TARGET_SHARE * curve[0])
+    offered = _first_steps(curves, curve_row, lengths, feasible_target) / speed
     target = np.empty(n)
     demand = np.empty(n)
     time_allowed = np.empty(n)

@@ -291,10 +291,15 @@ def draw_tasks(
     curve_row = np.empty(n, dtype=np.int64)
     curve_row[np.argsort(family_slot, kind="stable")] = np.concatenate(picks)
     lengths = workload.lengths[curve_row]
-    curves = workload.curves[curve_row]
     alpha = workload.family_alpha[family_slot]
     terms = draw_task_terms(
-        curves, lengths, alpha, config, rng, curve_min=workload.curve_minimum[curve_row]
+        workload.curves,
+        lengths,
+        alpha,
+        config,
+        rng,
+        curve_min=workload.curve_minimum[curve_row],
+        curve_row=curve_row,
     )
     tasks = TaskTable(
         family=workload.curve_family[curve_row],
@@ -304,7 +309,7 @@ def draw_tasks(
         target=terms.target,
         speed=terms.speed,
         alpha=alpha,
-        initial_loss=curves[:, 0],
+        initial_loss=workload.curves[curve_row, 0],
         demand=terms.demand,
     )
     offered = terms.offered
