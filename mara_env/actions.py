@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from mara_env.config import ClusterConfig
 from mara_env.errors import ActionError
@@ -120,23 +121,44 @@ def resolve_batch_actions(
             f"batch action: actions must lie in [0, {config.n_slots}] (slots 0..{config.n_slots - 1},"
             f" idle {config.idle_action}), got range [{values.min()}, {values.max()}]."
         )
-    choices = values.astype(np.int64)
-    illegal = np.take_along_axis(masks, choices, axis=1) == 0
-    if strict and illegal.any():
-        cluster, node = (int(i) for i in np.argwhere(illegal)[0])
+    cap = config.max_nodes_per_task
+    choices, illegal, conflicts, first_illegal = _resolve(
+        values.astype(np.int64), masks, config.idle_action, -1 if cap is None else cap
+    )
+    if strict and first_illegal >= 0:
+        cluster, node = divmod(first_illegal, config.n_nodes)
         where = f"node {node}" if batch == 1 else f"node {node} of cluster {cluster}"
         raise ActionError(
-            f"joint action: {where} chose slot {choices[cluster, node]}, which is empty "
+            f"joint action: {where} chose slot {values[cluster, node]}, which is empty "
             "(strict mode)."
         )
-    choices[illegal] = config.idle_action
-    conflicts = np.zeros(batch, dtype=np.int64)
-    cap = config.max_nodes_per_task
-    if cap is not None:
-        same = choices[:, :, None] == choices[:, None, :]
-        earlier = np.tril(np.ones((config.n_nodes, config.n_nodes), dtype=bool), k=-1)
-        rank = (same & earlier).sum(axis=2)
-        over = (rank >= cap) & (choices != config.idle_action)
-        choices[over] = config.idle_action
-        conflicts = over.sum(axis=1)
-    return choices, illegal.sum(axis=1), conflicts
+    return choices, illegal, conflicts
+
+
+@njit(cache=True)
+def _resolve(
+    choices: np.ndarray, masks: np.ndarray, idle_action: int, cap: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Turn masked actions, then those over ``cap`` nodes per task (``cap < 0``: none), into
+    idle, in place; the illegal and conflict counts per cluster and the flat index of the first
+    illegal action (-1: none)."""
+    n_clusters, n_nodes = choices.shape
+    illegal = np.zeros(n_clusters, dtype=np.int64)
+    conflicts = np.zeros(n_clusters, dtype=np.int64)
+    chosen = np.zeros(masks.shape[1], dtype=np.int64)
+    first_illegal = -1
+    for b in range(n_clusters):
+        chosen[:] = 0
+        for node in range(n_nodes):
+            action = choices[b, node]
+            if masks[b, action] == 0:
+                if first_illegal < 0:
+                    first_illegal = b * n_nodes + node
+                illegal[b] += 1
+                choices[b, node] = idle_action
+            elif cap >= 0 and action != idle_action:
+                if chosen[action] >= cap:  # earlier nodes already took the task's share
+                    conflicts[b] += 1
+                    choices[b, node] = idle_action
+                chosen[action] += 1
+    return choices, illegal, conflicts, first_illegal
