@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -250,35 +251,37 @@ def draw_task_terms(
         (True, (1,))
     """
     n = len(lengths)
-    # the draws, in this order; the terms follow from them (compiled)
-    epochs = rng.uniform(*config.epochs_per_curve, size=n)
-    position = rng.uniform(*config.target_fraction, size=n)
-    hopeless_draw = rng.random(n)
-    hopeless_share = rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
-    slack = rng.uniform(*config.slack_range, size=n)
     if curve_row is None:
         curve_row = np.arange(n)
     if curve_min is None:
         curve_min = lowest_recorded_loss(curves[curve_row], lengths)
-    terms = _task_terms(
+    terms = task_terms(
         np.ascontiguousarray(curves, dtype=np.float64),
         np.asarray(curve_row, dtype=np.int64),
         np.asarray(lengths, dtype=np.int64),
         np.full(n, alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64),
         np.asarray(curve_min, dtype=np.float64),
-        epochs,
-        position,
-        hopeless_draw < config.infeasible_share,
-        hopeless_share,
-        slack,
-        float(config.epochs_per_curve[1]),
-        float(config.deadline_nodes),
+        *draw_term_numbers(config, rng, n),
     )
     return TaskTerms(*terms)
 
 
+def draw_term_numbers(
+    config: ClusterConfig, rng: np.random.Generator, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """The draws of :func:`draw_task_terms` for ``n`` tasks, in their order, and the config's
+    numbers :func:`task_terms` reads (the arguments after its fifth)."""
+    epochs = rng.uniform(*config.epochs_per_curve, size=n)
+    position = rng.uniform(*config.target_fraction, size=n)
+    hopeless = rng.random(n) < config.infeasible_share
+    hopeless_share = rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
+    slack = rng.uniform(*config.slack_range, size=n)
+    longest = float(config.epochs_per_curve[1])
+    return epochs, position, hopeless, hopeless_share, slack, longest, float(config.deadline_nodes)
+
+
 @njit(cache=True)
-def _task_terms(
+def task_terms(
     curves: np.ndarray,
     curve_row: np.ndarray,
     lengths: np.ndarray,
@@ -292,7 +295,8 @@ def _task_terms(
     longest_epochs: float,
     deadline_nodes: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The fields of :class:`TaskTerms` from the draws of :func:`draw_task_terms`."""
+    """The fields of :class:`TaskTerms` from the draws of :func:`draw_term_numbers` (compiled;
+    the task drawing of :mod:`mara_env.workload` calls it too)."""
     n = len(lengths)
     speed = np.empty(n)
     feasible_target = np.empty(n)
@@ -318,6 +322,20 @@ def _task_terms(
 
 
 def deadlines(arrival: np.ndarray, time_allowed: np.ndarray, max_epochs: int) -> np.ndarray:
-    """Deadline epochs: ``arrival + max(1, ceil(time_allowed))``, capped at ``max_epochs``."""
-    deadline = arrival + np.maximum(1, np.ceil(time_allowed)).astype(np.int64)
-    return np.minimum(deadline, max_epochs)
+    """Deadline epochs: ``arrival + max(1, ceil(time_allowed))``, capped at ``max_epochs``
+    (:func:`deadline_of` of each task)."""
+    return _deadlines(np.asarray(arrival, dtype=np.int64), np.asarray(time_allowed), max_epochs)
+
+
+@njit(cache=True)
+def deadline_of(arrival: int, time_allowed: float, max_epochs: int) -> int:
+    """The rule for one task: ``min(arrival + max(1, ceil(time_allowed)), max_epochs)``."""
+    return min(arrival + int(max(1.0, math.ceil(time_allowed))), max_epochs)
+
+
+@njit(cache=True)
+def _deadlines(arrival: np.ndarray, time_allowed: np.ndarray, max_epochs: int) -> np.ndarray:
+    deadline = np.empty(len(arrival), dtype=np.int64)
+    for task in range(len(arrival)):
+        deadline[task] = deadline_of(arrival[task], time_allowed[task], max_epochs)
+    return deadline

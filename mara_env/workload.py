@@ -24,17 +24,19 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
+from numba import njit
 
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
 from mara_env.rules import (
     HOPELESS_TARGET_RANGE,
-    deadlines,
-    draw_task_terms,
+    deadline_of,
+    draw_term_numbers,
     first_step_at_or_below,
     loss_at,
     lowest_recorded_loss,
+    task_terms,
 )
 from mara_env.traces import TraceSource
 
@@ -274,8 +276,9 @@ def draw_tasks(
 ) -> tuple[TaskTable, np.ndarray]:
     """Tasks arriving at ``arrivals``, and the demand each would have with a feasible target.
 
-    A family by ``family_weights``, a curve uniformly from its pool, then
-    :func:`mara_env.rules.draw_task_terms` and :func:`mara_env.rules.deadlines`.
+    A family by ``family_weights``, a curve uniformly from its pool, then the terms of
+    :func:`mara_env.rules.draw_task_terms` (its draws and :func:`mara_env.rules.task_terms`) and
+    the deadline of :func:`mara_env.rules.deadline_of`.
     """
     config = workload.config
     n = len(arrivals)
@@ -284,37 +287,104 @@ def draw_tasks(
     family_slot = workload.family_cdf.searchsorted(rng.random(n), side="right")
     counts = np.bincount(family_slot, minlength=len(workload.rows_by_family)).tolist()
     # then a curve of each family, uniformly, for its tasks in arrival order
-    picks = [
-        rows[rng.integers(len(rows), size=count)]
-        for rows, count in zip(workload.rows_by_family, counts, strict=True)
-    ]
-    curve_row = np.empty(n, dtype=np.int64)
-    curve_row[np.argsort(family_slot, kind="stable")] = np.concatenate(picks)
-    lengths = workload.lengths[curve_row]
-    alpha = workload.family_alpha[family_slot]
-    terms = draw_task_terms(
-        workload.curves,
-        lengths,
+    picks = np.concatenate(
+        [
+            rows[rng.integers(len(rows), size=count)]
+            for rows, count in zip(workload.rows_by_family, counts, strict=True)
+        ]
+    )
+    (
+        curve_row,
+        family,
+        deadline,
+        target,
+        speed,
         alpha,
-        config,
-        rng,
-        curve_min=workload.curve_minimum[curve_row],
-        curve_row=curve_row,
+        initial_loss,
+        demand,
+        finite_offered,
+    ) = _assemble_tasks(
+        family_slot,
+        picks,
+        arrivals,
+        workload.curves,
+        workload.lengths,
+        workload.curve_family,
+        workload.curve_minimum,
+        workload.family_alpha,
+        config.max_epochs,
+        *draw_term_numbers(config, rng, n),
     )
     tasks = TaskTable(
-        family=workload.curve_family[curve_row],
+        family=family,
         curve_row=curve_row,
         arrival=arrivals,
-        deadline=deadlines(arrivals, terms.time_allowed, config.max_epochs),
-        target=terms.target,
-        speed=terms.speed,
+        deadline=deadline,
+        target=target,
+        speed=speed,
         alpha=alpha,
-        initial_loss=workload.curves[curve_row, 0],
-        demand=terms.demand,
+        initial_loss=initial_loss,
+        demand=demand,
     )
-    offered = terms.offered
-    finite_offered = np.where(np.isfinite(offered), offered, config.epochs_per_curve[1])
     return tasks, finite_offered
+
+
+@njit(cache=True)
+def _assemble_tasks(
+    family_slot: np.ndarray,
+    picks: np.ndarray,
+    arrivals: np.ndarray,
+    curves: np.ndarray,
+    lengths: np.ndarray,
+    curve_family: np.ndarray,
+    curve_minimum: np.ndarray,
+    family_alpha: np.ndarray,
+    max_epochs: int,
+    epochs: np.ndarray,
+    position: np.ndarray,
+    hopeless: np.ndarray,
+    hopeless_share: np.ndarray,
+    slack: np.ndarray,
+    longest_epochs: float,
+    deadline_nodes: float,
+) -> tuple[np.ndarray, ...]:
+    """The fields of :func:`draw_tasks`' table (and the finite offered demand) from its draws:
+    ``picks`` holds the curve rows drawn for each configured family in turn, for that family's
+    tasks in arrival order."""
+    n = len(family_slot)
+    taken = np.zeros(len(family_alpha) + 1, dtype=np.int64)
+    for task in range(n):
+        taken[family_slot[task] + 1] += 1
+    taken = np.cumsum(taken)  # where each family's picks start
+    curve_row = np.empty(n, dtype=np.int64)
+    for task in range(n):
+        slot = family_slot[task]
+        curve_row[task] = picks[taken[slot]]
+        taken[slot] += 1
+    alpha = family_alpha[family_slot]
+    speed, target, _, demand, offered, time_allowed = task_terms(
+        curves,
+        curve_row,
+        lengths[curve_row],
+        alpha,
+        curve_minimum[curve_row],
+        epochs,
+        position,
+        hopeless,
+        hopeless_share,
+        slack,
+        longest_epochs,
+        deadline_nodes,
+    )
+    deadline = np.empty(n, dtype=np.int64)
+    finite_offered = np.empty(n)
+    for task in range(n):
+        deadline[task] = deadline_of(arrivals[task], time_allowed[task], max_epochs)
+        finite = np.isfinite(offered[task])
+        finite_offered[task] = offered[task] if finite else longest_epochs
+    initial_loss = curves[curve_row, 0]
+    family = curve_family[curve_row]
+    return curve_row, family, deadline, target, speed, alpha, initial_loss, demand, finite_offered
 
 
 #: The rule's old private name (kept for existing imports): :func:`mara_env.rules.first_step_at_or_below`.
