@@ -117,9 +117,10 @@ def test_batch_fit_equals_the_recursive_fit_of_each_task(seed: int, n_tasks: int
             batch.inverse_precision[row], inverse.ravel()[[0, 1, 3]], rtol=1e-9, atol=1e-9
         )
         # sigma^2 is a small difference of large sums (ln l)^2 - theta . r, so it keeps fewer
-        # digits than theta when the fit is close.
+        # digits than theta when the fit is close: near a perfect fit (sigma^2 ~ 1e-8, seed 1811)
+        # the two orders of summation differ by ~1e-12 absolute
         assert batch.residual_variance[row] == pytest.approx(
-            fit.residual_variance, rel=1e-5, abs=1e-12
+            fit.residual_variance, rel=1e-5, abs=1e-10
         )
         np.testing.assert_allclose(
             batch.covariance[row], fit.residual_variance * inverse, rtol=1e-5, atol=1e-12
