@@ -2,7 +2,8 @@
 
 PettingZoo AEC and Parallel environments (one agent per node), a Gymnasium environment (one
 central scheduler), its batched vector form and a batched multi-agent entry, all over one
-pure-NumPy simulation core that steps a batch of clusters driven by recorded loss curves.
+simulation core (state in NumPy arrays, the epoch's loops compiled with Numba) that steps a
+batch of clusters driven by recorded loss curves.
 
 Example:
     >>> import gymnasium as gym
