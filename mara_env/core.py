@@ -172,7 +172,6 @@ class ClusterBatch:
         slot_task: ``(B, n_slots + 1)`` task id in each slot, plus a ``NO_TASK`` column.
         slot_deadline: ``(B, n_slots + 1)`` the deadline of each slot's task (0 if empty): its
             row's, compact for the epoch's expiry test.
-        slot_offsets: ``(B, 1)`` offset of each cluster's first slot in ``slot_task.ravel()``.
         free_slots: ``(B,)`` number of empty slots.
         slot: ``(B, n_slots + 1, len(TASK_FIELDS))`` the row of the task in each slot
             (:data:`EMPTY_ROW` for an empty slot and the last column).
@@ -211,7 +210,6 @@ class ClusterBatch:
         self.batch_size = B = int(batch_size)
         self.record_history = record_history
         S, K = config.n_slots, config.n_nodes
-        self.slot_offsets = (np.arange(B) * (S + 1))[:, None]
         self._all_clusters = np.arange(B)
         self.tasks: list[TaskTable | None] = [None] * B
         self.has_episode = np.zeros(B, dtype=bool)

@@ -87,9 +87,7 @@ from mara_env.layout import (
 )
 from mara_env.observation_kernel import fill_shared_observations, fill_slot_features
 from mara_env.simulator import ClusterSimulator
-from mara_env.task_fields import (
-    NO_TASK,
-)
+from mara_env.task_fields import NO_TASK
 
 #: The layout constants (from :mod:`mara_env.layout`) are part of this module's interface.
 __all__ = [
@@ -305,10 +303,6 @@ def _column_scales(n_nodes: int) -> np.ndarray:
     scales = np.array([*whole, SPEED_SCALE, STEP_SCALE, TIME_SCALE], dtype=np.float64)
     scales.setflags(write=False)
     return scales
-
-
-#: The time columns (consecutive, in the order of the core's ``TIME_AT_0`` block).
-_TIME_COLUMNS = slice(S_TIME_LEFT, S_AGE + 1)
 
 
 def slot_columns(core: ClusterBatch, out: np.ndarray | None = None) -> np.ndarray:

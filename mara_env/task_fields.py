@@ -56,8 +56,6 @@ TASK_FIELDS = (
 )
 FIELD = {name: index for index, name in enumerate(TASK_FIELDS)}
 PROGRESS, WORK, LOSS, PREVIOUS_WORK, PREVIOUS_LOSS, PHI, LOG_LOSS, LOG_PREVIOUS_LOSS = range(8)
-#: The current and the previous loss (a strided slice of a row).
-LOSSES = slice(LOSS, PREVIOUS_LOSS + 1, PREVIOUS_LOSS - LOSS)
 #: The time features at epoch 0 and their changes per epoch (blocks in the order of the
 #: observation's time columns).
 TIME_AT_0 = slice(FIELD["time_left_at_0"], FIELD["age_at_0"] + 1)
