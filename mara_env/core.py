@@ -401,22 +401,9 @@ class ClusterBatch:
             config.max_epochs,
             self.workload.curves,
             EMPTY_ROW,
-            self.arrived_by,
             self.n_tasks,
-            self.slot,
-            self.slot_task,
-            self.slot_curve,
-            self.slot_deadline,
-            self.task,
-            self.task_curve,
             self.node_task,
-            self.free_slots,
             self.epoch,
-            self.next_arrival,
-            self.queue_head,
-            self.queue_length,
-            self.queue_min_deadline,
-            self.queue_deadline,
             self.completed,
             self.expired,
             self.switches,
@@ -424,12 +411,15 @@ class ClusterBatch:
             self.wasted_node_epochs,
             self.slack_at_completion,
             points,
+            *self._queue_and_slots(),
         )
         if self.record_history:
             self._pending.append((trained, departed_tasks, points))
             for cluster in range(self.batch_size):
                 self.assignments[cluster].append(self.node_task[cluster].copy())
             self._log_arrivals(self._all_clusters, arrived)
+        # a contiguous copy: NumPy then sums each row as it summed the earlier layout's rows,
+        # so the shaping rewards stay bit for bit
         potential = np.ascontiguousarray(self.slot[:, :, PHI]).sum(axis=1)
         shaping = config.shaping_discount * potential - self.potential
         self.potential = potential
@@ -493,9 +483,15 @@ class ClusterBatch:
     def _admit(self, clusters: np.ndarray) -> None:
         """Queue the arrivals of ``clusters`` and fill their free slots from the queue."""
         arrived = admit_clusters(
-            clusters,
-            self.epoch,
-            self.config.arrival_horizon,
+            clusters, self.epoch, self.config.arrival_horizon, *self._queue_and_slots()
+        )
+        if self.record_history:
+            self._log_arrivals(clusters, arrived)
+
+    def _queue_and_slots(self) -> tuple[np.ndarray, ...]:
+        """The state arrays :func:`mara_env.dynamics.admit_cluster` updates, in its order (the
+        compiled admission and epoch take them last)."""
+        return (
             self.arrived_by,
             self.next_arrival,
             self.queue_head,
@@ -510,8 +506,6 @@ class ClusterBatch:
             self.task,
             self.task_curve,
         )
-        if self.record_history:
-            self._log_arrivals(clusters, arrived)
 
     def _queue_window(self, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Ids ``queue_head .. next_arrival - 1`` of ``clusters`` (padded with the sentinel) and

@@ -185,45 +185,13 @@ def admit_cluster(
 
 @njit(cache=True)
 def admit_clusters(
-    clusters: np.ndarray,
-    epoch: np.ndarray,
-    horizon: int,
-    arrived_by: np.ndarray,
-    next_arrival: np.ndarray,
-    queue_head: np.ndarray,
-    queue_length: np.ndarray,
-    queue_min_deadline: np.ndarray,
-    queue_deadline: np.ndarray,
-    free_slots: np.ndarray,
-    slot: np.ndarray,
-    slot_task: np.ndarray,
-    slot_curve: np.ndarray,
-    slot_deadline: np.ndarray,
-    task: np.ndarray,
-    task_curve: np.ndarray,
+    clusters: np.ndarray, epoch: np.ndarray, horizon: int, *queue_and_slots: np.ndarray
 ) -> np.ndarray:
-    """:func:`admit_cluster` for each of ``clusters``; ``(B,)`` arrivals (0 for the others)."""
+    """:func:`admit_cluster` for each of ``clusters`` (``queue_and_slots``: its arguments from
+    ``arrived_by`` on); ``(B,)`` arrivals (0 for the others)."""
     arrived = np.zeros(len(epoch), dtype=np.int64)
     for b in clusters:
-        arrived[b] = admit_cluster(
-            b,
-            False,
-            epoch,
-            horizon,
-            arrived_by,
-            next_arrival,
-            queue_head,
-            queue_length,
-            queue_min_deadline,
-            queue_deadline,
-            free_slots,
-            slot,
-            slot_task,
-            slot_curve,
-            slot_deadline,
-            task,
-            task_curve,
-        )
+        arrived[b] = admit_cluster(b, False, epoch, horizon, *queue_and_slots)
     return arrived
 
 
@@ -287,22 +255,9 @@ def advance_clusters(
     max_epochs: int,
     curves: np.ndarray,
     empty_row: np.ndarray,
-    arrived_by: np.ndarray,
     n_tasks: np.ndarray,
-    slot: np.ndarray,
-    slot_task: np.ndarray,
-    slot_curve: np.ndarray,
-    slot_deadline: np.ndarray,
-    task: np.ndarray,
-    task_curve: np.ndarray,
     node_task: np.ndarray,
-    free_slots: np.ndarray,
     epoch: np.ndarray,
-    next_arrival: np.ndarray,
-    queue_head: np.ndarray,
-    queue_length: np.ndarray,
-    queue_min_deadline: np.ndarray,
-    queue_deadline: np.ndarray,
     completed: np.ndarray,
     expired: np.ndarray,
     switches: np.ndarray,
@@ -310,6 +265,20 @@ def advance_clusters(
     wasted_node_epochs: np.ndarray,
     slack_at_completion: np.ndarray,
     points: np.ndarray,
+    # the state :func:`admit_cluster` updates, in its order
+    arrived_by: np.ndarray,
+    next_arrival: np.ndarray,
+    queue_head: np.ndarray,
+    queue_length: np.ndarray,
+    queue_min_deadline: np.ndarray,
+    queue_deadline: np.ndarray,
+    free_slots: np.ndarray,
+    slot: np.ndarray,
+    slot_task: np.ndarray,
+    slot_curve: np.ndarray,
+    slot_deadline: np.ndarray,
+    task: np.ndarray,
+    task_curve: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """Run one epoch in every cluster (see :meth:`mara_env.core.ClusterBatch.advance`).
 
