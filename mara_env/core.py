@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from mara_env.config import ClusterConfig
-from mara_env.dynamics import admit_clusters, advance_clusters, episode_ends, write_task_rows
+from mara_env.dynamics import advance_clusters, start_episode, write_task_rows
 from mara_env.errors import ConfigError, EnvStateError
 from mara_env.rules import effective_share, epochs_to_target
 from mara_env.task_fields import (
@@ -309,44 +309,51 @@ class ClusterBatch:
         need = max(len(table) for table in tables)
         if need > self.capacity:
             self._allocate_tasks(max(need, 2 * self.capacity))
-        horizon = self.config.arrival_horizon
+        config, lengths = self.config, self.workload.lengths
+        arrived = np.zeros(self.batch_size, dtype=np.int64)
         for cluster, table in zip(indices.tolist(), tables, strict=True):
-            n = len(table)
             self.tasks[cluster] = table
-            self.n_tasks[cluster] = n
-            # (rows from n on are never read: they may keep an earlier episode's tasks)
-            fill_task_rows(self.task[cluster, :n], table, self.workload.lengths[table.curve_row])
-            self.task_curve[cluster, :n] = table.curve_row
-            self.queue_deadline[cluster, :n] = table.deadline
-            self.arrived_by[cluster] = np.searchsorted(
-                table.arrival, np.arange(horizon + 1), side="right"
-            )
             if self.record_history:
                 self.history_work[cluster] = {}
                 self.history_progress[cluster] = {}
                 self.history_loss[cluster] = {}
                 self.assignments[cluster] = []
-            self._clear(cluster)
+            arrived[cluster] = start_episode(
+                cluster,
+                config.n_slots,
+                config.arrival_horizon,
+                config.max_epochs,
+                EMPTY_ROW,
+                (
+                    table.curve_row,
+                    table.family,
+                    table.speed,
+                    table.alpha,
+                    table.target,
+                    table.deadline,
+                    table.arrival,
+                    table.initial_loss,
+                    table.log_initial_loss,
+                    table.log_gap,
+                    lengths[table.curve_row],
+                ),
+                self.n_tasks,
+                self.epoch,
+                self.node_task,
+                self.previous_slot,
+                self.last_trained,
+                self._statistics(),
+                self.terminated,
+                self.truncated,
+                *self._queue_and_slots(),
+            )
         self.has_episode[indices] = True
-        self._admit(indices)
-        self._update_ends()
+        if self.record_history:
+            self._log_arrivals(indices, arrived)
 
-    def _clear(self, cluster: int) -> None:
-        """Empty ``cluster``'s slots and zero its counters (an episode's start)."""
-        self.slot_task[cluster] = NO_TASK
-        self.slot_curve[cluster] = 0
-        self.slot_deadline[cluster] = 0
-        self.slot[cluster] = EMPTY_ROW
-        self.free_slots[cluster] = self.config.n_slots
-        self.node_task[cluster] = NO_TASK
-        self.previous_slot[cluster] = self.config.n_slots
-        self.last_trained[cluster] = False
-        for counter in (
-            self.epoch,
-            self.next_arrival,
-            self.queue_head,
-            self.queue_length,
-            self.queue_min_deadline,
+    def _statistics(self) -> tuple[np.ndarray, ...]:
+        """The episode's per-cluster counters (zeroed when it starts)."""
+        return (
             self.completed,
             self.expired,
             self.switches,
@@ -356,8 +363,7 @@ class ClusterBatch:
             self.illegal_actions,
             self.conflicts,
             self.potential,
-        ):
-            counter[cluster] = 0
+        )
 
     # ------------------------------------------------------------------ dynamics
     def advance(self, slot_choice: np.ndarray) -> BatchEpoch:
@@ -437,19 +443,6 @@ class ClusterBatch:
             queue_expired=(expired_cluster, expired_task),
         )
 
-    def _update_ends(self) -> None:
-        config = self.config
-        self.terminated, self.truncated = episode_ends(
-            self.epoch,
-            self.next_arrival,
-            self.n_tasks,
-            self.queue_length,
-            self.free_slots,
-            config.n_slots,
-            config.arrival_horizon,
-            config.max_epochs,
-        )
-
     def _log_arrivals(self, clusters: np.ndarray, arrived: np.ndarray) -> None:
         """Log the arrivals of ``clusters`` (their first points, added by :meth:`flush_history`)."""
         for cluster in clusters[arrived[clusters] > 0].tolist():
@@ -480,17 +473,9 @@ class ClusterBatch:
                 self.history_progress[b][task].append(progress)
                 self.history_loss[b][task].append(loss)
 
-    def _admit(self, clusters: np.ndarray) -> None:
-        """Queue the arrivals of ``clusters`` and fill their free slots from the queue."""
-        arrived = admit_clusters(
-            clusters, self.epoch, self.config.arrival_horizon, *self._queue_and_slots()
-        )
-        if self.record_history:
-            self._log_arrivals(clusters, arrived)
-
     def _queue_and_slots(self) -> tuple[np.ndarray, ...]:
         """The state arrays :func:`mara_env.dynamics.admit_cluster` updates, in its order (the
-        compiled admission and epoch take them last)."""
+        compiled episode start and epoch take them last)."""
         return (
             self.arrived_by,
             self.next_arrival,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
 
 from mara_env.layout import (
     S_BUDGET,
@@ -184,15 +184,23 @@ def admit_cluster(
 
 
 @njit(cache=True)
-def admit_clusters(
-    clusters: np.ndarray, epoch: np.ndarray, horizon: int, *queue_and_slots: np.ndarray
-) -> np.ndarray:
-    """:func:`admit_cluster` for each of ``clusters`` (``queue_and_slots``: its arguments from
-    ``arrived_by`` on); ``(B,)`` arrivals (0 for the others)."""
-    arrived = np.zeros(len(epoch), dtype=np.int64)
-    for b in clusters:
-        arrived[b] = admit_cluster(b, False, epoch, horizon, *queue_and_slots)
-    return arrived
+def episode_end(
+    b: int,
+    epoch: np.ndarray,
+    next_arrival: np.ndarray,
+    n_tasks: np.ndarray,
+    queue_length: np.ndarray,
+    free_slots: np.ndarray,
+    n_slots: int,
+    horizon: int,
+    max_epochs: int,
+) -> tuple[bool, bool]:
+    """``(terminated, truncated)`` of cluster ``b``: after the arrival horizon, terminated once
+    every task arrived and left; truncated at ``max_epochs`` otherwise."""
+    if epoch[b] < horizon:
+        return False, False
+    terminated = next_arrival[b] == n_tasks[b] and queue_length[b] == 0 and free_slots[b] == n_slots
+    return terminated, not terminated and epoch[b] >= max_epochs
 
 
 @njit(cache=True)
@@ -206,18 +214,84 @@ def episode_ends(
     horizon: int,
     max_epochs: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(terminated, truncated)`` of every cluster: after the arrival horizon, terminated once
-    every task arrived and left; truncated at ``max_epochs`` otherwise."""
+    """``(terminated, truncated)`` of every cluster (:func:`episode_end`)."""
     terminated = np.zeros(len(epoch), dtype=np.bool_)
     truncated = np.zeros(len(epoch), dtype=np.bool_)
     for b in range(len(epoch)):
-        if epoch[b] < horizon:
-            continue
-        terminated[b] = (
-            next_arrival[b] == n_tasks[b] and queue_length[b] == 0 and free_slots[b] == n_slots
+        terminated[b], truncated[b] = episode_end(
+            b, epoch, next_arrival, n_tasks, queue_length, free_slots, n_slots, horizon, max_epochs
         )
-        truncated[b] = not terminated[b] and epoch[b] >= max_epochs
     return terminated, truncated
+
+
+@njit(cache=True)
+def start_episode(
+    b: int,
+    n_slots: int,
+    horizon: int,
+    max_epochs: int,
+    empty_row: np.ndarray,
+    tasks: tuple[np.ndarray, ...],
+    n_tasks: np.ndarray,
+    epoch: np.ndarray,
+    node_task: np.ndarray,
+    previous_slot: np.ndarray,
+    last_trained: np.ndarray,
+    statistics: tuple[np.ndarray, ...],
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    *queue_and_slots: np.ndarray,
+) -> int:
+    """Start cluster ``b``'s episode with ``tasks``; the number of tasks arriving at epoch 0.
+
+    ``tasks`` holds the table's ``curve_row``, then :func:`write_task_rows`' arguments after
+    ``rows``; ``statistics`` the episode's per-cluster counters (zeroed); ``queue_and_slots`` as
+    for :func:`admit_cluster`. Writes the task rows, counts the arrivals by epoch, empties the
+    queue, the slots and the nodes, admits epoch 0's arrivals and sets the episode's end flags.
+    """
+    (
+        arrived_by,
+        next_arrival,
+        queue_head,
+        queue_length,
+        queue_min_deadline,
+        queue_deadline,
+        free_slots,
+        slot,
+        slot_task,
+        slot_curve,
+        slot_deadline,
+        task,
+        task_curve,
+    ) = queue_and_slots
+    curve_row, deadline, arrival = tasks[0], tasks[5], tasks[6]
+    n = len(curve_row)
+    n_tasks[b] = n
+    # (rows from n on are never read: they may keep an earlier episode's tasks)
+    write_task_rows(task[b, :n], *tasks[1:])
+    task_curve[b, :n] = curve_row
+    queue_deadline[b, :n] = deadline
+    arrived = 0
+    for now in range(horizon + 1):  # arrivals are sorted
+        while arrived < n and arrival[arrived] <= now:
+            arrived += 1
+        arrived_by[b, now] = arrived
+    epoch[b] = next_arrival[b] = queue_head[b] = queue_length[b] = queue_min_deadline[b] = 0
+    slot_task[b] = NO_TASK
+    slot_curve[b] = 0
+    slot_deadline[b] = 0
+    slot[b] = empty_row
+    free_slots[b] = n_slots
+    node_task[b] = NO_TASK
+    previous_slot[b] = n_slots
+    last_trained[b] = False
+    for counter in literal_unroll(statistics):
+        counter[b] = 0
+    new = admit_cluster(b, False, epoch, horizon, *queue_and_slots)
+    terminated[b], truncated[b] = episode_end(
+        b, epoch, next_arrival, n_tasks, queue_length, free_slots, n_slots, horizon, max_epochs
+    )
+    return new
 
 
 @njit(cache=True)

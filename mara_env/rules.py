@@ -271,11 +271,19 @@ def draw_term_numbers(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
     """The draws of :func:`draw_task_terms` for ``n`` tasks, in their order, and the config's
     numbers :func:`task_terms` reads (the arguments after its fifth)."""
-    epochs = rng.uniform(*config.epochs_per_curve, size=n)
-    position = rng.uniform(*config.target_fraction, size=n)
-    hopeless = rng.random(n) < config.infeasible_share
-    hopeless_share = rng.uniform(*HOPELESS_TARGET_RANGE, size=n)
-    slack = rng.uniform(*config.slack_range, size=n)
+    # One call for the five draws of n uniforms (the numbers of five successive calls, in that
+    # order); ``low + (high - low) * u`` is how ``rng.uniform`` scales each, bit for bit.
+    uniforms = rng.random((5, n))
+
+    def between(row: int, bounds: tuple[float, float]) -> np.ndarray:
+        low, high = float(bounds[0]), float(bounds[1])
+        return low + (high - low) * uniforms[row]
+
+    epochs = between(0, config.epochs_per_curve)
+    position = between(1, config.target_fraction)
+    hopeless = uniforms[2] < config.infeasible_share
+    hopeless_share = between(3, HOPELESS_TARGET_RANGE)
+    slack = between(4, config.slack_range)
     longest = float(config.epochs_per_curve[1])
     return epochs, position, hopeless, hopeless_share, slack, longest, float(config.deadline_nodes)
 

@@ -31,6 +31,29 @@ def test_random_legal_action_only_picks_legal_actions() -> None:
     assert picks == {1, 3, 4}
 
 
+def test_pick_legal_actions_is_uniform_over_each_nodes_legal_actions() -> None:
+    masks = np.array([[[0, 1, 0, 1, 1], [1, 0, 0, 0, 0]], [[0, 0, 0, 0, 1], [1, 1, 1, 1, 1]]])
+    rng = np.random.default_rng(0)
+    picks = np.stack(
+        [
+            env_throughput.pick_legal_actions(masks.astype(bool), rng.random((2, 2)))
+            for _ in range(3000)
+        ]
+    )
+    assert set(picks[:, 0, 0].tolist()) == {1, 3, 4}
+    assert set(picks[:, 0, 1].tolist()) == {0} and set(picks[:, 1, 0].tolist()) == {4}
+    counts = np.bincount(picks[:, 1, 1], minlength=5)
+    assert counts.min() > 500  # about 600 each of 5
+    # the same pick as the single-node helper, given the same uniform
+    u = np.array([[0.7]])
+    mask = np.array([0, 1, 0, 1, 1], dtype=np.int8)
+    legal = mask.nonzero()[0]
+    assert (
+        env_throughput.pick_legal_actions(mask.astype(bool)[None, None], u)[0, 0]
+        == legal[int(0.7 * legal.size)]
+    )
+
+
 def test_run_random_masked_counts_steps_and_episodes() -> None:
     env = mara_env.raw_env("tiny")
     assert env_throughput.run_random_masked(env, 10, np.random.default_rng(0)) == 0

@@ -14,7 +14,14 @@ from mara_env.core import FEATURES, FIELD, ClusterBatch, task_rows
 from mara_env.families import FAMILY_NAMES
 from mara_env.layout import S_FAMILY
 from mara_env.observation import slot_columns
-from mara_env.rules import first_step_at_or_below, loss_after, loss_at, progress_gain
+from mara_env.rules import (
+    HOPELESS_TARGET_RANGE,
+    draw_term_numbers,
+    first_step_at_or_below,
+    loss_after,
+    loss_at,
+    progress_gain,
+)
 from mara_env.sources import default_trace_source
 from mara_env.workload import build_workload, draw_tasks, sample_tasks
 
@@ -97,6 +104,29 @@ def test_families_are_drawn_as_numpy_choice_draws_them(seed: int) -> None:
         len(config.families), size=len(arrivals), p=config.family_probabilities()
     )
     assert tasks.family.tolist() == [FAMILY_NAMES.index(config.families[s]) for s in slots]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 200),
+    st.sampled_from(["tiny", "training", "evaluation", "large"]),
+)
+def test_term_numbers_are_the_draws_of_five_uniform_calls(seed: int, n: int, preset: str) -> None:
+    """The one draw of :func:`draw_term_numbers` gives, bit for bit, what five successive
+    ``uniform``/``random`` calls give (the order the task drawing documents)."""
+    config = get_config(preset)
+    drawn = draw_term_numbers(config, np.random.default_rng(seed), n)
+    rng = np.random.default_rng(seed)
+    expected = (
+        rng.uniform(*config.epochs_per_curve, size=n),
+        rng.uniform(*config.target_fraction, size=n),
+        rng.random(n) < config.infeasible_share,
+        rng.uniform(*HOPELESS_TARGET_RANGE, size=n),
+        rng.uniform(*config.slack_range, size=n),
+    )
+    for got, want in zip(drawn[:5], expected, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_curve_minimum_is_the_lowest_recorded_loss() -> None:
