@@ -141,8 +141,12 @@ def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
 def fill_task_rows(rows: np.ndarray, table: TaskTable, lengths: np.ndarray) -> None:
     """Write the rows of :func:`task_rows` into ``rows`` (``(len(table), len(TASK_FIELDS))``,
     e.g. a cluster's first rows of :attr:`ClusterBatch.task`)."""
-    write_task_rows(
-        rows,
+    write_task_rows(rows, *_row_fields(table, lengths))
+
+
+def _row_fields(table: TaskTable, lengths: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arguments of :func:`mara_env.dynamics.write_task_rows` after ``rows``."""
+    return (
         table.family,
         table.speed,
         table.alpha,
@@ -324,19 +328,8 @@ class ClusterBatch:
                 config.arrival_horizon,
                 config.max_epochs,
                 EMPTY_ROW,
-                (
-                    table.curve_row,
-                    table.family,
-                    table.speed,
-                    table.alpha,
-                    table.target,
-                    table.deadline,
-                    table.arrival,
-                    table.initial_loss,
-                    table.log_initial_loss,
-                    table.log_gap,
-                    lengths[table.curve_row],
-                ),
+                table.curve_row,
+                _row_fields(table, lengths[table.curve_row]),
                 self.n_tasks,
                 self.epoch,
                 self.node_task,

@@ -231,7 +231,8 @@ def start_episode(
     horizon: int,
     max_epochs: int,
     empty_row: np.ndarray,
-    tasks: tuple[np.ndarray, ...],
+    curve_row: np.ndarray,
+    row_fields: tuple[np.ndarray, ...],
     n_tasks: np.ndarray,
     epoch: np.ndarray,
     node_task: np.ndarray,
@@ -242,12 +243,13 @@ def start_episode(
     truncated: np.ndarray,
     *queue_and_slots: np.ndarray,
 ) -> int:
-    """Start cluster ``b``'s episode with ``tasks``; the number of tasks arriving at epoch 0.
+    """Start cluster ``b``'s episode; the number of tasks arriving at epoch 0.
 
-    ``tasks`` holds the table's ``curve_row``, then :func:`write_task_rows`' arguments after
-    ``rows``; ``statistics`` the episode's per-cluster counters (zeroed); ``queue_and_slots`` as
-    for :func:`admit_cluster`. Writes the task rows, counts the arrivals by epoch, empties the
-    queue, the slots and the nodes, admits epoch 0's arrivals and sets the episode's end flags.
+    The episode's tasks are given by their curve rows and ``row_fields``, the arguments of
+    :func:`write_task_rows` after ``rows``; ``statistics`` are the episode's per-cluster counters
+    (zeroed); ``queue_and_slots`` as for :func:`admit_cluster`. Writes the task rows, counts the
+    arrivals by epoch, empties the queue, the slots and the nodes, admits epoch 0's arrivals
+    and sets the episode's end flags.
     """
     (
         arrived_by,
@@ -264,16 +266,17 @@ def start_episode(
         task,
         task_curve,
     ) = queue_and_slots
-    curve_row, deadline, arrival = tasks[0], tasks[5], tasks[6]
     n = len(curve_row)
     n_tasks[b] = n
     # (rows from n on are never read: they may keep an earlier episode's tasks)
-    write_task_rows(task[b, :n], *tasks[1:])
+    rows = task[b, :n]
+    write_task_rows(rows, *row_fields)
     task_curve[b, :n] = curve_row
-    queue_deadline[b, :n] = deadline
     arrived = 0
+    for task_id in range(n):
+        queue_deadline[b, task_id] = int(rows[task_id, DEADLINE])
     for now in range(horizon + 1):  # arrivals are sorted
-        while arrived < n and arrival[arrived] <= now:
+        while arrived < n and rows[arrived, ARRIVAL] <= now:
             arrived += 1
         arrived_by[b, now] = arrived
     epoch[b] = next_arrival[b] = queue_head[b] = queue_length[b] = queue_min_deadline[b] = 0
