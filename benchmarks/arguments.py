@@ -3,6 +3,9 @@
 Each turns a command-line string into a number or raises ``argparse.ArgumentTypeError`` with
 what was expected, which argparse reports next to the option's name.
 
+Also :func:`attribute_help`, which reads a settings class's documented attributes, so that an
+option's help is the attribute's one description.
+
 Example:
     >>> positive_int("3"), non_negative_int("0"), positive_float("1.5")
     (3, 0, 1.5)
@@ -15,7 +18,9 @@ Example:
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
+import re
 
 
 def _whole_number(text: str, least: int) -> int:
@@ -49,3 +54,47 @@ def positive_float(text: str) -> float:
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
+
+
+def attribute_help(cls: type) -> dict[str, str]:
+    """Each attribute's description from the ``Attributes:`` section of ``cls``'s Google-style
+    docstring, as plain text (an entry naming several attributes, ``a, b: text``, describes
+    each; continuation lines are joined; reST roles and literals lose their markup).
+
+    Example:
+        >>> class Settings:
+        ...     '''Run settings.
+        ...
+        ...     Attributes:
+        ...         seed: Seeds the run.
+        ...         width, depth: Network sizes, in units
+        ...             of neurons.
+        ...     '''
+        >>> attribute_help(Settings)
+        {'seed': 'Seeds the run.', 'width': 'Network sizes, in units of neurons.', \
+'depth': 'Network sizes, in units of neurons.'}
+    """
+    lines = inspect.cleandoc(cls.__doc__ or "").splitlines()
+    if "Attributes:" not in lines:
+        return {}
+    described: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in lines[lines.index("Attributes:") + 1 :]:
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent == 0:
+            break  # the next section
+        entry = re.match(r"\s{4}(\w+(?:, \w+)*): (.*)", line)
+        if entry and indent == 4:
+            current = [entry.group(2)]
+            for name in entry.group(1).split(", "):
+                described[name] = current
+        else:
+            current.append(line.strip())
+    return {name: _plain(" ".join(parts)) for name, parts in described.items()}
+
+
+def _plain(text: str) -> str:
+    """``text`` without reST markup (roles and literals), as a terminal shows it."""
+    return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")

@@ -171,7 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers", type=positive_int, default=os.cpu_count() or 1, help="Worker processes."
     )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        metavar="DIR",
+        help="Folder of the trials journal and the README (default: %(default)s).",
+    )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
 

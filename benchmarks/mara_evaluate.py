@@ -292,12 +292,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.mara_evaluate", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
-        "--agents", nargs="+", default=["mara", "lara", "laira", "edf", "clairvoyant"]
+        "--agents",
+        nargs="+",
+        default=["mara", "lara", "laira", "edf", "clairvoyant"],
+        help="registered agent names or MARA checkpoints (.pt) (default: %(default)s)",
     )
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
-    parser.add_argument("--loads", nargs="+", type=float, default=list(LOADS))
+    parser.add_argument(
+        "--workloads", nargs="+", default=list(WORKLOADS), help="workloads (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--loads",
+        nargs="+",
+        type=float,
+        default=list(LOADS),
+        help="arrival loads, each a config's load (default: %(default)s)",
+    )
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mara/evaluation.csv"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/mara/evaluation.csv"),
+        help="results CSV, resumed if it exists (default: %(default)s)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--gap",

@@ -70,8 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.mara_timing", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: shipped")
-    parser.add_argument("--config", default="evaluation")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(evaluation_seeds(2)))
+    parser.add_argument(
+        "--config", default="evaluation", help="config preset (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=list(evaluation_seeds(2)),
+        help="environment seeds, one episode each (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     set_torch_threads(1)
     agent = Mara.load(args.checkpoint)

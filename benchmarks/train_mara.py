@@ -112,6 +112,7 @@ from tqdm.auto import tqdm
 from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
+from benchmarks.arguments import attribute_help
 from benchmarks.common.seeds import training_seeds
 from benchmarks.mara_rollout_worker import Rollout, RolloutPlan, RolloutWorker
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
@@ -157,10 +158,13 @@ class TrainSettings:
         preset: ``"training"`` (train split, load 1.4) or ``"tiny"`` (smoke tests).
         clusters: Clusters stepped together in PPO rollouts.
         imitation_clusters: Clusters stepped together in DAgger rollouts.
-        width, layers, heads: Network sizes.
+        width, layers, heads: Network sizes (:class:`agents.mara.policy.PolicyConfig`): embedding
+            width, transformer encoder layers, attention heads.
         predictor: Predictor behind the prediction features.
         n_samples: Prediction samples per task.
-        ablation: One of :data:`ABLATIONS`.
+        ablation: A part taken away (:data:`ABLATIONS`): ``none`` (the full recipe),
+            ``no_predictions`` (prediction features held constant), ``independent`` (nodes do not
+            see earlier nodes' choices), ``no_shaping`` (completion reward only).
         dagger_rounds: DAgger rounds (0: no imitation, e.g. with ``--init``).
         dagger_epochs: Epochs every imitation cluster plays per round.
         imitation_passes: Passes over the gathered labels per round.
@@ -1156,12 +1160,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m benchmarks.train_mara", description=__doc__.split("\n\n")[0]
     )
     defaults = TrainSettings()
+    described = attribute_help(TrainSettings)
     for name, value in asdict(defaults).items():
         flag = "--" + name.replace("_", "-")
+        text = described[name].replace("%", "%%") + " (default: %(default)s)"
         if name == "ablation":
-            parser.add_argument(flag, choices=ABLATIONS, default=value)
+            parser.add_argument(flag, choices=ABLATIONS, default=value, help=text)
         else:
-            parser.add_argument(flag, type=type(value), default=value)
+            parser.add_argument(flag, type=type(value), default=value, help=text)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
         "--validation-workers",
@@ -1206,7 +1212,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="only report an existing checkpoint's validation completion at several sampling "
         "temperatures (its card is not changed)",
     )
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     if parser.parse_known_args(argv)[0].quick:  # tiny defaults; explicit flags still win
         parser.set_defaults(**QUICK)
     return parser.parse_args(argv)

@@ -86,7 +86,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.train_predictors", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--model", choices=MODELS, default="flow_matching")
+    parser.add_argument(
+        "--model",
+        choices=MODELS,
+        default="flow_matching",
+        help="model to train (default: %(default)s)",
+    )
     parser.add_argument("--updates", type=int, help="gradient steps (default: as shipped)")
     parser.add_argument("--examples", type=int, help="training examples (default: as shipped)")
     parser.add_argument("--hidden", type=int, default=128, help="width of hidden layers")
@@ -107,11 +112,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=HOLD_OUT_FAMILIES,
         help="flow matching: train without this family (a leave-one-family-out checkpoint)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds the split of the train curves, the examples and the weights (default: 0)",
+    )
     parser.add_argument("--threads", type=int, help="torch threads (default: as shipped)")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     for name, value in SHIPPED_SETTINGS[args.model].items():
         if getattr(args, name) is None:

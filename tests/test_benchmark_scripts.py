@@ -3,11 +3,16 @@ rows and figures it promises."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import re
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
+import benchmarks
 import mara_env
 from benchmarks import env_throughput, episode_memory, maskable_ppo_example
 
@@ -140,3 +145,55 @@ def test_maskable_ppo_example_trains_evaluates_and_saves(
     from sb3_contrib import MaskablePPO
 
     MaskablePPO.load(path)
+
+
+# --- every command line ------------------------------------------------------------------------
+
+
+class _Parsed(Exception):
+    """Raised instead of parsing, carrying the parser a script built."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__()
+        self.parser = parser
+
+
+def _parser_of(module: ModuleType, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
+    """The parser ``module.main`` builds (caught when it parses, before anything runs)."""
+
+    def caught(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        raise _Parsed(self)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", caught)
+    with pytest.raises(_Parsed) as parsed:
+        module.main([])
+    return parsed.value.parser
+
+
+BENCHMARKS = Path(benchmarks.__path__[0])
+#: Every module of ``benchmarks`` whose ``main(argv)`` parses a command line.
+COMMAND_LINES = sorted(
+    ".".join(path.relative_to(BENCHMARKS.parent).with_suffix("").parts)
+    for path in BENCHMARKS.rglob("*.py")
+    if "ArgumentParser(" in (text := path.read_text()) and "\ndef main(" in text
+)
+
+
+def test_the_command_lines_are_found() -> None:
+    expected = {"train_mara", "mara_evaluate", "predictors", "leaderboard.cli", "collect.__main__"}
+    assert {f"benchmarks.{name}" for name in expected} <= set(COMMAND_LINES)
+
+
+@pytest.mark.parametrize("name", COMMAND_LINES)
+def test_every_option_of_every_script_has_help(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsers = [_parser_of(importlib.import_module(name), monkeypatch)]
+    bare = []
+    while parsers:  # the parser and those of its subcommands
+        parser = parsers.pop()
+        parser.format_help()  # every help string formats (a stray % would raise here)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += action.choices.values()
+            if not action.help and action.dest != "help":
+                bare.append(action.option_strings[-1] if action.option_strings else action.dest)
+    assert not bare, f"python -m {name}: options without help: {bare}"

@@ -15,7 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.collect", description="Collect real learning curves."
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(
+        dest="command", required=True, help="run: collect curves; pack: ship them"
+    )
     run = commands.add_parser("run", help="train the grids' models and store their curves")
     run.add_argument("--store", type=Path, default=Path("traces_raw"), help="raw curve folder")
     run.add_argument(

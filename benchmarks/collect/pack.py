@@ -263,10 +263,22 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.collect pack")
-    parser.add_argument("--store", type=Path, default=Path("traces_raw"))
-    parser.add_argument("--families", nargs="+", default=["tabular", "vision", "rl"])
-    parser.add_argument("--output", type=Path, default=SHIPPED_TRACES)
-    parser.add_argument("--no-figure", action="store_true")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=Path("traces_raw"),
+        help="raw curve folder (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=["tabular", "vision", "rl"],
+        help="families to pack (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=SHIPPED_TRACES, help="trace file (default: the shipped one)"
+    )
+    parser.add_argument("--no-figure", action="store_true", help="skip the data card's figure")
     args = parser.parse_args(argv)
     facts = pack(CurveStore(args.store), args.families, args.output, figure=not args.no_figure)
     print(json.dumps({k: v for k, v in facts.items() if k != "collection_sessions"}, indent=1))
