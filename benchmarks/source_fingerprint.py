@@ -13,6 +13,8 @@ Example:
     (True, 16)
     >>> first != source_fingerprint(("agents", "predictors"))
     True
+    >>> first != source_fingerprint(("agents",), exclude=("agents/tuned_settings.json",))
+    True
 """
 
 from __future__ import annotations
@@ -28,18 +30,23 @@ from benchmarks.leaderboard.provenance import SOURCE_ROOT, checkpoint_hashes, da
 EPISODE_CODE = ("mara_env", "agents", "predictors")
 
 
-def source_fingerprint(folders: Sequence[str] = EPISODE_CODE) -> str:
+def source_fingerprint(folders: Sequence[str] = EPISODE_CODE, exclude: Sequence[str] = ()) -> str:
     """A 16-hex-digit hash of the ``*.py`` and ``*.json`` files below ``folders`` (paths
     relative to the source root), the shipped checkpoints and the trace data.
+
+    Args:
+        folders: The folders hashed.
+        exclude: Files left out (paths relative to the source root), e.g. a script's own
+            output, which must not key the rows that produced it.
 
     Raises:
         FileNotFoundError: If a folder does not exist in the source tree.
     """
-    return _fingerprint(tuple(folders))
+    return _fingerprint(tuple(folders), tuple(exclude))
 
 
 @lru_cache(maxsize=16)
-def _fingerprint(folders: tuple[str, ...]) -> str:
+def _fingerprint(folders: tuple[str, ...], exclude: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     for folder in folders:
         root = SOURCE_ROOT / folder
@@ -48,6 +55,8 @@ def _fingerprint(folders: tuple[str, ...]) -> str:
                 f"source_fingerprint: no folder {folder!r} in the source tree {SOURCE_ROOT}."
             )
         for path in sorted([*root.rglob("*.py"), *root.rglob("*.json")]):
+            if path.relative_to(SOURCE_ROOT).as_posix() in exclude:
+                continue
             digest.update(path.relative_to(SOURCE_ROOT).as_posix().encode())
             digest.update(path.read_bytes())
     facts = [checkpoint_hashes(), data_hashes()["trace_fingerprint"]]

@@ -21,8 +21,11 @@ can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything 
 evaluation seeds (1000 and up) stay untouched.
 
 Trials are appended to the journal as they finish, keyed by the code that played them (a hash of
-the package sources) and the trace data; running again reuses the finished ones, so an
-interrupted run continues where it stopped.
+the package sources without the tuned-settings file this script writes, :func:`trial_code`) and
+the trace data; running again reuses the finished ones, so an interrupted run continues where it
+stopped. The settings file records the command that reproduces the choice
+(:func:`reproducing_command`), so that rerunning with other progress or output options leaves
+its bytes, and the fingerprints of every result keyed by it, unchanged.
 
 Usage::
 
@@ -68,6 +71,7 @@ from benchmarks.common.atomic import write_atomically
 from benchmarks.common.seeds import training_seeds
 from benchmarks.common.store import StoreFormatError
 from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS
+from benchmarks.leaderboard.provenance import SOURCE_ROOT
 from benchmarks.lookahead_calibration import calibrate
 from benchmarks.source_fingerprint import source_fingerprint
 from benchmarks.trials import (
@@ -358,6 +362,29 @@ def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
+def trial_code() -> str:
+    """What keys the trials: :func:`benchmarks.source_fingerprint.source_fingerprint` of the
+    episode code without the tuned-settings file, which the trials do not read (every candidate
+    is built from its own settings) and which is this script's output: keying the trials by it
+    would make every run's output invalidate its own trials."""
+    tuned = TUNED_SETTINGS_PATH.relative_to(SOURCE_ROOT).as_posix()
+    return source_fingerprint(exclude=(tuned,))
+
+
+def reproducing_command(args: argparse.Namespace) -> str:
+    """The command that chooses the same settings: the options that shape the search, where
+    they differ from the defaults (progress bars, workers and output paths do not)."""
+    parser, words = build_parser(), ["python -m benchmarks.tune_baselines"]
+    if args.quick:
+        words.append("--quick")
+    for name in ("agents", "budget", "finalists", "search_seeds", "confirm_seeds"):
+        value, default = getattr(args, name), parser.get_default(name)
+        if value != default and not args.quick:
+            shown = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+            words.append(f"--{name.replace('_', '-')} {shown}")
+    return " ".join(words)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
@@ -421,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     start = time.perf_counter()
     try:
-        journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
+        journal = TrialJournal(args.output / "trials.jsonl", trial_code())
     except StoreFormatError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -444,8 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{agent}: {summary['settings'] or 'defaults'} (confirmation "
             f"{summary['confirmation_mean']:.3f}, defaults {summary['defaults_confirmation_mean']:.3f})"
         )
-    command = "python -m benchmarks.tune_baselines " + " ".join(argv or sys.argv[1:])
-    write_settings(args.settings_file, outcomes, command.strip())
+    write_settings(args.settings_file, outcomes, reproducing_command(args))
     ranges = {"budget": args.budget, "finalists": args.finalists}
     ranges["search"] = f"{search[0]}-{search[-1]}"
     ranges["confirm"] = f"{confirm[0]}-{confirm[-1]}"

@@ -186,3 +186,49 @@ def test_tuning_refuses_a_foreign_journal_with_the_message(
     assert tune_baselines.main([*argv, "--settings-file", str(tmp_path / "t.json")]) == 2
     assert "line 1: a row with the fields ['agent']" in capsys.readouterr().err
     assert (tmp_path / "trials.jsonl").read_text() == '{"agent": "edf"}\n'
+
+
+def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
+    parser = tune_baselines.build_parser()
+    plain = ["--no-progress", "--workers", "1", "--output", "/tmp/x", "--settings-file", "/tmp/t"]
+    assert (
+        tune_baselines.reproducing_command(parser.parse_args(plain))
+        == "python -m benchmarks.tune_baselines"
+    )
+    shaped = parser.parse_args(["--agents", "laira", "lara", "--budget", "8", "--no-progress"])
+    assert (
+        tune_baselines.reproducing_command(shaped)
+        == "python -m benchmarks.tune_baselines --agents laira lara --budget 8"
+    )
+
+
+def test_the_trials_are_not_keyed_by_the_settings_they_choose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tuner writes ``agents/tuned_settings.json``; were its trials keyed by that file, each
+    run would invalidate its own trials. ``source_fingerprint`` leaves excluded files out."""
+    from benchmarks import source_fingerprint as fingerprints
+
+    assert tune_baselines.trial_code() == fingerprints.source_fingerprint(
+        exclude=("agents/tuned_settings.json",)
+    )
+    (tmp_path / "agents").mkdir()
+    code, output = tmp_path / "agents" / "code.py", tmp_path / "agents" / "tuned_settings.json"
+    code.write_text("x = 1\n")
+    output.write_text("{}\n")
+    monkeypatch.setattr(fingerprints, "SOURCE_ROOT", tmp_path)
+
+    def keys() -> tuple[str, str]:
+        fingerprints._fingerprint.cache_clear()
+        excluded = ("agents/tuned_settings.json",)
+        return (
+            fingerprints.source_fingerprint(("agents",), exclude=excluded),
+            fingerprints.source_fingerprint(("agents",)),
+        )
+
+    trials, everything = keys()
+    output.write_text('{"agents": {}}\n')
+    assert keys()[0] == trials and keys()[1] != everything
+    code.write_text("x = 2\n")
+    assert keys()[0] != trials
+    fingerprints._fingerprint.cache_clear()
