@@ -375,11 +375,13 @@ def reproducing_command(args: argparse.Namespace) -> str:
     """The command that chooses the same settings: the options that shape the search, where
     they differ from the defaults (progress bars, workers and output paths do not)."""
     parser, words = build_parser(), ["python -m benchmarks.tune_baselines"]
-    if args.quick:
+    shaping = ["agents", "budget", "finalists", "search_seeds", "confirm_seeds"]
+    if args.quick:  # which sets the budget and the seeds
         words.append("--quick")
-    for name in ("agents", "budget", "finalists", "search_seeds", "confirm_seeds"):
+        shaping = ["agents"]
+    for name in shaping:
         value, default = getattr(args, name), parser.get_default(name)
-        if value != default and not args.quick:
+        if value != default:
             shown = " ".join(map(str, value)) if isinstance(value, list) else str(value)
             words.append(f"--{name.replace('_', '-')} {shown}")
     return " ".join(words)

@@ -200,6 +200,12 @@ def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
         tune_baselines.reproducing_command(shaped)
         == "python -m benchmarks.tune_baselines --agents laira lara --budget 8"
     )
+    quick = parser.parse_args(["--quick", "--agents", "laira", "--output", "/tmp/x"])
+    quick.budget = 2  # as main() sets it for --quick
+    assert (
+        tune_baselines.reproducing_command(quick)
+        == "python -m benchmarks.tune_baselines --quick --agents laira"
+    )
 
 
 def test_the_trials_are_not_keyed_by_the_settings_they_choose(
