@@ -15,7 +15,10 @@ then the vector form, ``gym.make_vec("mara_env/Cluster-v1", num_envs=N,
 vectorization_mode="vector_entry_point")``, for N = 1, 16, 64, 256, 1024 (``--vector-sizes``):
 node-decisions per second (one vector step makes ``N * n_nodes``) under a batched random masked
 policy (:func:`run_vector`), against the raw AEC env's agent-steps per second, and the memory
-of the batched core's state (:attr:`mara_env.core.ClusterBatch.nbytes`).
+of the batched core's state (:attr:`mara_env.core.ClusterBatch.nbytes`); and where a step of
+the vector form at N = 256 goes (:func:`step_breakdown`: the epoch, the episode starts of
+finished clusters, observations, masks, the policy, the rest), from one more run with those
+parts timed.
 
 Every AEC form runs the loop PettingZoo documents::
 
@@ -181,9 +184,14 @@ def pick_legal_actions(masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     return actions
 
 
-def run_vector(envs: Any, n_decisions: int, rng: np.random.Generator) -> int:
+def run_vector(
+    envs: Any,
+    n_decisions: int,
+    rng: np.random.Generator,
+    pick: Callable[[np.ndarray, np.ndarray], np.ndarray] = pick_legal_actions,
+) -> int:
     """A batched random masked policy on a vector env that has been reset (each node's action
-    uniform among its mask's legal ones, :func:`pick_legal_actions`) for at least
+    uniform among its mask's legal ones, ``pick``: :func:`pick_legal_actions`) for at least
     ``n_decisions`` node-decisions (``num_envs * n_nodes`` per step, whole steps); returns the
     node-decisions made.
 
@@ -195,9 +203,52 @@ def run_vector(envs: Any, n_decisions: int, rng: np.random.Generator) -> int:
     made = 0
     while made < n_decisions:
         masks = unwrapped.action_masks().reshape(shape)
-        envs.step(pick_legal_actions(masks, rng.random(shape[:2])))
+        envs.step(pick(masks, rng.random(shape[:2])))
         made += per_step
     return made
+
+
+#: The parts of a vector step :func:`step_breakdown` times: (label, object, method name), the
+#: objects given as ``"core"`` (the batched core) or ``"env"`` (the vector env).
+STEP_PARTS = (
+    ("epoch (core.advance)", "core", "advance"),
+    ("episode starts (core.reset)", "core", "reset"),
+    ("observations and masks", "env", "_observations"),
+    ("action_masks()", "env", "action_masks"),
+)
+
+
+def step_breakdown(envs: Any, n_decisions: int, rng: np.random.Generator) -> dict[str, float]:
+    """Milliseconds per vector step spent in each of :data:`STEP_PARTS`, in the policy
+    (:func:`pick_legal_actions`) and in the rest of the loop, over a run of :func:`run_vector`
+    with those methods timed (a separate run: the timers cost a little)."""
+    unwrapped = envs.unwrapped
+    owners = {"core": unwrapped.core, "env": unwrapped}
+    spent = dict.fromkeys([label for label, _, _ in STEP_PARTS] + ["policy"], 0.0)
+
+    def timed(label: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - start
+
+        return call
+
+    for label, owner, name in STEP_PARTS:
+        setattr(owners[owner], name, timed(label, getattr(owners[owner], name)))
+    try:
+        start = time.perf_counter()
+        made = run_vector(envs, n_decisions, rng, timed("policy", pick_legal_actions))
+        total = time.perf_counter() - start
+    finally:
+        for _, owner, name in STEP_PARTS:
+            delattr(owners[owner], name)  # the class's method again
+    steps = made / (unwrapped.num_envs * unwrapped.config.n_nodes)
+    shares = {label: seconds / steps * 1e3 for label, seconds in spent.items()}
+    shares["rest of the loop"] = total / steps * 1e3 - sum(shares.values())
+    return shares
 
 
 @dataclass
@@ -393,6 +444,18 @@ def main(argv: list[str] | None = None) -> int:
     print("episodes = episodes finished per measurement (the last one may stop mid-episode)")
     if vectors:
         print_vector_table(vectors, medians, rates, medians[forms[0].name])
+        sizes = [vector.num_envs for vector in vectors]
+        profiled = (
+            vectors[sizes.index(VECTOR_TARGET_SIZE)] if VECTOR_TARGET_SIZE in sizes else vectors[-1]
+        )
+        least = QUICK_VECTOR_STEPS if args.quick else MIN_VECTOR_STEPS
+        budget = max(args.steps, least * profiled.num_envs * config.n_nodes)
+        parts = step_breakdown(profiled.envs, budget, np.random.default_rng(args.seed))
+        total = sum(parts.values())
+        print()
+        print(f"where a step of {profiled.name} goes ({total:.3f} ms per step, methods timed):")
+        for label, milliseconds in parts.items():
+            print(f"  {label:<30} {milliseconds:>7.3f} ms  {milliseconds / total:>4.0%}")
     return 0
 
 

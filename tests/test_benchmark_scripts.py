@@ -59,6 +59,17 @@ def test_pick_legal_actions_is_uniform_over_each_nodes_legal_actions() -> None:
     )
 
 
+def test_step_breakdown_times_every_part_and_puts_the_methods_back() -> None:
+    envs = env_throughput.make_vector("tiny", 4)
+    envs.reset(seed=0)
+    parts = env_throughput.step_breakdown(envs, 2_000, np.random.default_rng(0))
+    assert parts["epoch (core.advance)"] > 0 and parts["episode starts (core.reset)"] > 0
+    assert parts["policy"] > 0 and parts["rest of the loop"] > -0.01
+    core = envs.unwrapped.core
+    assert "advance" not in vars(core) and "reset" not in vars(core)
+    assert "_observations" not in vars(envs.unwrapped)
+
+
 def test_run_random_masked_counts_steps_and_episodes() -> None:
     env = mara_env.raw_env("tiny")
     assert env_throughput.run_random_masked(env, 10, np.random.default_rng(0)) == 0
@@ -86,6 +97,11 @@ def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFi
     assert figure(r"ratio vector N=256 / raw AEC: " + NUMBER + "x", out) > 0
     for size in env_throughput.VECTOR_SIZES:
         assert figure(rf"\n\s+{size}\s+" + NUMBER, out) > 0, size
+    total = figure(r"where a step of vector N=256 goes \(" + NUMBER + " ms per step", out)
+    parts = [label for label, _, _ in env_throughput.STEP_PARTS] + ["policy", "rest of the loop"]
+    spent = [figure(re.escape(label) + r"\s+(-?[0-9.]+) ms", out) for label in parts]
+    assert figure(r"epoch \(core.advance\)\s+" + NUMBER, out) > 0
+    assert sum(spent) == pytest.approx(total, abs=0.01)
 
 
 # --- episode_memory ---------------------------------------------------------------------------
