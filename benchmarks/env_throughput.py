@@ -16,9 +16,9 @@ vectorization_mode="vector_entry_point")``, for N = 1, 16, 64, 256, 1024 (``--ve
 node-decisions per second (one vector step makes ``N * n_nodes``) under a batched random masked
 policy (:func:`run_vector`), against the raw AEC env's agent-steps per second, and the memory
 of the batched core's state (:attr:`mara_env.core.ClusterBatch.nbytes`); and where a step of
-the vector form at N = 256 goes (:func:`step_breakdown`: the epoch, the episode starts of
-finished clusters, observations, masks, the policy, the rest), from one more run with those
-parts timed.
+the vector form at N = 256 (else the last size measured) goes (:func:`step_breakdown`: the
+epoch, the episode starts of finished clusters, observations, masks, the policy, the rest), from
+one more run with those parts timed.
 
 Every AEC form runs the loop PettingZoo documents::
 
@@ -414,10 +414,10 @@ def main(argv: list[str] | None = None) -> int:
             rates[form.name].append(args.steps / elapsed)
         for vector in vectors:
             rng = np.random.default_rng(args.seed)
-            least = QUICK_VECTOR_STEPS if args.quick else MIN_VECTOR_STEPS
-            budget = max(args.steps, least * vector.num_envs * config.n_nodes)
             start = time.perf_counter()
-            made = run_vector(vector.envs, budget, rng)
+            made = run_vector(
+                vector.envs, vector_budget(args, vector.num_envs, config.n_nodes), rng
+            )
             rates[vector.name].append(made / (time.perf_counter() - start))
     for form in forms:
         form.env.close()
@@ -448,8 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         profiled = (
             vectors[sizes.index(VECTOR_TARGET_SIZE)] if VECTOR_TARGET_SIZE in sizes else vectors[-1]
         )
-        least = QUICK_VECTOR_STEPS if args.quick else MIN_VECTOR_STEPS
-        budget = max(args.steps, least * profiled.num_envs * config.n_nodes)
+        budget = vector_budget(args, profiled.num_envs, config.n_nodes)
         parts = step_breakdown(profiled.envs, budget, np.random.default_rng(args.seed))
         total = sum(parts.values())
         print()
@@ -457,6 +456,13 @@ def main(argv: list[str] | None = None) -> int:
         for label, milliseconds in parts.items():
             print(f"  {label:<30} {milliseconds:>7.3f} ms  {milliseconds / total:>4.0%}")
     return 0
+
+
+def vector_budget(args: argparse.Namespace, num_envs: int, n_nodes: int) -> int:
+    """Node-decisions per vector measurement: ``--steps``, but at least
+    :data:`MIN_VECTOR_STEPS` (:data:`QUICK_VECTOR_STEPS` with ``--quick``) steps of the batch."""
+    least = QUICK_VECTOR_STEPS if args.quick else MIN_VECTOR_STEPS
+    return max(args.steps, least * num_envs * n_nodes)
 
 
 def make_vector(config: str, num_envs: int) -> Any:
