@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import numpy as np
+from numba import njit
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
@@ -144,43 +145,81 @@ def _encode_flat(
     budget_epochs: np.ndarray,
 ) -> np.ndarray:
     """The contexts of histories given as their concatenated node-epochs and log-losses and
-    their lengths. The look-back interpolation runs on all of them at once: one sorted search
-    on the concatenated reports, each history shifted past the previous one."""
-    n = len(lengths)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    first, current = flat_epochs[starts], flat_epochs[ends - 1]
-    last_loss = flat_loss[ends - 1]
-    # Shift each history past the previous one, so one sorted array holds them all.
-    shift = np.cumsum(np.concatenate([[0.0], (current - first + 1.0)[:-1]])) - first
-    shifted = flat_epochs + np.repeat(shift, lengths)
-    position = current[:, None] - LOOKBACK_EPOCHS[None, :]
-    unknown = position < first[:, None]
-    target = np.maximum(position, first[:, None]) + shift[:, None]
-    right = np.minimum(np.searchsorted(shifted, target, side="right"), ends[:, None] - 1)
-    left = np.maximum(right - 1, starts[:, None])
-    x0, x1 = shifted[left], shifted[right]
-    share = np.divide(target - x0, x1 - x0, out=np.ones(target.shape), where=x1 > x0)
-    np.minimum(np.maximum(share, 0.0, out=share), 1.0, out=share)  # clip to [0, 1]
-    lookback = flat_loss[left] * (1.0 - share) + flat_loss[right] * share - last_loss[:, None]
-    lookback[unknown] = 0.0
-    out = np.zeros((n, CONTEXT_SIZE), dtype=np.float32)
-    k = len(LOOKBACK_EPOCHS)
-    out[:, :k] = lookback / log_scale
-    out[:, k : 2 * k] = unknown
-    out[:, 2 * k] = np.log1p(current) / _LOG_HORIZON
-    out[:, 2 * k + 1] = (last_loss - flat_loss[starts]) / log_scale
-    out[:, 2 * k + 2] = np.log1p(lengths) / _LOG_HORIZON
-    budget = np.asarray(budget_epochs, dtype=np.float64)
-    known_budget = np.isfinite(budget)
-    safe = np.where(known_budget, budget, 1.0)
-    out[:, 2 * k + 3] = known_budget
-    out[:, 2 * k + 4] = np.where(known_budget, np.log1p(safe) / _LOG_HORIZON, 0.0)
-    out[:, 2 * k + 5] = np.where(known_budget, np.minimum(current / safe, MAX_BUDGET_SHARE), 0.0)
-    for row, family in enumerate(families):
-        if family in known_families and family in FAMILY_NAMES:
-            out[row, 2 * k + 6 + FAMILY_NAMES.index(family)] = 1.0
+    their lengths (:func:`_encode_compiled` computes them)."""
+    family_index = np.array(
+        [
+            FAMILY_NAMES.index(f) if f in known_families and f in FAMILY_NAMES else -1
+            for f in families
+        ],
+        dtype=np.intp,
+    )
+    out = np.zeros((len(lengths), CONTEXT_SIZE), dtype=np.float32)
+    _encode_compiled(
+        np.asarray(flat_epochs, dtype=np.float64),
+        np.asarray(flat_loss, dtype=np.float64),
+        np.asarray(lengths, dtype=np.intp),
+        np.asarray(budget_epochs, dtype=np.float64),
+        family_index,
+        float(log_scale),
+        out,
+    )
     return out
+
+
+@njit(cache=True)
+def _encode_compiled(
+    flat_epochs: np.ndarray,
+    flat_loss: np.ndarray,
+    lengths: np.ndarray,
+    budget_epochs: np.ndarray,
+    family_index: np.ndarray,
+    log_scale: float,
+    out: np.ndarray,
+) -> None:
+    """Write the context of each history into its row of ``out`` (zeros on entry).
+
+    The look-back points of a history are visited from the nearest to the farthest, so one
+    pointer walking back through its reports finds each one's bracketing pair. Each history's
+    node-epochs are shifted past the previous history's (as if all were one sorted array); the
+    arithmetic is that of the array expressions this loop replaced, so contexts are bit for bit
+    the same (``tests/test_flow_matching.py`` checks them against a slow reference).
+    """
+    k = LOOKBACK_EPOCHS.size
+    passed = 0.0  # the shifted end of the histories before this one
+    start = 0
+    for row in range(lengths.size):
+        end = start + lengths[row]
+        first, current = flat_epochs[start], flat_epochs[end - 1]
+        last_loss = flat_loss[end - 1]
+        shift = passed - first
+        passed += current - first + 1.0
+        right = end  # reports at or before the look-back point: those before ``right``
+        for column in range(k):
+            position = current - LOOKBACK_EPOCHS[column]
+            if position < first:
+                out[row, k + column] = 1.0  # before arrival: unknown, log-loss left at 0
+                continue
+            target = position + shift
+            while right > start and flat_epochs[right - 1] + shift > target:
+                right -= 1
+            high = min(right, end - 1)
+            low = max(high - 1, start)
+            x0, x1 = flat_epochs[low] + shift, flat_epochs[high] + shift
+            share = (target - x0) / (x1 - x0) if x1 > x0 else 1.0
+            share = min(max(share, 0.0), 1.0)
+            lookback = flat_loss[low] * (1.0 - share) + flat_loss[high] * share - last_loss
+            out[row, column] = lookback / log_scale
+        out[row, 2 * k] = np.log1p(current) / _LOG_HORIZON
+        out[row, 2 * k + 1] = (last_loss - flat_loss[start]) / log_scale
+        out[row, 2 * k + 2] = np.log1p(float(lengths[row])) / _LOG_HORIZON
+        budget = budget_epochs[row]
+        if np.isfinite(budget):
+            out[row, 2 * k + 3] = 1.0
+            out[row, 2 * k + 4] = np.log1p(budget) / _LOG_HORIZON
+            out[row, 2 * k + 5] = min(current / budget, MAX_BUDGET_SHARE)
+        if family_index[row] >= 0:
+            out[row, 2 * k + 6 + family_index[row]] = 1.0
+        start = end
 
 
 def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.ndarray:
@@ -224,19 +263,29 @@ def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
         >>> round(float(epochs_to_cross(window, np.array([0.5 * np.log(11.0)]))[0]), 1)
         10.0
     """
-    level = -log_gap
-    below = window <= level[:, None]
-    column = np.argmax(below, axis=1)  # the first offset at or below the level, if any
-    rows = np.arange(len(window))
-    crossed = below[rows, column]
-    low = window[rows, column]
-    # the value before: the previous offset's, or the present's 0 before the first offset
-    high = np.where(column > 0, window[rows, column - 1], 0.0)
-    # where the window crosses, high > level >= low, so the share lies in (0, 1]
-    share = np.ones(len(window))
-    np.divide(high - level, high - low, out=share, where=crossed & (high > low))
-    start = WINDOW_OFFSETS[column]
-    epochs = start + share * (WINDOW_OFFSETS[column + 1] - start)
-    epochs[~crossed] = np.inf
-    epochs[log_gap <= 0] = 0.0
+    epochs = np.empty(len(window))
+    _cross_compiled(
+        np.asarray(window, dtype=np.float64), np.asarray(log_gap, dtype=np.float64), epochs
+    )
     return epochs
+
+
+@njit(cache=True)
+def _cross_compiled(window: np.ndarray, log_gap: np.ndarray, epochs: np.ndarray) -> None:
+    """Write :func:`epochs_to_cross` of each row of ``window`` into ``epochs``."""
+    for row in range(window.shape[0]):
+        if log_gap[row] <= 0.0:
+            epochs[row] = 0.0
+            continue
+        level = -log_gap[row]
+        epochs[row] = np.inf
+        for column in range(window.shape[1]):
+            low = window[row, column]
+            if low <= level:  # the first offset at or below the level
+                # the value before: the previous offset's, or the present's 0 before the first
+                high = window[row, column - 1] if column > 0 else 0.0
+                # the window crosses here, so high > level >= low and the share is in (0, 1]
+                share = (high - level) / (high - low) if high > low else 1.0
+                begin = WINDOW_OFFSETS[column]
+                epochs[row] = begin + share * (WINDOW_OFFSETS[column + 1] - begin)
+                break

@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
 from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_cross
@@ -107,15 +108,28 @@ def spread_samples(samples: np.ndarray, spread: float) -> np.ndarray:
     """
     if spread == 1.0 or samples.size == 0:
         return samples
-    positive = np.isfinite(samples) & (samples > 0)
-    logs = np.log(np.where(positive, samples, np.nan))
-    ordered = np.sort(logs, axis=1)  # NaN (not positive and finite) sorts last
-    count = positive.sum(axis=1)
-    # the two middle positions of each row's count, read through the flat array
-    row_start = np.arange(0, ordered.size, ordered.shape[1])
-    low = row_start + np.maximum((count - 1) // 2, 0)
-    high = row_start + np.minimum(count // 2, ordered.shape[1] - 1)
-    flat = ordered.ravel()
-    median = (0.5 * (flat[low] + flat[high]))[:, None]
-    spread_logs = median + spread * (logs - median)
-    return np.where(positive, np.exp(spread_logs), samples)
+    spread_out = np.empty(samples.shape)
+    _spread_compiled(np.asarray(samples, dtype=np.float64), float(spread), spread_out)
+    return spread_out
+
+
+@njit(cache=True)
+def _spread_compiled(samples: np.ndarray, spread: float, out: np.ndarray) -> None:
+    """Write :func:`spread_samples` of each row of ``samples`` into ``out``."""
+    logs = np.empty(samples.shape[1])
+    for row in range(samples.shape[0]):
+        count = 0
+        for column in range(samples.shape[1]):
+            value = samples[row, column]
+            out[row, column] = value
+            if np.isfinite(value) and value > 0.0:
+                logs[count] = np.log(value)
+                count += 1
+        if count == 0:
+            continue
+        ordered = np.sort(logs[:count])
+        median = 0.5 * (ordered[(count - 1) // 2] + ordered[count // 2])
+        for column in range(samples.shape[1]):
+            value = samples[row, column]
+            if np.isfinite(value) and value > 0.0:
+                out[row, column] = np.exp(median + spread * (np.log(value) - median))
