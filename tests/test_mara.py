@@ -116,16 +116,25 @@ def test_without_autoregression_node_one_ignores_node_zero() -> None:
     torch.testing.assert_close(first, second)
 
 
-def test_decode_scores_given_actions_with_the_probabilities_it_samples_with() -> None:
-    """Scoring sampled actions (PPO) reproduces their sampling log-probabilities."""
+@pytest.mark.parametrize("max_nodes", [None, 2])
+@pytest.mark.parametrize("temperature", [1.0, 0.35])
+def test_decode_scores_given_actions_with_the_probabilities_it_samples_with(
+    max_nodes: int | None, temperature: float
+) -> None:
+    """Scoring sampled actions (PPO; every node at once) reproduces the log-probabilities and
+    entropies of sampling them (one node after another), bit for bit."""
     policy = small_policy()
     slots, globals_, mask = random_batch(16, 5, seed=6)
-    previous = torch.full((16, 4), 5)
+    previous = torch.randint(0, 6, (16, 4), generator=torch.Generator().manual_seed(1))
+    options = {"max_nodes_per_task": max_nodes, "temperature": temperature}
     with torch.no_grad():
         encoded = policy.encode(slots, globals_)
-        sampled = policy.decode(encoded, mask, previous, generator=torch.Generator().manual_seed(0))
-        scored = policy.decode(encoded, mask, previous, actions=sampled.actions)
-    torch.testing.assert_close(sampled.log_prob, scored.log_prob)
+        sampled = policy.decode(
+            encoded, mask, previous, generator=torch.Generator().manual_seed(0), **options
+        )
+        scored = policy.decode(encoded, mask, previous, actions=sampled.actions, **options)
+    assert torch.equal(sampled.log_prob, scored.log_prob)
+    assert torch.equal(sampled.entropy, scored.entropy)
 
 
 def test_slot_embeddings_are_permutation_equivariant() -> None:

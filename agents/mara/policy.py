@@ -315,12 +315,23 @@ class MaraPolicy(nn.Module):
         self, terms: tuple[torch.Tensor, ...], counts: torch.Tensor, node: int, n_nodes: int
     ) -> torch.Tensor:
         slot_base, count_rows, idle_base, decided_weight = terms
+        return self._logits(
+            (slot_base[:, node], count_rows, idle_base[:, node], decided_weight), counts, n_nodes
+        )
+
+    def _logits(
+        self, terms: tuple[torch.Tensor, ...], counts: torch.Tensor, n_nodes: int
+    ) -> torch.Tensor:
+        """Unmasked logits ``(..., n_slots + 1)`` from ``terms`` of one node (slot parts
+        ``(..., n_slots, width)``, idle parts ``(..., width)``) or of every node (an extra node
+        axis before the slots), given ``counts`` ``(..., n_slots)`` of earlier nodes' choices."""
+        slot_base, count_rows, idle_base, decided_weight = terms
         shown = counts if self.config.autoregressive else torch.zeros_like(counts)
         levels = torch.clamp(shown, max=COUNT_LEVELS - 1).long()
-        hidden = torch.relu(slot_base[:, node] + count_rows[levels])
+        hidden = torch.relu(slot_base + count_rows[levels])
         slot_logits = self.slot_out(hidden).squeeze(-1)
-        decided = shown.sum(dim=1, keepdim=True) / n_nodes
-        idle_hidden = torch.tanh(idle_base[:, node] + decided * decided_weight)
+        decided = shown.sum(dim=-1, keepdim=True) / n_nodes
+        idle_hidden = torch.tanh(idle_base + decided * decided_weight)
         idle_logit = self.idle_head[2](idle_hidden)
         return torch.cat((slot_logits, idle_logit), dim=-1)
 
@@ -355,7 +366,8 @@ class MaraPolicy(nn.Module):
         temperature: float = 1.0,
         with_entropy: bool = True,
     ) -> Decoded:
-        """Choose (or score) every node's action, one node after another.
+        """Choose every node's action, one node after another (or score given ``actions``, every
+        node at once: :meth:`_score`).
 
         Args:
             encoded: The encoder's output for the batch.
@@ -382,6 +394,8 @@ class MaraPolicy(nn.Module):
         rows = torch.arange(batch)
         fractions = torch.arange(n_nodes, dtype=encoded.slot_scores.dtype) / n_nodes
         terms = self._epoch_terms(encoded.slot_scores, encoded.context, previous_slots, fractions)
+        if actions is not None:
+            return self._score(terms, mask, actions, max_nodes_per_task, temperature, with_entropy)
         sampling = actions is None and not greedy
         if uniforms is not None:
             draws = uniforms
@@ -410,6 +424,35 @@ class MaraPolicy(nn.Module):
             entropies.append(entropy)
             counts = counts.index_put((rows, action), ones, accumulate=True)
         return Decoded(torch.stack(chosen, 1), torch.stack(log_probs, 1), torch.stack(entropies, 1))
+
+    def _score(
+        self,
+        terms: tuple[torch.Tensor, ...],
+        mask: torch.Tensor,
+        actions: torch.Tensor,
+        max_nodes_per_task: int | None,
+        temperature: float,
+        with_entropy: bool,
+    ) -> Decoded:
+        """:meth:`decode` of given ``actions``, every node at once: with the actions known, the
+        counts of earlier nodes' choices that node ``i`` sees are a running sum of the actions'
+        one-hots, so the per-node steps need not wait for one another (one pass over
+        ``(batch, n_nodes, ...)`` tensors, and a graph as small for the gradient)."""
+        n_actions = mask.shape[1]
+        dtype = terms[0].dtype
+        chosen = nn.functional.one_hot(actions, n_actions).to(dtype)
+        earlier = chosen.cumsum(dim=1) - chosen  # (batch, n_nodes, n_slots + 1)
+        legal = _legal(mask[:, None, :], earlier, max_nodes_per_task)
+        logits = self._logits(terms, earlier[..., :-1], actions.shape[1])
+        logits = logits.masked_fill(~legal, float("-inf"))
+        if temperature != 1.0:
+            logits = logits / temperature
+        log_p = torch.log_softmax(logits, dim=-1)
+        log_prob = log_p.gather(-1, actions[..., None]).squeeze(-1)
+        entropy = torch.zeros_like(log_prob)
+        if with_entropy:
+            entropy = -(log_p.exp() * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
+        return Decoded(actions, log_prob, entropy)
 
     def act(
         self,
@@ -550,7 +593,7 @@ def _legal(
     if max_nodes_per_task is None:
         return mask
     full = counts >= max_nodes_per_task
-    full[:, -1] = False
+    full[..., -1] = False
     return mask & ~full
 
 
