@@ -180,9 +180,11 @@ def _encode_compiled(
 
     The look-back points of a history are visited from the nearest to the farthest, so one
     pointer walking back through its reports finds each one's bracketing pair. Each history's
-    node-epochs are shifted past the previous history's (as if all were one sorted array); the
-    arithmetic is that of the array expressions this loop replaced, so contexts are bit for bit
-    the same (``tests/test_flow_matching.py`` checks them against a slow reference).
+    node-epochs are shifted past the previous history's, as the array code this loop replaced
+    did to search all histories at once, and every value is computed with that code's
+    floating-point operations in its order, so the contexts did not change
+    (``tests/test_flow_matching.py`` holds them to a one-history-at-a-time ``np.interp``
+    reference).
     """
     k = LOOKBACK_EPOCHS.size
     passed = 0.0  # the shifted end of the histories before this one

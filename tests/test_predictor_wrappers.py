@@ -762,18 +762,23 @@ def test_bad_predictor_output_raises_clear_errors(make: Any, message: str) -> No
 
 # ---------------------------------------------------------------------------- benchmark
 def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
-    """The throughput script runs with a tiny budget, with an extra predictor, and prints both
-    rates and the share the WLS-wrapped env keeps."""
-    argv = ["--quick", "--steps", "240", "--repeats", "1", "--predictor", "dkf"]
+    """The throughput script runs with a tiny budget, with extra predictors, and prints both
+    rates and, for each predictor with a target, the share its wrapped env keeps."""
+    argv = ["--quick", "--steps", "240", "--repeats", "1"]
+    argv += ["--predictor", "dkf", "--predictor", "flow_matching"]
     assert wrapper_throughput.main(argv) == 0
     out = capsys.readouterr().out
     assert "logical cores" in out
     for name in ("mara_env.raw_env (AEC)", "+ predictions (wls)", "+ predictions (dkf)"):
         rate = re.search(re.escape(name) + r"\s+([0-9][0-9,]*)", out)
         assert rate and float(rate.group(1).replace(",", "")) > 0, name
-    for clock in ("wall-clock", "CPU-time"):
-        assert re.search(
-            rf"WLS-wrapped / raw AEC \({clock}\): [0-9.]+ \(target >= 0.5: (met|NOT met)\)", out
-        )
+    for predictor, target in (("wls", "0.5"), ("flow_matching", "0.25")):
+        for clock in ("wall-clock", "CPU-time"):
+            assert re.search(
+                rf"{predictor}-wrapped / raw AEC \({clock}\): [0-9.]+ "
+                rf"\(target >= {target}: (met|NOT met)\)",
+                out,
+            )
+    assert "dkf-wrapped" not in out
     with pytest.raises(SystemExit):
         wrapper_throughput.main(["--quick", "--predictor", "nope"])
