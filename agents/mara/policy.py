@@ -396,13 +396,12 @@ class MaraPolicy(nn.Module):
         terms = self._epoch_terms(encoded.slot_scores, encoded.context, previous_slots, fractions)
         if actions is not None:
             return self._score(terms, mask, actions, max_nodes_per_task, temperature, with_entropy)
-        sampling = actions is None and not greedy
         if uniforms is not None:
             draws = uniforms
-        elif sampling:
-            draws = torch.rand(batch, n_nodes, generator=generator)
+        elif greedy:
+            draws = torch.zeros(batch, n_nodes)  # not read
         else:
-            draws = torch.zeros(batch, n_nodes)
+            draws = torch.rand(batch, n_nodes, generator=generator)
         chosen, log_probs, entropies = [], [], []
         no_entropy = torch.zeros(batch)
         ones = torch.ones(batch)
@@ -410,12 +409,7 @@ class MaraPolicy(nn.Module):
             legal = _legal(mask, counts, max_nodes_per_task)
             log_p = self._log_policy(terms, counts, legal, node, n_nodes, temperature)
             probabilities = log_p.exp()
-            if actions is not None:
-                action = actions[:, node]
-            elif greedy:
-                action = log_p.argmax(dim=-1)
-            else:
-                action = _inverse_cdf(probabilities, draws[:, node])
+            action = log_p.argmax(dim=-1) if greedy else _inverse_cdf(probabilities, draws[:, node])
             entropy = no_entropy
             if with_entropy:
                 entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
