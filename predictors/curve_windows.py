@@ -145,7 +145,16 @@ def _encode_flat(
     budget_epochs: np.ndarray,
 ) -> np.ndarray:
     """The contexts of histories given as their concatenated node-epochs and log-losses and
-    their lengths (:func:`_encode_compiled` computes them)."""
+    their lengths (:func:`_encode_compiled` computes them).
+
+    Raises:
+        ValueError: If a history has no points, or the lengths do not add up to the points.
+    """
+    if (len(lengths) and np.min(lengths) < 1) or np.sum(lengths) != len(flat_epochs):
+        raise ValueError(
+            "contexts need at least one point per history, and the histories' lengths must add "
+            f"up to the points given ({int(np.sum(lengths))} against {len(flat_epochs)})."
+        )
     family_index = np.array(
         [
             FAMILY_NAMES.index(f) if f in known_families and f in FAMILY_NAMES else -1
@@ -260,15 +269,23 @@ def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
         window: ``(n, WINDOW_SIZE)`` future log-losses relative to the present.
         log_gap: ``(n,)`` ln(current loss / target); <= 0 means the target is already reached.
 
+    Raises:
+        ValueError: If ``window`` is not ``(n, WINDOW_SIZE)`` or ``log_gap`` not ``(n,)``.
+
     Example:
         >>> window = -np.log1p(FUTURE_EPOCHS)[None, :] * 0.5
         >>> round(float(epochs_to_cross(window, np.array([0.5 * np.log(11.0)]))[0]), 1)
         10.0
     """
+    window = np.asarray(window, dtype=np.float64)
+    log_gap = np.asarray(log_gap, dtype=np.float64)
+    if window.ndim != 2 or window.shape[1] != WINDOW_SIZE or log_gap.shape != window.shape[:1]:
+        raise ValueError(
+            f"epochs_to_cross: window must be (n, {WINDOW_SIZE}) and log_gap (n,); got "
+            f"{window.shape} and {log_gap.shape}."
+        )
     epochs = np.empty(len(window))
-    _cross_compiled(
-        np.asarray(window, dtype=np.float64), np.asarray(log_gap, dtype=np.float64), epochs
-    )
+    _cross_compiled(window, log_gap, epochs)
     return epochs
 
 

@@ -80,6 +80,29 @@ def test_epochs_to_cross_divides_only_where_the_window_crosses() -> None:
     assert FUTURE_EPOCHS[0] < epochs[1] < FUTURE_EPOCHS[-1]
 
 
+@pytest.mark.parametrize(
+    ("window", "log_gap"),
+    [
+        (np.zeros(WINDOW_SIZE), np.ones(1)),  # one window without its row axis
+        (np.zeros((2, WINDOW_SIZE + 1)), np.ones(2)),  # another window size
+        (np.zeros((2, WINDOW_SIZE)), np.ones(3)),  # gaps of other rows
+    ],
+    ids=["1d", "width", "rows"],
+)
+def test_epochs_to_cross_refuses_other_shapes(window: np.ndarray, log_gap: np.ndarray) -> None:
+    with pytest.raises(
+        ValueError, match=rf"window must be \(n, {WINDOW_SIZE}\) and log_gap \(n,\)"
+    ):
+        epochs_to_cross(window, log_gap)
+
+
+def test_contexts_of_histories_without_points_are_refused() -> None:
+    from predictors.curve_windows import encode_rows
+
+    with pytest.raises(ValueError, match="at least one point per history"):
+        encode_rows([np.zeros(0)], [np.zeros(0)], ["rl"], 1.0, ("rl",), np.array([np.inf]))
+
+
 def test_context_ignores_the_loss_scale() -> None:
     steps = np.array([0.0, 3.0, 7.5, 12.0])
     log_loss = np.log([2.0, 1.5, 1.1, 0.9])
