@@ -347,10 +347,7 @@ class MaraPolicy(nn.Module):
         """Node ``node``'s log-probabilities ``(batch, n_slots + 1)`` at ``temperature``, given
         ``counts`` ``(batch, n_slots + 1)`` of earlier nodes' choices and the ``legal`` actions."""
         logits = self._node_logits(terms, counts[:, :-1], node, n_nodes)
-        logits = logits.masked_fill(~legal, float("-inf"))
-        if temperature != 1.0:
-            logits = logits / temperature
-        return torch.log_softmax(logits, dim=-1)
+        return _log_probabilities(logits, legal, temperature)
 
     def decode(
         self,
@@ -410,9 +407,7 @@ class MaraPolicy(nn.Module):
             log_p = self._log_policy(terms, counts, legal, node, n_nodes, temperature)
             probabilities = log_p.exp()
             action = log_p.argmax(dim=-1) if greedy else _inverse_cdf(probabilities, draws[:, node])
-            entropy = no_entropy
-            if with_entropy:
-                entropy = -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
+            entropy = _entropy(probabilities, log_p, legal) if with_entropy else no_entropy
             chosen.append(action)
             log_probs.append(log_p[rows, action])
             entropies.append(entropy)
@@ -438,14 +433,11 @@ class MaraPolicy(nn.Module):
         earlier = chosen.cumsum(dim=1) - chosen  # (batch, n_nodes, n_slots + 1)
         legal = _legal(mask[:, None, :], earlier, max_nodes_per_task)
         logits = self._logits(terms, earlier[..., :-1], actions.shape[1])
-        logits = logits.masked_fill(~legal, float("-inf"))
-        if temperature != 1.0:
-            logits = logits / temperature
-        log_p = torch.log_softmax(logits, dim=-1)
+        log_p = _log_probabilities(logits, legal, temperature)
         log_prob = log_p.gather(-1, actions[..., None]).squeeze(-1)
-        entropy = torch.zeros_like(log_prob)
-        if with_entropy:
-            entropy = -(log_p.exp() * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
+        entropy = (
+            _entropy(log_p.exp(), log_p, legal) if with_entropy else torch.zeros_like(log_prob)
+        )
         return Decoded(actions, log_prob, entropy)
 
     def act(
@@ -578,6 +570,22 @@ class MaraPolicy(nn.Module):
         idle_hidden = torch.tanh_(idle_base[0, :, None, :] + decided[:, None] * decided_weight)
         idle_logits = self.idle_head[2](idle_hidden).squeeze(-1)
         return slot_logits.tolist(), idle_logits.tolist()
+
+
+def _log_probabilities(
+    logits: torch.Tensor, legal: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """Log-probabilities of ``softmax(logits / temperature)`` over the ``legal`` actions (the
+    others get ``-inf``): the one place sampling and scoring apply the mask and temperature."""
+    logits = logits.masked_fill(~legal, float("-inf"))
+    if temperature != 1.0:
+        logits = logits / temperature
+    return torch.log_softmax(logits, dim=-1)
+
+
+def _entropy(probabilities: torch.Tensor, log_p: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """Entropy over the last axis; illegal actions (probability 0, log ``-inf``) add nothing."""
+    return -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
 
 
 def _legal(
