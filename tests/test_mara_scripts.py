@@ -116,6 +116,18 @@ def test_timing_splits_features_and_policy(quick_checkpoint: Path) -> None:
     assert torch.equal(timed.draws(), deployed.draws())  # the same sampling draws were used
 
 
+def test_timing_script_reports_the_first_epoch_apart(
+    quick_checkpoint: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--checkpoint", str(quick_checkpoint), "--config", "tiny", "--seeds", "0"]
+    assert mara_timing.main(argv) == 0
+    printed = capsys.readouterr().out
+    first, counted = printed.splitlines()[:2]
+    assert first.startswith("first epoch ") and "left out below" in first
+    features, _ = mara_timing.time_epochs(Mara.load(quick_checkpoint), "tiny", [0])
+    assert counted.startswith(f"{len(features) - 1} further epochs")
+
+
 def test_gap_closed_known_answer(tmp_path: Path) -> None:
     out = tmp_path / "evaluation.csv"
     rng = np.random.default_rng(0)
