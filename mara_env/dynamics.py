@@ -1,4 +1,6 @@
-"""One epoch of every cluster of a batch, compiled: the loops of :class:`mara_env.core.ClusterBatch`.
+"""The compiled loops of :class:`mara_env.core.ClusterBatch`: a cluster's episode start
+(:func:`start_episode`: its task rows, :func:`admit_cluster` of epoch 0's arrivals and
+:func:`episode_end`), and one epoch of every cluster of a batch (:func:`advance_clusters`).
 
 The core keeps its state in NumPy arrays with a leading batch axis (see its docstring for the
 layout and the epoch's four steps). These functions update those arrays in place, one cluster at a

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit, vectorize
@@ -261,16 +261,27 @@ def draw_task_terms(
         np.asarray(lengths, dtype=np.int64),
         np.full(n, alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64),
         np.asarray(curve_min, dtype=np.float64),
-        *draw_term_numbers(config, rng, n),
+        draw_term_numbers(config, rng, n),
     )
     return TaskTerms(*terms)
 
 
-def draw_term_numbers(
-    config: ClusterConfig, rng: np.random.Generator, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
-    """The draws of :func:`draw_task_terms` for ``n`` tasks, in their order, and the config's
-    numbers :func:`task_terms` reads (the arguments after its fifth)."""
+class TermDraws(NamedTuple):
+    """The random numbers of :func:`draw_task_terms` for ``n`` tasks, and the config's numbers
+    that :func:`task_terms` reads with them (compiled code reads the fields by name)."""
+
+    epochs: np.ndarray
+    position: np.ndarray
+    hopeless: np.ndarray
+    hopeless_share: np.ndarray
+    slack: np.ndarray
+    longest_epochs: float
+    deadline_nodes: float
+
+
+def draw_term_numbers(config: ClusterConfig, rng: np.random.Generator, n: int) -> TermDraws:
+    """The draws of :func:`draw_task_terms` for ``n`` tasks, in their order (the first five
+    fields of :class:`TermDraws`), and the config's numbers :func:`task_terms` reads."""
     # One call for the five draws of n uniforms (the numbers of five successive calls, in that
     # order); ``low + (high - low) * u`` is how ``rng.uniform`` scales each, bit for bit.
     uniforms = rng.random((5, n))
@@ -285,7 +296,9 @@ def draw_term_numbers(
     hopeless_share = between(3, HOPELESS_TARGET_RANGE)
     slack = between(4, config.slack_range)
     longest = float(config.epochs_per_curve[1])
-    return epochs, position, hopeless, hopeless_share, slack, longest, float(config.deadline_nodes)
+    return TermDraws(
+        epochs, position, hopeless, hopeless_share, slack, longest, float(config.deadline_nodes)
+    )
 
 
 @njit(cache=True)
@@ -295,16 +308,17 @@ def task_terms(
     lengths: np.ndarray,
     alpha: np.ndarray,
     curve_min: np.ndarray,
-    epochs: np.ndarray,
-    position: np.ndarray,
-    hopeless: np.ndarray,
-    hopeless_share: np.ndarray,
-    slack: np.ndarray,
-    longest_epochs: float,
-    deadline_nodes: float,
+    draws: TermDraws,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The fields of :class:`TaskTerms` from the draws of :func:`draw_term_numbers` (compiled;
     the task drawing of :mod:`mara_env.workload` calls it too)."""
+    epochs, position, hopeless, hopeless_share, slack = (
+        draws.epochs,
+        draws.position,
+        draws.hopeless,
+        draws.hopeless_share,
+        draws.slack,
+    )
     n = len(lengths)
     speed = np.empty(n)
     feasible_target = np.empty(n)
@@ -324,8 +338,8 @@ def task_terms(
         else:
             target[task] = feasible_target[task]
             demand[task] = offered[task]
-        allowed = offered[task] if np.isfinite(offered[task]) else longest_epochs
-        time_allowed[task] = slack[task] * allowed / deadline_nodes ** alpha[task]
+        allowed = offered[task] if np.isfinite(offered[task]) else draws.longest_epochs
+        time_allowed[task] = slack[task] * allowed / draws.deadline_nodes ** alpha[task]
     return speed, target, hopeless, demand, offered, time_allowed
 
 

@@ -64,8 +64,9 @@ TIME_PER_EPOCH = slice(FIELD["time_left_per_epoch"], FIELD["age_per_epoch"] + 1)
 FEATURES = FIELD["feature_0"]
 #: The row an empty slot (and the sentinel task) holds.
 EMPTY_ROW = np.zeros(len(TASK_FIELDS))
-EMPTY_ROW[[FIELD["loss"], FIELD["previous_loss"], FIELD["log_gap"], FIELD["alpha"]]] = 1.0
-EMPTY_ROW[[FIELD["initial_loss"]]] = 1.0
+EMPTY_ROW[
+    [FIELD[name] for name in ("loss", "previous_loss", "log_gap", "alpha", "initial_loss")]
+] = 1.0
 EMPTY_ROW[FIELD["end_epoch"]] = -1.0
 EMPTY_ROW.setflags(write=False)
 #: Indices of the other fields, for the compiled code (:mod:`mara_env.dynamics`).

@@ -31,6 +31,7 @@ from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
 from mara_env.rules import (
     HOPELESS_TARGET_RANGE,
+    TermDraws,
     deadline_of,
     draw_term_numbers,
     first_step_at_or_below,
@@ -313,7 +314,7 @@ def draw_tasks(
         workload.curve_minimum,
         workload.family_alpha,
         config.max_epochs,
-        *draw_term_numbers(config, rng, n),
+        draw_term_numbers(config, rng, n),
     )
     tasks = TaskTable(
         family=family,
@@ -340,13 +341,7 @@ def _assemble_tasks(
     curve_minimum: np.ndarray,
     family_alpha: np.ndarray,
     max_epochs: int,
-    epochs: np.ndarray,
-    position: np.ndarray,
-    hopeless: np.ndarray,
-    hopeless_share: np.ndarray,
-    slack: np.ndarray,
-    longest_epochs: float,
-    deadline_nodes: float,
+    draws: TermDraws,
 ) -> tuple[np.ndarray, ...]:
     """The fields of :func:`draw_tasks`' table (and the finite offered demand) from its draws:
     ``picks`` holds the curve rows drawn for each configured family in turn, for that family's
@@ -368,20 +363,14 @@ def _assemble_tasks(
         lengths[curve_row],
         alpha,
         curve_minimum[curve_row],
-        epochs,
-        position,
-        hopeless,
-        hopeless_share,
-        slack,
-        longest_epochs,
-        deadline_nodes,
+        draws,
     )
     deadline = np.empty(n, dtype=np.int64)
     finite_offered = np.empty(n)
     for task in range(n):
         deadline[task] = deadline_of(arrivals[task], time_allowed[task], max_epochs)
         finite = np.isfinite(offered[task])
-        finite_offered[task] = offered[task] if finite else longest_epochs
+        finite_offered[task] = offered[task] if finite else draws.longest_epochs
     initial_loss = curves[curve_row, 0]
     family = curve_family[curve_row]
     return curve_row, family, deadline, target, speed, alpha, initial_loss, demand, finite_offered

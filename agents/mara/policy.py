@@ -386,19 +386,17 @@ class MaraPolicy(nn.Module):
         if not temperature > 0:
             raise ValueError(f"MaraPolicy.decode: temperature must be > 0, got {temperature!r}.")
         batch, n_nodes = previous_slots.shape
-        n_slots = mask.shape[1] - 1
-        counts = torch.zeros(batch, n_slots + 1, dtype=encoded.slot_scores.dtype)
-        rows = torch.arange(batch)
         fractions = torch.arange(n_nodes, dtype=encoded.slot_scores.dtype) / n_nodes
         terms = self._epoch_terms(encoded.slot_scores, encoded.context, previous_slots, fractions)
         if actions is not None:
             return self._score(terms, mask, actions, max_nodes_per_task, temperature, with_entropy)
-        if uniforms is not None:
-            draws = uniforms
-        elif greedy:
-            draws = torch.zeros(batch, n_nodes)  # not read
-        else:
-            draws = torch.rand(batch, n_nodes, generator=generator)
+        draws: torch.Tensor | None = None  # greedy
+        if not greedy:
+            draws = (
+                torch.rand(batch, n_nodes, generator=generator) if uniforms is None else uniforms
+            )
+        counts = torch.zeros(mask.shape, dtype=encoded.slot_scores.dtype)
+        rows = torch.arange(batch)
         chosen, log_probs, entropies = [], [], []
         no_entropy = torch.zeros(batch)
         ones = torch.ones(batch)
@@ -406,7 +404,10 @@ class MaraPolicy(nn.Module):
             legal = _legal(mask, counts, max_nodes_per_task)
             log_p = self._log_policy(terms, counts, legal, node, n_nodes, temperature)
             probabilities = log_p.exp()
-            action = log_p.argmax(dim=-1) if greedy else _inverse_cdf(probabilities, draws[:, node])
+            if draws is None:
+                action = log_p.argmax(dim=-1)
+            else:
+                action = _inverse_cdf(probabilities, draws[:, node])
             entropy = _entropy(probabilities, log_p, legal) if with_entropy else no_entropy
             chosen.append(action)
             log_probs.append(log_p[rows, action])
