@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
+from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks.common.workers import worker_pool
 from benchmarks.mara_rollouts import ClusterVector
@@ -50,6 +51,20 @@ class Episodes:
     predictor: str
     n_samples: int
     temperature: float
+
+
+def agent_episodes(
+    agent: Mara, configs: Sequence[ClusterConfig], temperature: float | None = None
+) -> Episodes:
+    """What a loaded MARA agent plays on ``configs``: its network, predictor and samples, at the
+    temperature it ships with (or ``temperature``)."""
+    return Episodes(
+        tuple(configs),
+        agent.policy.config,
+        agent.predictor_name,
+        agent.features.n_samples,
+        agent.temperature if temperature is None else temperature,
+    )
 
 
 def weights_snapshot(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -119,6 +119,7 @@ from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
 from benchmarks.mara_validation import (
     Episodes,
     ValidationPlayer,
+    agent_episodes,
     play_episodes,
     weights_snapshot,
 )
@@ -1074,14 +1075,7 @@ def tune_temperature(
     configs = tuple(get_config(preset, workload=workload) for workload in WORKLOADS)
     scores: dict[str, float] = {}
     for temperature in temperatures:
-        episodes = Episodes(
-            configs,
-            agent.policy.config,
-            agent.predictor_name,
-            agent.features.n_samples,
-            temperature,
-        )
-        rates = play_episodes(episodes, agent.policy, seeds)
+        rates = play_episodes(agent_episodes(agent, configs, temperature), agent.policy, seeds)
         scores[str(temperature)] = round(float(np.mean(rates)), 4)
     return scores
 

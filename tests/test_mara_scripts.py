@@ -12,7 +12,7 @@ import torch
 
 import mara_env
 from agents.mara.agent import Mara
-from benchmarks import mara_evaluate, mara_timing, train_mara
+from benchmarks import mara_compare, mara_evaluate, mara_timing, train_mara
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -126,6 +126,34 @@ def test_timing_script_reports_the_first_epoch_apart(
     assert first.startswith("first epoch ") and "left out below" in first
     features, _ = mara_timing.time_epochs(Mara.load(quick_checkpoint), "tiny", [0])
     assert counted.startswith(f"{len(features) - 1} further epochs")
+
+
+def test_compare_pairs_checkpoints_on_training_episodes(
+    quick_checkpoint: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(quick_checkpoint), str(quick_checkpoint), "--preset", "tiny", "--seeds", "2"]
+    assert mara_compare.main([*argv, "--first-seed", "960"]) == 0
+    printed = capsys.readouterr().out
+    assert "seeds 960-961 x 3 workloads (6 paired episodes)" in printed
+    assert printed.rstrip().endswith("+0.0 points [+0.0, +0.0] (95% CI)")  # same weights, same play
+    rates = mara_compare.completion_rates(quick_checkpoint, "tiny", [960, 961])
+    assert f"completion rate {rates.mean():.4f}" in printed
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["mara", "mara_imitation", "--first-seed", "995", "--seeds", "10"], "training seeds"),
+        (["mara", "no_such.pt"], "neither a shipped MARA agent"),
+        (["mara"], "at least two checkpoints"),
+    ],
+)
+def test_compare_refuses_bad_input(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        mara_compare.main(argv)
+    assert message in capsys.readouterr().err
 
 
 def test_gap_closed_known_answer(tmp_path: Path) -> None:
