@@ -207,7 +207,8 @@ def _require(scores: Rates, names: Sequence[str]) -> None:
 
 
 def paired_differences(scores: Rates, reference: str) -> str:
-    """Markdown table: each agent's mean paired difference from ``reference`` with a 95% CI.
+    """Markdown table: each agent's mean paired difference from ``reference`` with a 95% CI, at
+    each load and, when there are several, over all of them.
 
     Episodes pair up by workload, load and seed; only pairs where both agents have a row count.
 
@@ -217,24 +218,35 @@ def paired_differences(scores: Rates, reference: str) -> str:
 
     Raises:
         ValueError: If ``reference`` has no rows.
+
+    Example:
+        >>> scores = {
+        ...     "a": {("rl", 1.4, 1000): 0.5, ("rl", 1.4, 1001): 0.7, ("rl", 2.1, 1000): 0.2},
+        ...     "b": {("rl", 1.4, 1000): 0.4, ("rl", 1.4, 1001): 0.5, ("rl", 2.1, 1000): 0.3},
+        ... }
+        >>> print(paired_differences(scores, "b").splitlines()[2])
+        | a | 1.4 | 2 | +0.150 | [+0.100, +0.200] |
     """
     _require(scores, [reference])
     base = scores[reference]
     lines = [
-        f"| agent | paired episodes | difference from {reference} | 95% CI |",
-        "|---|---|---|---|",
+        f"| agent | load | paired episodes | difference from {reference} | 95% CI |",
+        "|---|---|---|---|---|",
     ]
     for agent, values in sorted(scores.items()):
         if agent == reference:
             continue
         shared = sorted(set(values) & set(base))
-        if not shared:
-            continue
-        summary = mean_ci([values[key] - base[key] for key in shared])
-        lines.append(
-            f"| {agent} | {len(shared)} | {summary.mean:+.3f} | "
-            f"[{summary.low:+.3f}, {summary.high:+.3f}] |"
-        )
+        loads = sorted({load for _, load, _ in shared})
+        groups = [(f"{load:g}", [key for key in shared if key[1] == load]) for load in loads]
+        if len(loads) > 1:
+            groups.append(("all", shared))
+        for label, keys in groups:
+            summary = mean_ci([values[key] - base[key] for key in keys])
+            lines.append(
+                f"| {agent} | {label} | {len(keys)} | {summary.mean:+.3f} | "
+                f"[{summary.low:+.3f}, {summary.high:+.3f}] |"
+            )
     return "\n".join(lines) + "\n"
 
 
