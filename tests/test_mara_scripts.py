@@ -72,7 +72,7 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     assert "| quick | rl | 1.4 | 1 |" in table
     assert mara_evaluate.main([*argv, "--paired-with", "edf"]) == 0
     edf, quick = (float(row["completion_rate"]) for row in sorted(rows, key=lambda r: r["agent"]))
-    assert f"| quick | 1 | {quick - edf:+.3f} |" in out.with_suffix(".md").read_text()
+    assert f"| quick | 1.4 | 1 | {quick - edf:+.3f} |" in out.with_suffix(".md").read_text()
     with pytest.raises(SystemExit, match="no rows"):
         mara_evaluate.main([*argv, "--paired-with", "nobody", "--seeds", "2"])
     assert len(out.read_text().splitlines()) == 3  # refused before playing the new seed
