@@ -81,8 +81,7 @@ validation and confirmation scores) and its log (``benchmarks/results/mara/*_tra
   ``--init`` (learning rate 5e-5, KL anchor 0.1, no lag, 30 minutes): 38 updates (116,736
   cluster-epochs, 62.7 per second; 32.2 minutes of wall time), validation 0.563 -> 0.593,
   confirmation +3.9 points [+2.5, +5.5] over the warm start. It shipped as ``mara`` until the
-  run above replaced it; the ablation without autoregression was trained with this recipe
-  only. The same recipe with ``--rollout-lag 1`` for 30 minutes (174 updates) scored the
+  run above replaced it. The same recipe with ``--rollout-lag 1`` for 30 minutes (174 updates) scored the
   same on the confirmation episodes: more updates alone did not help; the larger steps with the
   weaker anchor did (the two were changed together, so which one matters is not known).
 * Throughput: the first recipe's run made about 60 cluster-epochs per second on one core,
