@@ -27,9 +27,9 @@ from agents.mara.agent import Mara, default_checkpoint, imitation_checkpoint
 from benchmarks.common.seeds import training_seeds
 from benchmarks.common.threads import set_torch_threads
 from benchmarks.mara_validation import agent_episodes, play_episodes
+from benchmarks.train_mara import WORKLOADS
 from mara_env import get_config
 
-WORKLOADS = ("in_distribution", "rl", "vision")
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
 
