@@ -6,8 +6,8 @@ Two runs make the two shipped checkpoints (see "How the shipped checkpoints were
         --log benchmarks/results/mara/mara_imitation_training.csv \
         --plot benchmarks/results/mara/mara_imitation_training.png
     python -m benchmarks.train_mara --init agents/checkpoints/mara_imitation.pt \
-        --dagger-rounds 0 --rollout-lag 1 --lr 1.5e-4 --kl-coef 0.02 --minutes 25 \
-        --out benchmarks/results/mara/mara_ppo.pt
+        --dagger-rounds 0 --rollout-lag 1 --lr 2.5e-4 --lr-schedule linear --kl-coef 0.02 \
+        --minutes 35 --updates 10000 --out benchmarks/results/mara/mara_ppo.pt
     python -m benchmarks.train_mara --quick --out /tmp/mara_quick.pt     # smoke test
 
 Training uses only the ``training`` preset (train split of the curves, load 1.4) with episode
@@ -66,26 +66,35 @@ validation and confirmation scores) and its log (``benchmarks/results/mara/*_tra
   the 14 DAgger rounds (21,600 cluster-epochs, 18.9 per second, while other jobs held the
   second core); round 7 was best on validation (0.563), and it scored 0.516 on the
   confirmation episodes. 19.8 minutes of wall time.
-* ``mara.pt``: the second command: the defaults (the first PPO recipe, below) with lagged
-  rollouts (``--rollout-lag 1``), a learning rate three times as high (1.5e-4) and a KL anchor a
-  fifth as strong (0.02). 166 PPO updates of 3,072 cluster-epochs in the 25-minute budget
-  (509,952 cluster-epochs, 333 per second with the rollout and validation workers, with only
-  short tests running beside it; 25.5 minutes of wall time). Validation rose from 0.563 (update 0) to 0.607 (update
-  136, kept); on the confirmation episodes the kept weights score 0.568 against the warm
-  start's 0.516, a paired +5.2 points [+3.8, +6.7]. Before it replaced the first recipe's
-  result, the two played 60 training episodes that took part in no choice
-  (``python -m benchmarks.mara_compare benchmarks/results/mara/mara_ppo_first_recipe.pt mara``,
-  seeds 960-979 x 3 workloads): +1.5 points [+0.6, +2.3]. The same file is
-  ``benchmarks/results/mara/mara_ppo.pt``.
+* ``mara.pt``: the second command (the third PPO recipe): the defaults with lagged rollouts
+  (``--rollout-lag 1``), a learning rate five times as high (2.5e-4) falling linearly to 0
+  over the 35-minute budget (``--lr-schedule linear``) and a KL anchor a fifth as strong
+  (0.02). 191 PPO updates of 3,072 cluster-epochs (586,752 cluster-epochs, 277 per second with
+  the rollout and validation workers; 35.6 minutes of wall time).
+  Validation rose from 0.563 (update 0) to 0.616 (update 184, kept); on the confirmation
+  episodes the kept weights score 0.575 against the warm start's 0.516, a paired +5.9 points
+  [+4.0, +7.9]. Before it replaced the second recipe's result, the two played 60 training
+  episodes that took part in no choice (``python -m benchmarks.mara_compare
+  benchmarks/results/mara/mara_ppo_second_recipe.pt mara``, seeds 960-979 x 3 workloads):
+  +1.1 points [+0.2, +1.9]. The same file is ``benchmarks/results/mara/mara_ppo.pt``.
+* ``benchmarks/results/mara/mara_ppo_second_recipe.pt``: the second recipe, shipped as ``mara``
+  until the run above replaced it: the third recipe's settings with a constant learning rate of
+  1.5e-4 and a 25-minute budget. 166 updates (509,952 cluster-epochs, 333 per second; 25.5
+  minutes of wall time), validation 0.563 -> 0.607 (update 136), confirmation +5.2 points
+  [+3.8, +6.7] over the warm start; against the first recipe's result on seeds 960-979 x 3,
+  +1.5 points [+0.6, +2.3]. Continuing it by 58 more updates at 5e-5 (11 minutes) did not
+  help: -0.7 points [-1.7, +0.2] on the confirmation episodes
+  (``benchmarks/results/mara/ppo_continuation_training.*``).
 * ``benchmarks/results/mara/mara_ppo_first_recipe.pt``: the first PPO recipe, the defaults with
   ``--init`` (learning rate 5e-5, KL anchor 0.1, no lag, 30 minutes): 38 updates (116,736
   cluster-epochs, 62.7 per second; 32.2 minutes of wall time), validation 0.563 -> 0.593,
   confirmation +3.9 points [+2.5, +5.5] over the warm start. It shipped as ``mara`` until the
-  run above replaced it. The same recipe with ``--rollout-lag 1`` for 30 minutes (174 updates) scored the
+  second recipe replaced it. The same recipe with ``--rollout-lag 1`` for 30 minutes (174 updates) scored the
   same on the confirmation episodes: more updates alone did not help; the larger steps with the
   weaker anchor did (the two were changed together, so which one matters is not known).
 * Throughput: the first recipe's run made about 60 cluster-epochs per second on one core,
-  about 220k per hour; the shipped run, with lagged rollouts, 333 (1.2 million per hour). With
+  about 220k per hour; the second recipe's run, with lagged rollouts, 333 (1.2 million per
+  hour), the shipped run 277 (1.0 million per hour, on a slower day). With
   the validation worker on the second core and no lag, 6 PPO updates from
   ``mara_imitation.pt`` (``--updates 6 --validate-every 2``, nothing else running, on a slower
   day) took 203 s at 90.8 cluster-epochs per second, against 268 s at 68.9 per second with
@@ -139,6 +148,7 @@ from predictors.checkpoint import CheckpointError
 
 WORKLOADS = ("in_distribution", "rl", "vision")
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
+LR_SCHEDULES = ("constant", "linear")
 #: Validation episodes (train split), per workload: the checkpoint is chosen on these.
 VALIDATION_SEEDS = training_seeds(900, 10, where="train_mara validation")
 #: Confirmation episodes (train split), per workload: never used for choosing.
@@ -158,6 +168,7 @@ LOG_FIELDS = (
     "approx_kl",
     "anchor_kl",
     "policy_epochs",
+    "policy_lr",
 )
 
 
@@ -187,7 +198,9 @@ class TrainSettings:
         rollout_epochs: Epochs every cluster plays per update.
         ppo_epochs: Passes over each rollout (policy and critic).
         minibatch: Cluster-epochs per minibatch.
-        lr: Adam learning rate of the policy.
+        lr: Adam learning rate of the policy (at the first PPO update).
+        lr_schedule: ``constant``, or ``linear``: the policy's learning rate falls linearly to 0
+            over the PPO budget, whichever of ``updates`` and ``minutes`` is nearer its end.
         critic_lr: Adam learning rate of the critic.
         clip: PPO ratio clip.
         gamma: Discount of the returns and of the shaping.
@@ -231,6 +244,7 @@ class TrainSettings:
     ppo_epochs: int = 4
     minibatch: int = 512
     lr: float = 5e-5
+    lr_schedule: str = "constant"
     critic_lr: float = 5e-4
     clip: float = 0.1
     gamma: float = 0.99
@@ -275,6 +289,11 @@ class TrainSettings:
         for name in ("minutes", "imitation_minutes"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"TrainSettings.{name} must be > 0, got {getattr(self, name)!r}.")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(
+                f"TrainSettings.lr_schedule must be one of {LR_SCHEDULES}, got "
+                f"{self.lr_schedule!r}."
+            )
         if self.preset not in ("training", "tiny"):
             raise ValueError(
                 f"TrainSettings.preset must be 'training' (train split, load 1.4) or 'tiny' "
@@ -752,6 +771,7 @@ class Trainer:
             }
             warmup = update <= settings.value_warmup
             if not warmup:
+                stats["policy_lr"] = self._set_policy_lr(optimiser, update, began)
                 with torch.no_grad():
                     anchor_log_prob, _ = self._scores(batch, batch.actions, policy=anchor)
                 stats.update(self._policy_update(batch, advantages, anchor_log_prob, optimiser))
@@ -774,6 +794,21 @@ class Trainer:
                     f"Stopping after update {update}: the {settings.minutes}-minute budget is spent."
                 )
                 break
+
+    def _set_policy_lr(self, optimiser: torch.optim.Optimizer, update: int, began: float) -> float:
+        """The policy's learning rate for ``update`` (1-based) under ``lr_schedule``, written
+        into ``optimiser``: ``linear`` scales ``lr`` by the share of the budget left, the
+        larger of the shares of updates and of minutes already spent."""
+        settings = self.settings
+        scale = 1.0
+        if settings.lr_schedule == "linear":
+            spent_updates = (update - 1) / settings.updates
+            spent_minutes = (time.perf_counter() - began) / (60.0 * settings.minutes)
+            scale = max(0.0, 1.0 - max(spent_updates, spent_minutes))
+        lr = settings.lr * scale
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        return float(f"{lr:.3g}")
 
     def build_critic(self) -> MaraPolicy:
         """The critic: a copy of the current network (own parameters, own Adam optimiser),
@@ -1167,11 +1202,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     defaults = TrainSettings()
     described = attribute_help(TrainSettings)
+    choices = {"ablation": ABLATIONS, "lr_schedule": LR_SCHEDULES}
     for name, value in asdict(defaults).items():
         flag = "--" + name.replace("_", "-")
         text = described[name].replace("%", "%%") + " (default: %(default)s)"
-        if name == "ablation":
-            parser.add_argument(flag, choices=ABLATIONS, default=value, help=text)
+        if name in choices:
+            parser.add_argument(flag, choices=choices[name], default=value, help=text)
         else:
             parser.add_argument(flag, type=type(value), default=value, help=text)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -305,6 +306,24 @@ def test_training_settings_are_validated() -> None:
         train_mara.TrainSettings(temperature=0.0)
     with pytest.raises(ValueError, match="target_kl must be >= 0"):
         train_mara.TrainSettings(target_kl=-1.0)
+    with pytest.raises(ValueError, match="lr_schedule must be one of"):
+        train_mara.TrainSettings(lr_schedule="cosine")
+
+
+@pytest.mark.parametrize("schedule", ["constant", "linear"])
+def test_the_policy_learning_rate_follows_its_schedule(tmp_path: Path, schedule: str) -> None:
+    settings = tiny_settings(predictor="wls", lr=1e-3, updates=4, lr_schedule=schedule)
+    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=settings.lr)
+    now = time.perf_counter()
+    rates = [trainer._set_policy_lr(optimiser, update, now) for update in (1, 2, 3, 4)]
+    assert optimiser.param_groups[0]["lr"] == pytest.approx(rates[-1])
+    expected = [1e-3] * 4 if schedule == "constant" else [1e-3, 7.5e-4, 5e-4, 2.5e-4]
+    assert rates == pytest.approx(expected, rel=1e-6)
+    # the wall-clock budget counts too: half the minutes spent, at most half the rate is left
+    if schedule == "linear":
+        half_spent = now - 30.0 * settings.minutes
+        assert trainer._set_policy_lr(optimiser, 1, half_spent) == pytest.approx(5e-4, rel=1e-2)
 
 
 def test_temperature_sharpens_the_node_distribution() -> None:
