@@ -94,7 +94,7 @@ validation and confirmation scores) and its log (``benchmarks/results/mara/*_tra
   weaker anchor did (the two were changed together, so which one matters is not known).
 * Throughput: the first recipe's run made about 60 cluster-epochs per second on one core,
   about 220k per hour; the second recipe's run, with lagged rollouts, 333 (1.2 million per
-  hour), the shipped run 277 (1.0 million per hour, on a slower day). With
+  hour), the shipped run 277 (0.997 million per hour, just under 1 million, on a slower day). With
   the validation worker on the second core and no lag, 6 PPO updates from
   ``mara_imitation.pt`` (``--updates 6 --validate-every 2``, nothing else running, on a slower
   day) took 203 s at 90.8 cluster-epochs per second, against 268 s at 68.9 per second with
