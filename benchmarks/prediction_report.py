@@ -10,8 +10,9 @@ Latency is shown for every cell.
 
 **Acceptance summary.** For every cell at :data:`ACCEPTANCE_FRACTIONS`: whether
 :data:`ACCEPTANCE_PREDICTOR`'s median error is below every predictor of :data:`BASELINES`
-(point estimates; the intervals are beside them), and whether its 10-90% coverage lies in
-:data:`COVERAGE_BAND`.
+(point estimates; the intervals are beside them), whether its whole interval lies below theirs
+(the upper end of its 95% interval below the lower end of each of theirs), and whether its
+10-90% coverage lies in :data:`COVERAGE_BAND`.
 
 Example:
     >>> too_small({"feasible_cases": 29.0}), too_small({"feasible_cases": 30.0})
@@ -145,8 +146,9 @@ def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
         return [*lines, f"`{ACCEPTANCE_PREDICTOR}` was not scored at 10, 20 or 40% observed.", ""]
     lo, hi = COVERAGE_BAND
     header = ["cell", "feasible", ACCEPTANCE_PREDICTOR, *BASELINES, "below both",
-              f"{ACCEPTANCE_PREDICTOR} coverage", f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
-    body, wins, covered, sized = [], 0, 0, 0
+              "intervals apart", f"{ACCEPTANCE_PREDICTOR} coverage",
+              f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
+    body, wins, clear_wins, covered, sized = [], 0, 0, 0, 0
     for cell in judged:
         main = rows[ACCEPTANCE_PREDICTOR, cell]
         error_table, coverage_table = TABLES[0], TABLES[1]
@@ -155,26 +157,31 @@ def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
         if too_small(main):
             label = small_label(main["feasible_cases"])
             body.append(
-                [cell.label, f"{main['feasible_cases']:.0f}", label, *errors, "-", label, "-"]
+                [cell.label, f"{main['feasible_cases']:.0f}", label, *errors, "-", "-", label, "-"]
             )
             continue
         sized += 1
         below = all(row is not None and main["median_log_error"] < row["median_log_error"]
                     for row in others)  # fmt: skip
+        apart = all(row is not None
+                    and main["median_log_error_high"] < row["median_log_error_low"]
+                    for row in others)  # fmt: skip
         in_band = lo <= main["coverage_80"] <= hi
         wins += below
+        clear_wins += apart
         covered += in_band
         body.append(
             [cell.label, f"{main['feasible_cases']:.0f}", format_metric(main, error_table),
-             *errors, "yes" if below else "no", format_metric(main, coverage_table),
-             "yes" if in_band else "no"]
+             *errors, "yes" if below else "no", "yes" if apart else "no",
+             format_metric(main, coverage_table), "yes" if in_band else "no"]
         )  # fmt: skip
     lines += _table(header, body, numeric_from=1)
     lines += [
         "",
         f"Of {sized} cells with at least {MIN_FEASIBLE_CASES} feasible cases, "
         f"`{ACCEPTANCE_PREDICTOR}`'s median error is below {' and '.join(BASELINES)} in {wins} "
-        f"and its coverage lies in [{lo:.2f}, {hi:.2f}] in {covered}.",
+        f"(with its whole interval below theirs in {clear_wins}) and its coverage lies in "
+        f"[{lo:.2f}, {hi:.2f}] in {covered}.",
         "",
     ]
     return lines

@@ -27,6 +27,15 @@ Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` pro
 
 trains on every family but ``rl`` (written to :func:`held_out_checkpoint`); the family then reads
 as unknown to the model.
+
+Flow matching reads the target by default (:mod:`predictors.curve_windows`); ``--ignore-target``
+trains the target-blind model, e.g. the checkpoint MARA's shipped policy reads::
+
+    python -m benchmarks.train_predictors --model flow_matching --ignore-target --out predictors/checkpoints/flow_matching_without_target.pt
+
+``--recalibrate CHECKPOINT`` refits a flow-matching checkpoint's spread on the validation curves
+of its own training split and rewrites its card, without training; ``--student-hidden`` distils
+into a narrower student (fresh weights) instead of a copy of the teacher.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from benchmarks.common.threads import set_torch_threads
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
 from predictors.calibration import CurveSubset, fit_spread, split_train_curves, validation_cases
-from predictors.checkpoint import save_checkpoint
+from predictors.checkpoint import load_checkpoint, rewrite_card, save_checkpoint
 from predictors.distillation import distill
 from predictors.metrics import interval_coverage, median_log_ratio_error
 from predictors.training import TrainingSettings, fit, make_examples, train_curves
@@ -65,7 +74,7 @@ SHIPPED_SETTINGS: dict[str, dict[str, int]] = {
         "blocks": 2,
         "threads": 1,
         "solver_steps": 4,
-        "distill_updates": 4_000,
+        "distill_updates": 16_000,
     },
     "spline_flow": {"updates": 3_000, "examples": 150_000, "blocks": 3, "threads": 1},
 }
@@ -108,6 +117,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "default: as shipped)",
     )
     parser.add_argument(
+        "--recalibrate",
+        type=Path,
+        metavar="CHECKPOINT",
+        help="flow matching: refit the calibration of this checkpoint on its validation curves "
+        "(the same split as its training) and rewrite its card; no training",
+    )
+    parser.add_argument(
+        "--student-hidden",
+        type=int,
+        help="flow matching: width of the one-step student (default: the teacher's; a narrower "
+        "student starts from fresh weights)",
+    )
+    parser.add_argument(
+        "--ignore-target",
+        action="store_true",
+        help="flow matching: a model that does not read the target (the default reads it)",
+    )
+    parser.add_argument(
         "--hold-out",
         choices=HOLD_OUT_FAMILIES,
         help="flow matching: train without this family (a leave-one-family-out checkpoint)",
@@ -134,10 +161,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.updates, args.examples, args.hidden, args.blocks = 50, 2_000, 16, 1
         args.distill_updates = min(args.distill_updates, 20)
         args.threads = 1
-    if args.hold_out is not None and args.model != "flow_matching":
-        parser.error("--hold-out trains flow matching only (use --model flow_matching)")
+    for flag in ("hold_out", "ignore_target", "student_hidden", "recalibrate"):
+        if getattr(args, flag) not in (None, False) and args.model != "flow_matching":
+            parser.error(
+                f"--{flag.replace('_', '-')} trains flow matching only (use --model flow_matching)"
+            )
     if args.distill_updates < 0:
         parser.error("--distill-updates must be >= 0")
+    if args.student_hidden is not None and args.student_hidden < 1:
+        parser.error("--student-hidden must be >= 1")
     for name in ("updates", "examples", "hidden", "blocks", "solver_steps", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -154,6 +186,7 @@ def build_model(
             blocks=args.blocks,
             solver_steps=args.solver_steps,
             known_families=tuple(families),
+            reads_target=not args.ignore_target,
         )
         return (
             flow_matching.VelocityField(fm_config),
@@ -171,9 +204,11 @@ def build_model(
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    """Run the training; returns the checkpoint path."""
+    """Run the training (or the recalibration); returns the checkpoint path."""
     args = parse_args(argv)
     set_torch_threads(args.threads)
+    if args.recalibrate is not None:
+        return recalibrate(args.recalibrate)
     torch.manual_seed(args.seed)
     families = tuple(family for family in FAMILIES if family != args.hold_out)
     model, objective, config, default_path = build_model(args, families)
@@ -186,8 +221,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
     held = train_curves(validation_curves, families)
     rng = np.random.default_rng(args.seed)
     print(f"building {args.examples} examples from {len(fitting)} train-split curves")
-    train = make_examples(fitting, args.examples, rng, config.log_scale)
-    validation = make_examples(held, max(args.examples // 20, 100), rng, config.log_scale)
+    reads_target = getattr(config, "reads_target", False)
+    train = make_examples(fitting, args.examples, rng, config.log_scale, reads_target)
+    validation = make_examples(
+        held, max(args.examples // 20, 100), rng, config.log_scale, reads_target
+    )
     settings = TrainingSettings(updates=args.updates, seed=args.seed)
     bar = tqdm(total=settings.updates, desc=args.model, unit="update", disable=args.no_progress)
     last_validation = [float("nan")]
@@ -253,6 +291,23 @@ def main(argv: Sequence[str] | None = None) -> Path:
     return out
 
 
+def recalibrate(path: Path) -> Path:
+    """Refit the calibration of the flow-matching checkpoint at ``path`` on the validation
+    curves it was trained beside, and rewrite its card (the weights stay as they are)."""
+    predictor = flow_matching.FlowMatching.load(path)
+    _, card = load_checkpoint(path)
+    facts = card["facts"]
+    families = predictor.config.known_families
+    _, validation_curves = split_train_curves(default_trace_source(), families, facts["seed"])
+    config, scores = calibrate(predictor.model, predictor.config, validation_curves, facts["seed"])
+    scored = facts.get("distillation", facts)
+    scored["validation"] = scores
+    facts["recalibrated_by"] = f"python -m benchmarks.train_predictors --recalibrate {path}"
+    rewrite_card(path, {**asdict(config), **config.layout()}, facts)
+    print(f"rewrote the card of {path}")
+    return path
+
+
 def distill_student(
     teacher: flow_matching.VelocityField,
     config: flow_matching.FlowMatchingConfig,
@@ -261,15 +316,28 @@ def distill_student(
     args: argparse.Namespace,
 ) -> tuple[flow_matching.VelocityField, flow_matching.FlowMatchingConfig, dict[str, Any]]:
     """The one-step student of ``teacher`` (:mod:`predictors.distillation`), calibrated."""
-    settings = TrainingSettings(updates=args.distill_updates, learning_rate=5e-4, seed=args.seed)
+    narrower = args.student_hidden not in (None, config.hidden)
+    student_config = replace(
+        config,
+        hidden=args.student_hidden or config.hidden,
+        solver="euler",
+        solver_steps=1,
+        spread=1.0,
+    )
+    settings = TrainingSettings(
+        updates=args.distill_updates, learning_rate=2e-3 if narrower else 5e-4, seed=args.seed
+    )
     bar = tqdm(total=settings.updates, desc="distil", unit="update", disable=args.no_progress)
     start = time.perf_counter()
-    student, log = distill(teacher, *contexts, settings, lambda *_: bar.update(1))
+    fresh = flow_matching.VelocityField(student_config) if narrower else None
+    student, log = distill(teacher, *contexts, settings, lambda *_: bar.update(1), fresh)
     bar.close()
-    one_step = replace(config, solver="euler", solver_steps=1, spread=1.0)
+    one_step = student_config
     one_step, scores = calibrate(student, one_step, curves, args.seed)
     facts = {
         "teacher": f"{config.solver} x {config.solver_steps} steps",
+        "student_hidden": student_config.hidden,
+        "student_start": "fresh weights" if narrower else "the teacher's weights",
         "updates": settings.updates,
         "seconds": round(time.perf_counter() - start, 1),
         "log": [[u, round(t, 5), round(v, 5)] for u, t, v in log],
@@ -285,7 +353,8 @@ def calibrate(
     seed: int,
 ) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
     """The config with its ``spread`` fitted on the validation cases, and its scores there
-    (median error, coverage before and after, and milliseconds per 16 x 16 sampling call)."""
+    (median error, coverage before and after, overall and per family, and milliseconds per
+    16 x 16 sampling call)."""
     cases = validation_cases(curves, seed)
     histories = [h for group in cases for h in group.histories]
     truth = np.concatenate([group.truth for group in cases])
@@ -294,6 +363,7 @@ def calibrate(
     raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
     spread = fit_spread(raw, truth)
     calibrated = spread_samples(raw, spread)
+    families = np.array([h.family for h in histories])
     scores = {
         "cases": len(truth),
         "feasible": int(np.isfinite(truth).sum()),
@@ -302,6 +372,12 @@ def calibrate(
         "median_log_error": round(median_log_ratio_error(calibrated, truth, cap), 4),
         "coverage_80": round(interval_coverage(calibrated, truth), 4),
         "coverage_80_uncalibrated": round(interval_coverage(raw, truth), 4),
+        "coverage_80_by_family": {
+            family: round(
+                interval_coverage(calibrated[families == family], truth[families == family]), 4
+            )
+            for family in sorted(set(families.tolist()))
+        },
         "sampling_ms_16x16": round(sampling_ms(predictor, histories[:16]), 3),
     }
     print(f"validation: {scores}")

@@ -6,7 +6,10 @@ samples out, "never" as ``inf``). Shipped, by registered name (:func:`make_predi
 * ``wls`` (:mod:`predictors.wls`): LARA's discounted weighted least-squares power law;
 * ``dkf`` (:mod:`predictors.dkf`): LaiRA's dynamic Kalman filter with drifting parameters;
 * ``flow_matching`` (:mod:`predictors.flow_matching`): MARA's conditional flow-matching model of
-  future loss windows (torch; shipped checkpoint trained on the train split);
+  future loss windows, which also reads the target (torch; shipped checkpoint trained on the
+  train split);
+* ``flow_matching_without_target``: the same model blind to the target, the predictor MARA's
+  shipped policy was trained with;
 * ``spline_flow`` (:mod:`predictors.normalizing_flow`): a conditional neural spline flow on the
   same inputs, an extra baseline (torch, zuko).
 

@@ -81,6 +81,20 @@ def save_checkpoint(
     _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
 
 
+def rewrite_card(path: str | Path, config: Mapping[str, Any], facts: Mapping[str, Any]) -> None:
+    """Replace the config and facts of checkpoint ``path``'s card, keeping its weights (e.g. a
+    refitted calibration).
+
+    Raises:
+        CheckpointError: If the weights no longer match the card's hash.
+    """
+    path = Path(path)
+    _, card = load_checkpoint(path)
+    card = {**card, "config": dict(config), "facts": dict(facts)}
+    text = json.dumps(card, indent=2, sort_keys=True) + "\n"
+    _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
+
+
 def load_checkpoint(
     path: str | Path, expected_config: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -27,7 +27,19 @@ Context layout (:data:`CONTEXT_SIZE` values)
     - ``2K + 4``: ln(1 + budget in node-epochs) / ln(1 + MAX_EPOCHS) (0 if unknown);
     - ``2K + 5``: share of the budget done, at most :data:`MAX_BUDGET_SHARE` (0 if unknown);
     - the family one-hot in :data:`mara_env.families.FAMILY_NAMES` order (all zeros for a family
-      the model does not know).
+      the model does not know);
+    - for a model that **reads the target** (:data:`TARGET_FEATURES` more values, see
+      :func:`context_size`): ln(last loss / target), divided by the scale, at most
+      :data:`MAX_TARGET_GAP`.
+
+**Why the target is an input.** In the simulator (and the prediction benchmark) a task's target is
+drawn from its own curve: the loss the curve reports at a random point
+(:func:`mara_env.rules.draw_task_terms`), and only a small share of targets are moved below
+anything the curve reaches. So a target far below the current loss says that this curve will fall
+far; a model blind to it predicts "never" for many reachable targets. A model that reads the
+target is trained on tasks whose targets are drawn by that rule (:mod:`predictors.training`), so
+it answers for tasks set the simulator's way; a target chosen another way (a fixed loss a user
+wants) is read as if it had been drawn from the curve.
 
 Log-loss values are divided by a scale fixed at training time (see
 :class:`predictors.flow_matching.FlowMatchingConfig`), so the network sees values of order one.
@@ -68,6 +80,31 @@ UNKNOWN_FAMILY = "unknown"
 _LOG_HORIZON = float(np.log1p(MAX_EPOCHS))
 #: Node-epochs of the window's entries with the present (0, where the window starts) in front.
 WINDOW_OFFSETS = np.concatenate([[0.0], FUTURE_EPOCHS])
+#: Context values a model that reads the target has beyond :data:`CONTEXT_SIZE`.
+TARGET_FEATURES = 1
+#: The largest log-loss gap to the target (in units of the scale) a context reports.
+MAX_TARGET_GAP = 8.0
+
+
+def context_size(reads_target: bool) -> int:
+    """Values in the context of a model that does or does not read the target.
+
+    Example:
+        >>> context_size(False), context_size(True)
+        (58, 59)
+    """
+    return CONTEXT_SIZE + (TARGET_FEATURES if reads_target else 0)
+
+
+def target_gaps(last_log_loss: np.ndarray, log_target: np.ndarray, log_scale: float) -> np.ndarray:
+    """The target entry of contexts: ln(last loss / target) / scale, at most
+    :data:`MAX_TARGET_GAP`.
+
+    Example:
+        >>> target_gaps(np.log([1.0, 1.0]), np.log([0.5, 1e-9]), 1.0).round(4).tolist()
+        [0.6931, 8.0]
+    """
+    return np.minimum((last_log_loss - log_target) / log_scale, MAX_TARGET_GAP)
 
 
 def encode_context(
@@ -77,6 +114,7 @@ def encode_context(
     log_scale: float,
     known_families: Collection[str] = FAMILY_NAMES,
     budget_epochs: float = np.inf,
+    log_target: float | None = None,
 ) -> np.ndarray:
     """The context vector of one history (see the module docstring for the layout).
 
@@ -89,11 +127,17 @@ def encode_context(
         known_families: Families whose one-hot is set; others read as unknown.
         budget_epochs: The job's step budget in node-epochs (budget / speed); ``inf`` if
             unknown.
+        log_target: ln of the target, for a model that reads it (``None``: the context
+            without it).
     """
     rows = encode_rows(
         [epochs], [log_loss], [family], log_scale, known_families, np.array([budget_epochs])
     )
-    return rows[0].astype(np.float64)
+    context = rows[0].astype(np.float64)
+    if log_target is None:
+        return context
+    gap = target_gaps(np.array([log_loss[-1]]), np.array([log_target]), log_scale)
+    return np.concatenate([context, gap])
 
 
 def encode_rows(
@@ -118,11 +162,12 @@ def encode_contexts(
     histories: Sequence[TaskHistory],
     log_scale: float,
     known_families: Collection[str] = FAMILY_NAMES,
+    reads_target: bool = False,
 ) -> np.ndarray:
-    """``(n_tasks, CONTEXT_SIZE)`` float32 contexts of a batch of histories."""
+    """``(n_tasks, context_size(reads_target))`` float32 contexts of a batch of histories."""
     n = len(histories)
     if n == 0:
-        return np.zeros((0, CONTEXT_SIZE), dtype=np.float32)
+        return np.zeros((0, context_size(reads_target)), dtype=np.float32)
     lengths = np.fromiter((len(h.work) for h in histories), dtype=np.intp, count=n)
     speed = np.fromiter((h.speed for h in histories), dtype=np.float64, count=n)
     budget = np.fromiter((h.budget for h in histories), dtype=np.float64, count=n)
@@ -130,9 +175,14 @@ def encode_contexts(
     flat_epochs = np.concatenate([h.work for h in histories]) / np.repeat(speed, lengths)
     flat_loss = np.log(np.concatenate([h.loss for h in histories]))
     families = [h.family for h in histories]
-    return _encode_flat(
+    contexts = _encode_flat(
         flat_epochs, flat_loss, lengths, families, log_scale, known_families, budget / speed
     )
+    if not reads_target:
+        return contexts
+    log_target = np.log(np.fromiter((h.target for h in histories), dtype=np.float64, count=n))
+    gaps = target_gaps(flat_loss[np.cumsum(lengths) - 1], log_target, log_scale)
+    return np.concatenate([contexts, gaps[:, None].astype(np.float32)], axis=1)
 
 
 def _encode_flat(

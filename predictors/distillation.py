@@ -2,9 +2,10 @@
 
 Sampling a flow-matching model integrates its ODE from noise with several solver steps, each a
 pass through the network. A **distilled** sampler learns the whole path in one pass: a student
-with the teacher's architecture (and, at the start, its weights) is trained so that one Euler
-step from noise, ``x_0 + v_student(x_0, 0 | c)``, lands where the teacher's solver lands from
-the same ``x_0`` (a regression on pairs of noise and teacher samples; the teacher's "flow map").
+(by default with the teacher's architecture and, at the start, its weights; or a narrower network
+of its own, cheaper to run) is trained so that one Euler step from noise,
+``x_0 + v_student(x_0, 0 | c)``, lands where the teacher's solver lands from the same ``x_0`` (a
+regression on pairs of noise and teacher samples; the teacher's "flow map").
 The student then samples with ``solver="euler"`` and ``solver_steps=1``: one network pass per
 sample instead of ``2 * steps`` for the midpoint solver.
 
@@ -74,8 +75,10 @@ def distill(
     validation_contexts: np.ndarray,
     settings: TrainingSettings,
     on_update: Callable[[int, float, float | None], None] | None = None,
+    student: VelocityField | None = None,
 ) -> tuple[VelocityField, list[tuple[int, float, float]]]:
-    """A student trained from ``teacher``'s weights to sample in one step (module docstring).
+    """A student trained to sample in one step (module docstring): ``student`` if given (e.g. a
+    narrower untrained network), else a copy of ``teacher``.
 
     Returns:
         The student (eval mode, best validation weights) and the ``fit`` log.
@@ -87,7 +90,7 @@ def distill(
         tensor = torch.as_tensor(contexts)
         noise, target = teacher_pairs(teacher, tensor, generator)
         data.append((contexts, torch.cat([noise, target], dim=1).numpy()))
-    student = copy.deepcopy(teacher).train()
+    student = (copy.deepcopy(teacher) if student is None else student).train()
     log = fit(
         student,
         one_step_loss,

@@ -16,6 +16,11 @@ fitted after training so that the 10-90% interval covers 80% of outcomes on vali
 of the train split (:mod:`predictors.calibration`). Families the model was not trained on
 (``known_families``) read as unknown.
 
+**The target.** A model whose config has ``reads_target`` (the shipped one) also reads how far
+the target lies below the last loss (:mod:`predictors.curve_windows` says why and what it assumes
+of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
+checkpoint, kept because MARA's shipped policy was trained on its features.
+
 **Cost.** Sampling calls torch's fused kernels on the weights directly, on one thread, with
 noise from the caller's NumPy generator (:class:`SamplingField`). The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
@@ -58,10 +63,10 @@ from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
 from predictors.checkpoint import CheckpointError, load_checkpoint
 from predictors.curve_windows import (
-    CONTEXT_SIZE,
     FUTURE_EPOCHS,
     LOOKBACK_EPOCHS,
     WINDOW_SIZE,
+    context_size,
     encode_contexts,
 )
 from predictors.window_predictor import WindowPredictor
@@ -70,9 +75,22 @@ SOLVERS = ("euler", "midpoint", "rk4")
 TIME_FEATURES = 8
 
 
-def shipped_checkpoint() -> Path:
-    """Path of the checkpoint shipped in the package."""
-    return Path(__file__).parent / "checkpoints" / "flow_matching.pt"
+#: The shipped target-blind checkpoint (MARA's shipped policy reads its features).
+WITHOUT_TARGET = "flow_matching_without_target"
+
+
+#: The shipped checkpoints by name, beside this module (file names written out, so that the
+#: leaderboard's source closure sees them).
+SHIPPED_CHECKPOINTS = {
+    "flow_matching": "checkpoints/flow_matching.pt",
+    WITHOUT_TARGET: "checkpoints/flow_matching_without_target.pt",
+}
+
+
+def shipped_checkpoint(name: str = "flow_matching") -> Path:
+    """Path of the checkpoint ``name`` shipped in the package (``"flow_matching"``, which reads
+    the target, or :data:`WITHOUT_TARGET`)."""
+    return Path(__file__).parent / SHIPPED_CHECKPOINTS[name]
 
 
 @contextmanager
@@ -119,6 +137,9 @@ class FlowMatchingConfig:
         spread: Calibration factor of the remaining-work samples around their median, in
             log-work (1: as sampled).
         known_families: Families whose one-hot the model was trained with.
+        reads_target: Whether the context holds the gap to the target
+            (:func:`predictors.curve_windows.context_size`); checkpoints saved before it existed
+            load as ``False``.
     """
 
     hidden: int = 128
@@ -128,8 +149,13 @@ class FlowMatchingConfig:
     solver_steps: int = 8
     spread: float = 1.0
     known_families: tuple[str, ...] = FAMILY_NAMES
+    reads_target: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.reads_target, bool):
+            raise ValueError(
+                f"FlowMatchingConfig.reads_target must be True or False, got {self.reads_target!r}."
+            )
         for name in ("hidden", "blocks", "solver_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -153,7 +179,7 @@ class FlowMatchingConfig:
     def layout(self) -> dict[str, Any]:
         """Facts of the feature layout a checkpoint must agree with."""
         return {
-            "context_size": CONTEXT_SIZE,
+            "context_size": context_size(self.reads_target),
             "window_size": WINDOW_SIZE,
             "future_epochs": FUTURE_EPOCHS.tolist(),
             "lookback_epochs": LOOKBACK_EPOCHS.tolist(),
@@ -168,7 +194,9 @@ class VelocityField(nn.Module):
         super().__init__()
         hidden = config.hidden
         self.context_net = nn.Sequential(
-            nn.Linear(CONTEXT_SIZE, hidden), nn.SiLU(), nn.Linear(hidden, hidden)
+            nn.Linear(context_size(config.reads_target), hidden),
+            nn.SiLU(),
+            nn.Linear(hidden, hidden),
         )
         self.input = nn.Linear(WINDOW_SIZE + TIME_FEATURES, hidden)
         self.blocks = nn.ModuleList(
@@ -181,7 +209,7 @@ class VelocityField(nn.Module):
         )
 
     def embed_context(self, context: torch.Tensor) -> torch.Tensor:
-        """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
+        """``(n, hidden)`` embedding of ``(n, context size)`` contexts."""
         embedding: torch.Tensor = self.context_net(context)
         return embedding
 
@@ -254,7 +282,7 @@ class SamplingField:
         self._time_biases: dict[float, torch.Tensor] = {}
 
     def embed_context(self, context: torch.Tensor) -> torch.Tensor:
-        """``(n, hidden)`` embedding of ``(n, CONTEXT_SIZE)`` contexts."""
+        """``(n, hidden)`` embedding of ``(n, context size)`` contexts."""
         (w1, b1), (w2, b2) = self.context_layers
         return torch.addmm(b2, functional.silu(torch.addmm(b1, context, w1)), w2)
 
@@ -366,9 +394,17 @@ class FlowMatching(WindowPredictor):
                 made for a different feature layout.
         """
         path = shipped_checkpoint() if path is None else Path(path)
-        state, card = load_checkpoint(path, expected_config=FlowMatchingConfig().layout())
-        settings = {key: card["config"][key] for key in asdict(FlowMatchingConfig())}
+        state, card = load_checkpoint(path)
+        defaults = asdict(FlowMatchingConfig())
+        settings = {key: card["config"].get(key, value) for key, value in defaults.items()}
         config = FlowMatchingConfig(**settings)
+        for key, value in config.layout().items():
+            if card["config"].get(key) != value:
+                raise CheckpointError(
+                    f"Checkpoint {path} was saved with {key}={card['config'].get(key)!r} but "
+                    f"this code expects {key}={value!r}. Retrain the model with this version of "
+                    "the package."
+                )
         model = VelocityField(config)
         load_weights(model, state, path)
         return cls(model, config, **overrides)
@@ -377,7 +413,10 @@ class FlowMatching(WindowPredictor):
         self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
     ) -> np.ndarray:
         """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s noise."""
-        contexts = encode_contexts(histories, self.config.log_scale, self.config.known_families)
+        config = self.config
+        contexts = encode_contexts(
+            histories, config.log_scale, config.known_families, config.reads_target
+        )
         windows = sample_windows(
             self.field, contexts, n_samples, rng, self.config.solver, self.config.solver_steps
         )

@@ -31,6 +31,15 @@ def _flow_matching(**kwargs: Any) -> Predictor:
     return FlowMatching.load(**kwargs)
 
 
+def _flow_matching_without_target(**kwargs: Any) -> Predictor:
+    """The target-blind flow-matching predictor MARA's shipped policy was trained with."""
+    from predictors.flow_matching import WITHOUT_TARGET, FlowMatching, shipped_checkpoint
+
+    predictor = FlowMatching.load(shipped_checkpoint(WITHOUT_TARGET), **kwargs)
+    predictor.name = WITHOUT_TARGET
+    return predictor
+
+
 def _spline_flow(**kwargs: Any) -> Predictor:
     """The spline-flow baseline from its shipped checkpoint (imports torch only now)."""
     from predictors.normalizing_flow import SplineFlow
@@ -44,6 +53,7 @@ PREDICTORS: Mapping[str, Callable[..., Predictor]] = MappingProxyType(
         "wls": WLS,
         "dkf": DKF,
         "flow_matching": _flow_matching,
+        "flow_matching_without_target": _flow_matching_without_target,
         "spline_flow": _spline_flow,
     }
 )

@@ -16,7 +16,12 @@ node-epochs):
   after its curve has ended);
 * with probability :data:`UNKNOWN_FAMILY_SHARE` the family reads as unknown, so the model also
   predicts for families it has never seen; with probability :data:`UNKNOWN_BUDGET_SHARE` the
-  step budget (the curve's length) is hidden, so it also predicts without one.
+  step budget (the curve's length) is hidden, so it also predicts without one;
+* for a model that reads the target, each example is a task as the simulator sets it: a target
+  drawn from the curve by :func:`mara_env.rules.draw_task_terms` (the ``training`` preset's
+  ``target_fraction`` and ``infeasible_share``), and the history ends before the first report
+  at or below it (a task that has reached its target is done: nothing is predicted for it); a
+  cut past that report moves to a report before it, drawn uniformly.
 
 The context encodes the reports up to the cut; the window is the curve's true future.
 
@@ -41,12 +46,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from mara_env import rules
+from mara_env import ClusterConfig, get_config, rules
 from mara_env.traces import TraceSource
 from predictors.curve_windows import (
-    CONTEXT_SIZE,
     UNKNOWN_FAMILY,
     WINDOW_SIZE,
+    context_size,
     encode_context,
     future_window,
 )
@@ -95,24 +100,48 @@ def sample_history(length: int, rng: np.random.Generator) -> tuple[np.ndarray, f
     return kept, speed
 
 
+def draw_log_target(
+    log_curve: np.ndarray, rng: np.random.Generator, config: ClusterConfig
+) -> float:
+    """ln of a target for a task on ``log_curve``, drawn as the simulator draws it."""
+    curve = np.exp(log_curve)[None, :]
+    terms = rules.draw_task_terms(curve, np.array([len(log_curve)]), 1.0, config, rng)
+    return float(np.log(terms.target[0]))
+
+
 def make_examples(
-    curves: Sequence[LogCurve], n_examples: int, rng: np.random.Generator, log_scale: float
+    curves: Sequence[LogCurve],
+    n_examples: int,
+    rng: np.random.Generator,
+    log_scale: float,
+    reads_target: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n_examples`` (context, window) pairs; each example picks a family, then a curve."""
+    """``n_examples`` (context, window) pairs; each example picks a family, then a curve (and,
+    if ``reads_target``, a target: see the module docstring)."""
     families = sorted({family for _, family in curves})
     by_family = {f: [c for c, family in curves if family == f] for f in families}
-    contexts = np.empty((n_examples, CONTEXT_SIZE), dtype=np.float32)
+    contexts = np.empty((n_examples, context_size(reads_target)), dtype=np.float32)
     windows = np.empty((n_examples, WINDOW_SIZE), dtype=np.float32)
+    task_config = get_config("training")
     for index in range(n_examples):
         family = families[rng.integers(len(families))]
         options = by_family[family]
         curve = options[rng.integers(len(options))]
+        log_target = draw_log_target(curve, rng, task_config) if reads_target else None
         steps, speed = sample_history(len(curve), rng)
         observed = rules.loss_at(curve[None, :], np.zeros(len(steps), dtype=np.intp), steps)
+        if log_target is not None:
+            # the task ends at its first report at or below the target (never at arrival: a
+            # drawn target is below the curve's first loss); a cut past it moves to one of the
+            # reports before it, uniformly, so that every moment of a task's life is as likely
+            done = np.flatnonzero(observed <= log_target)
+            if len(done):
+                kept = 1 + int(rng.integers(done[0]))
+                steps, observed = steps[:kept], observed[:kept]
         shown = UNKNOWN_FAMILY if rng.random() < UNKNOWN_FAMILY_SHARE else family
         budget = np.inf if rng.random() < UNKNOWN_BUDGET_SHARE else len(curve) / speed
         contexts[index] = encode_context(
-            steps / speed, observed, shown, log_scale, budget_epochs=budget
+            steps / speed, observed, shown, log_scale, budget_epochs=budget, log_target=log_target
         )
         windows[index] = future_window(curve, float(steps[-1]), speed) / log_scale
     return contexts, windows

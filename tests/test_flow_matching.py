@@ -242,8 +242,30 @@ def test_velocity_field_shapes() -> None:
 def test_training_script_quick_run_writes_a_loadable_checkpoint(tmp_path) -> None:
     out = train_predictors.main(["--quick", "--out", str(tmp_path / "fm.pt"), "--no-progress"])
     predictor = FlowMatching.load(out)
+    assert predictor.config.reads_target
     history = TaskHistory(np.array([0.0, 5.0]), np.array([1.0, 0.8]), target=0.4)
     assert predictor.predict([history], 4, np.random.default_rng(0)).samples.shape == (1, 4)
+
+
+def test_a_narrower_student_is_distilled_from_fresh_weights(tmp_path) -> None:
+    args = ["--quick", "--student-hidden", "8", "--out", str(tmp_path / "fm.pt"), "--no-progress"]
+    out = train_predictors.main(args)
+    card = json.loads(card_path(out).read_text())
+    assert card["config"]["hidden"] == 8 and card["facts"]["distillation"]["student_hidden"] == 8
+    assert FlowMatching.load(out).model.context_net[0].out_features == 8
+
+
+def test_recalibration_rewrites_the_card_and_keeps_the_weights(tmp_path) -> None:
+    out = train_predictors.main(["--quick", "--out", str(tmp_path / "fm.pt"), "--no-progress"])
+    weights = out.read_bytes()
+    card = json.loads(card_path(out).read_text())
+    card["config"]["spread"] = 3.0
+    card_path(out).write_text(json.dumps(card))
+    train_predictors.main(["--recalibrate", str(out)])
+    rewritten = json.loads(card_path(out).read_text())
+    assert out.read_bytes() == weights and rewritten["sha256"] == card["sha256"]
+    assert rewritten["config"]["spread"] != 3.0 and "recalibrated_by" in rewritten["facts"]
+    assert FlowMatching.load(out).spread == rewritten["config"]["spread"]
 
 
 def test_trajectories_are_the_sampled_windows_at_their_offsets(trivial_model: FlowMatching) -> None:
@@ -429,3 +451,55 @@ def test_sampling_runs_on_one_torch_thread_and_restores_the_count(
         after = torch.get_num_threads()
     assert seen == [1]
     assert after == 2
+
+
+def test_a_model_that_reads_the_target_sees_its_gap_last() -> None:
+    """The target entry is ln(last loss / target) over the scale, capped; the rest of the context
+    is the target-blind one."""
+    histories = [
+        TaskHistory(np.array([0.0, 2.0, 4.0]), np.array([1.0, 0.5, 0.4]), target=0.1, speed=2.0),
+        TaskHistory(np.array([0.0, 1.0]), np.array([1.0, 0.9]), target=1e-9, family="rl"),
+    ]
+    blind = encode_contexts(histories, 2.0)
+    reading = encode_contexts(histories, 2.0, reads_target=True)
+    assert blind.shape == (2, CONTEXT_SIZE) and reading.shape == (2, CONTEXT_SIZE + 1)
+    np.testing.assert_array_equal(reading[:, :CONTEXT_SIZE], blind)
+    np.testing.assert_allclose(reading[:, -1], [np.log(4.0) / 2.0, 8.0], rtol=1e-6)
+    single = encode_context(
+        np.array([0.0, 1.0, 2.0]), np.log([1.0, 0.5, 0.4]), "synthetic", 2.0, log_target=np.log(0.1)
+    )
+    np.testing.assert_allclose(single, reading[0], rtol=1e-6)
+
+
+def test_examples_that_read_the_target_end_before_it_is_reached() -> None:
+    """Each example is a live task: every reported loss is above its drawn target."""
+    curve = np.log(np.linspace(1.0, 0.05, 100))
+    contexts, windows = make_examples(
+        [(curve, "vision")], 300, np.random.default_rng(0), 1.0, reads_target=True
+    )
+    assert contexts.shape == (300, CONTEXT_SIZE + 1) and windows.shape == (300, WINDOW_SIZE)
+    assert np.all(contexts[:, -1] > 0)
+    # the target is evidence: on this curve every drawn target is reached or hopeless, and the
+    # windows of hopeless targets never fall to them
+    reached = windows.min(axis=1) <= -contexts[:, -1]
+    assert 0.5 < reached.mean() < 1.0
+
+
+def test_checkpoints_saved_before_the_target_input_load_as_target_blind(
+    tmp_path, trivial_model: FlowMatching
+) -> None:
+    path = tmp_path / "model.pt"
+    config = {**trivial_model.config.__dict__, **trivial_model.config.layout()}
+    del config["reads_target"]
+    save_checkpoint(path, trivial_model.model.state_dict(), config=config)
+    assert FlowMatching.load(path).config.reads_target is False
+    config["context_size"] = CONTEXT_SIZE + 1  # a layout the card's config does not produce
+    save_checkpoint(path, trivial_model.model.state_dict(), config=config)
+    with pytest.raises(CheckpointError, match="context_size"):
+        FlowMatching.load(path)
+
+
+def test_the_shipped_models_say_whether_they_read_the_target() -> None:
+    reading, blind = make_predictor("flow_matching"), make_predictor("flow_matching_without_target")
+    assert (reading.name, reading.config.reads_target) == ("flow_matching", True)
+    assert (blind.name, blind.config.reads_target) == ("flow_matching_without_target", False)

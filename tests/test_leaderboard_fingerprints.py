@@ -188,7 +188,10 @@ def test_agent_manifests_hold_their_own_modules_and_checkpoints() -> None:
     assert "mara_env.simulator" in shared and "agents.evaluation" in shared
     assert "agents.lara" not in shared and "trace data" in shared
     mara = build_agent("mara").manifest.items
-    for card in ("agents/checkpoints/mara.json", "predictors/checkpoints/flow_matching.json"):
+    for card in (
+        "agents/checkpoints/mara.json",
+        "predictors/checkpoints/flow_matching_without_target.json",
+    ):
         sha = json.loads((ROOT / card).read_text())["sha256"]
         assert mara[f"checkpoint:{card.replace('.json', '.pt')}"] == sha[:16]
         assert f"file:{card.replace('.json', '.pt')}" in mara  # named in the source, too
