@@ -18,8 +18,8 @@ midpoint steps; written beside the checkpoint as ``*_teacher.pt``), then **disti
 one-step sampler (:mod:`predictors.distillation`, ``--distill-updates``; 0 ships the teacher
 itself). Each is checked on prediction cases drawn from the validation curves
 (:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
-to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80%
-(:func:`predictors.calibration.fit_spread`).
+to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of every
+family's cases (:func:`predictors.calibration.fit_spread_in_every_group`).
 
 Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` protocol::
 
@@ -55,7 +55,13 @@ from tqdm.auto import tqdm
 from benchmarks.common.threads import set_torch_threads
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
-from predictors.calibration import CurveSubset, fit_spread, split_train_curves, validation_cases
+from predictors.calibration import (
+    CurveSubset,
+    fit_spread,
+    fit_spread_in_every_group,
+    split_train_curves,
+    validation_cases,
+)
 from predictors.checkpoint import load_checkpoint, rewrite_card, save_checkpoint
 from predictors.distillation import distill
 from predictors.metrics import interval_coverage, median_log_ratio_error
@@ -332,8 +338,7 @@ def distill_student(
     fresh = flow_matching.VelocityField(student_config) if narrower else None
     student, log = distill(teacher, *contexts, settings, lambda *_: bar.update(1), fresh)
     bar.close()
-    one_step = student_config
-    one_step, scores = calibrate(student, one_step, curves, args.seed)
+    one_step, scores = calibrate(student, student_config, curves, args.seed)
     facts = {
         "teacher": f"{config.solver} x {config.solver_steps} steps",
         "student_hidden": student_config.hidden,
@@ -352,7 +357,8 @@ def calibrate(
     curves: CurveSubset,
     seed: int,
 ) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
-    """The config with its ``spread`` fitted on the validation cases, and its scores there
+    """The config with its ``spread`` fitted on the validation cases so that every family's are
+    covered (:func:`predictors.calibration.fit_spread_in_every_group`), and its scores there
     (median error, coverage before and after, overall and per family, and milliseconds per
     16 x 16 sampling call)."""
     cases = validation_cases(curves, seed)
@@ -361,14 +367,16 @@ def calibrate(
     cap = np.concatenate([group.cap for group in cases])
     predictor = flow_matching.FlowMatching(model, config, spread=1.0)
     raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
-    spread = fit_spread(raw, truth)
-    calibrated = spread_samples(raw, spread)
     families = np.array([h.family for h in histories])
+    spread, by_family = fit_spread_in_every_group(raw, truth, families)
+    calibrated = spread_samples(raw, spread)
     scores = {
         "cases": len(truth),
         "feasible": int(np.isfinite(truth).sum()),
         "sampler": f"{config.solver} x {config.solver_steps}",
         "spread": spread,
+        "spread_by_family": by_family,
+        "spread_over_every_case": fit_spread(raw, truth),
         "median_log_error": round(median_log_ratio_error(calibrated, truth, cap), 4),
         "coverage_80": round(interval_coverage(calibrated, truth), 4),
         "coverage_80_uncalibrated": round(interval_coverage(raw, truth), 4),

@@ -9,7 +9,9 @@ the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`),
 :func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
 factor by which each task's samples are spread around their median in log-work
 (:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
-:data:`TARGET_COVERAGE` of the validation outcomes.
+:data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_group` asks it of
+every group (each family): one factor for all, the largest of the groups' own, so that no family
+is left under-covered by the others' being easy.
 
 Example:
     >>> samples = np.exp(np.random.default_rng(0).normal(size=(400, 64)))
@@ -127,3 +129,34 @@ def fit_spread(samples: np.ndarray, truth: np.ndarray, target: float = TARGET_CO
         for s in SPREAD_GRID
     ]
     return float(SPREAD_GRID[int(np.argmin(gaps))])
+
+
+def fit_spread_in_every_group(
+    samples: np.ndarray, truth: np.ndarray, groups: np.ndarray, target: float = TARGET_COVERAGE
+) -> tuple[float, dict[str, float]]:
+    """One factor for every case, at which each group's 10-90% interval covers about ``target``
+    or more: the largest of the groups' own factors (:func:`fit_spread` on each group's cases).
+
+    Args:
+        samples: ``(n_cases, n_samples)`` remaining work as sampled (spread 1).
+        truth: ``(n_cases,)`` true remaining work (``inf``: never).
+        groups: ``(n_cases,)`` the group of each case (e.g. its family).
+        target: The coverage wanted.
+
+    Returns:
+        The factor, and each group's own.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> samples = np.exp(rng.normal(size=(800, 64)))
+        >>> truth = np.exp(rng.normal(size=800) * np.repeat([1.0, 2.0], 400))  # "b" twice as wide
+        >>> groups = np.repeat(["a", "b"], 400)
+        >>> spread, by_group = fit_spread_in_every_group(samples, truth, groups)
+        >>> round(fit_spread(samples, truth), 1), round(spread, 1), round(by_group["a"], 1)
+        (1.6, 2.1, 1.0)
+    """
+    by_group = {
+        str(group): fit_spread(samples[groups == group], truth[groups == group], target)
+        for group in np.unique(groups)
+    }
+    return max(by_group.values()), by_group
