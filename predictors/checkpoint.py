@@ -95,6 +95,20 @@ def rewrite_card(path: str | Path, config: Mapping[str, Any], facts: Mapping[str
     _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
 
 
+def check_config(path: Path, config: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+    """Check that a checkpoint card's ``config`` has every entry of ``expected``.
+
+    Raises:
+        CheckpointError: Naming the first entry that differs.
+    """
+    for key, value in expected.items():
+        if config.get(key) != value:
+            raise CheckpointError(
+                f"Checkpoint {path} was saved with {key}={config.get(key)!r} but this code "
+                f"expects {key}={value!r}. Retrain the model with this version of the package."
+            )
+
+
 def load_checkpoint(
     path: str | Path, expected_config: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -135,13 +149,7 @@ def load_checkpoint(
             f"Checkpoint {path} is corrupt or was replaced: its SHA-256 is {digest[:12]}..., its "
             f"card says {str(card.get('sha256'))[:12]}.... Restore the shipped file or retrain."
         )
-    config = card.get("config", {})
-    for key, value in (expected_config or {}).items():
-        if config.get(key) != value:
-            raise CheckpointError(
-                f"Checkpoint {path} was saved with {key}={config.get(key)!r} but this code "
-                f"expects {key}={value!r}. Retrain the model with this version of the package."
-            )
+    check_config(path, card.get("config", {}), expected_config or {})
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises several unrelated types for unreadable files

@@ -13,8 +13,8 @@ work of each sample is where it first reaches the target (``inf`` if it does not
 **Calibration.** The remaining-work samples of each task are spread around their median in
 log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r - ln m)``),
 fitted after training so that the 10-90% interval covers 80% of each family's outcomes (or
-more) on validation curves of the train split (:mod:`predictors.calibration`). Families the model was not trained on
-(``known_families``) read as unknown.
+more) on validation curves of the train split (:mod:`predictors.calibration`). Families the
+model was not trained on (``known_families``) read as unknown.
 
 **The target.** A model whose config has ``reads_target`` (the shipped one) also reads how far
 the target lies below the last loss (:mod:`predictors.curve_windows` says why and what it assumes
@@ -61,7 +61,7 @@ from torch.nn import functional
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
-from predictors.checkpoint import CheckpointError, load_checkpoint
+from predictors.checkpoint import CheckpointError, check_config, load_checkpoint
 from predictors.curve_windows import (
     FUTURE_EPOCHS,
     LOOKBACK_EPOCHS,
@@ -398,13 +398,7 @@ class FlowMatching(WindowPredictor):
         defaults = asdict(FlowMatchingConfig())
         settings = {key: card["config"].get(key, value) for key, value in defaults.items()}
         config = FlowMatchingConfig(**settings)
-        for key, value in config.layout().items():
-            if card["config"].get(key) != value:
-                raise CheckpointError(
-                    f"Checkpoint {path} was saved with {key}={card['config'].get(key)!r} but "
-                    f"this code expects {key}={value!r}. Retrain the model with this version of "
-                    "the package."
-                )
+        check_config(path, card["config"], config.layout())
         model = VelocityField(config)
         load_weights(model, state, path)
         return cls(model, config, **overrides)
