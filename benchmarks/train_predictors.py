@@ -41,6 +41,7 @@ into a narrower student (fresh weights) instead of a copy of the teacher.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import time
 from collections.abc import Sequence
@@ -62,7 +63,7 @@ from predictors.calibration import (
     split_train_curves,
     validation_cases,
 )
-from predictors.checkpoint import load_checkpoint, rewrite_card, save_checkpoint
+from predictors.checkpoint import card_path, rewrite_card, save_checkpoint
 from predictors.distillation import distill
 from predictors.metrics import interval_coverage, median_log_ratio_error
 from predictors.training import TrainingSettings, fit, make_examples, train_curves
@@ -300,9 +301,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
 def recalibrate(path: Path) -> Path:
     """Refit the calibration of the flow-matching checkpoint at ``path`` on the validation
     curves it was trained beside, and rewrite its card (the weights stay as they are)."""
-    predictor = flow_matching.FlowMatching.load(path)
-    _, card = load_checkpoint(path)
-    facts = card["facts"]
+    predictor = flow_matching.FlowMatching.load(path)  # checks the weights against the card
+    facts = json.loads(card_path(path).read_text())["facts"]
     families = predictor.config.known_families
     _, validation_curves = split_train_curves(default_trace_source(), families, facts["seed"])
     config, scores = calibrate(predictor.model, predictor.config, validation_curves, facts["seed"])
