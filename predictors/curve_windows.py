@@ -166,23 +166,49 @@ def encode_contexts(
 ) -> np.ndarray:
     """``(n_tasks, context_size(reads_target))`` float32 contexts of a batch of histories."""
     n = len(histories)
+    out = np.zeros((n, context_size(reads_target)), dtype=np.float32)
     if n == 0:
-        return np.zeros((0, context_size(reads_target)), dtype=np.float32)
-    lengths = np.fromiter((len(h.work) for h in histories), dtype=np.intp, count=n)
-    speed = np.fromiter((h.speed for h in histories), dtype=np.float64, count=n)
-    budget = np.fromiter((h.budget for h in histories), dtype=np.float64, count=n)
+        return out
+    lengths = np.empty(n, dtype=np.intp)
+    # per history: speed, budget, target (one pass over the batch; it is often an epoch's few)
+    scalars = np.empty((n, 3))
+    family_index = np.empty(n, dtype=np.intp)
+    for row, history in enumerate(histories):
+        lengths[row] = len(history.work)
+        scalars[row] = history.speed, history.budget, history.target
+        family_index[row] = _family_index(history.family, known_families)
+    speed = scalars[:, 0]
     # one division and one log over every history's points at once
     flat_epochs = np.concatenate([h.work for h in histories]) / np.repeat(speed, lengths)
     flat_loss = np.log(np.concatenate([h.loss for h in histories]))
-    families = [h.family for h in histories]
-    contexts = _encode_flat(
-        flat_epochs, flat_loss, lengths, families, log_scale, known_families, budget / speed
+    _check_lengths(lengths, flat_epochs)
+    _encode_compiled(
+        flat_epochs,
+        flat_loss,
+        lengths,
+        scalars[:, 1] / speed,
+        family_index,
+        float(log_scale),
+        out,
     )
-    if not reads_target:
-        return contexts
-    log_target = np.log(np.fromiter((h.target for h in histories), dtype=np.float64, count=n))
-    gaps = target_gaps(flat_loss[np.cumsum(lengths) - 1], log_target, log_scale)
-    return np.concatenate([contexts, gaps[:, None].astype(np.float32)], axis=1)
+    if reads_target:
+        log_target = np.log(scalars[:, 2])
+        out[:, CONTEXT_SIZE] = target_gaps(flat_loss[np.cumsum(lengths) - 1], log_target, log_scale)
+    return out
+
+
+def _family_index(family: str, known_families: Collection[str]) -> int:
+    """The family's one-hot position, or -1 if the model does not know it."""
+    return FAMILY_NAMES.index(family) if family in known_families and family in FAMILY_NAMES else -1
+
+
+def _check_lengths(lengths: np.ndarray, flat_epochs: np.ndarray) -> None:
+    """Raise ``ValueError`` if a history has no points, or the lengths do not add up."""
+    if (len(lengths) and np.min(lengths) < 1) or np.sum(lengths) != len(flat_epochs):
+        raise ValueError(
+            "contexts need at least one point per history, and the histories' lengths must add "
+            f"up to the points given ({int(np.sum(lengths))} against {len(flat_epochs)})."
+        )
 
 
 def _encode_flat(
@@ -200,17 +226,9 @@ def _encode_flat(
     Raises:
         ValueError: If a history has no points, or the lengths do not add up to the points.
     """
-    if (len(lengths) and np.min(lengths) < 1) or np.sum(lengths) != len(flat_epochs):
-        raise ValueError(
-            "contexts need at least one point per history, and the histories' lengths must add "
-            f"up to the points given ({int(np.sum(lengths))} against {len(flat_epochs)})."
-        )
+    _check_lengths(lengths, flat_epochs)
     family_index = np.array(
-        [
-            FAMILY_NAMES.index(f) if f in known_families and f in FAMILY_NAMES else -1
-            for f in families
-        ],
-        dtype=np.intp,
+        [_family_index(family, known_families) for family in families], dtype=np.intp
     )
     out = np.zeros((len(lengths), CONTEXT_SIZE), dtype=np.float32)
     _encode_compiled(
@@ -343,18 +361,22 @@ def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:
 def _cross_compiled(window: np.ndarray, log_gap: np.ndarray, epochs: np.ndarray) -> None:
     """Write :func:`epochs_to_cross` of each row of ``window`` into ``epochs``."""
     for row in range(window.shape[0]):
-        if log_gap[row] <= 0.0:
-            epochs[row] = 0.0
-            continue
-        level = -log_gap[row]
-        epochs[row] = np.inf
-        for column in range(window.shape[1]):
-            low = window[row, column]
-            if low <= level:  # the first offset at or below the level
-                # the value before: the previous offset's, or the present's 0 before the first
-                high = window[row, column - 1] if column > 0 else 0.0
-                # the window crosses here, so high > level >= low and the share is in (0, 1]
-                share = (high - level) / (high - low) if high > low else 1.0
-                begin = WINDOW_OFFSETS[column]
-                epochs[row] = begin + share * (WINDOW_OFFSETS[column + 1] - begin)
-                break
+        epochs[row] = epochs_to_level(window[row], log_gap[row])
+
+
+@njit(cache=True)
+def epochs_to_level(window: np.ndarray, log_gap: float) -> float:
+    """:func:`epochs_to_cross` of one window (compiled; callable from other compiled code)."""
+    if log_gap <= 0.0:
+        return 0.0
+    level = -log_gap
+    for column in range(window.shape[0]):
+        low = window[column]
+        if low <= level:  # the first offset at or below the level
+            # the value before: the previous offset's, or the present's 0 before the first
+            high = window[column - 1] if column > 0 else 0.0
+            # the window crosses here, so high > level >= low and the share is in (0, 1]
+            share = (high - level) / (high - low) if high > low else 1.0
+            begin = WINDOW_OFFSETS[column]
+            return begin + share * (WINDOW_OFFSETS[column + 1] - begin)
+    return np.inf

@@ -21,8 +21,8 @@ the target lies below the last loss (:mod:`predictors.curve_windows` says why an
 of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
 checkpoint, kept because MARA's shipped policy was trained on its features.
 
-**Cost.** Sampling calls torch's fused kernels on the weights directly, on one thread, with
-noise from the caller's NumPy generator (:class:`SamplingField`). The shipped
+**Cost.** Sampling runs in NumPy on copies of the weights, with noise from the caller's NumPy
+generator (:class:`SamplingField`): torch is used to train and to load checkpoints. The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
 (:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
@@ -57,7 +57,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional
 
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
@@ -254,60 +253,78 @@ def flow_matching_loss(
 
 
 class SamplingField:
-    """A trained :class:`VelocityField`'s weights laid out for sampling, with no autograd.
+    """A trained :class:`VelocityField`'s weights as NumPy arrays, for sampling.
 
-    An epoch's batch is a few tasks times a few samples: at that size each module call's
-    overhead weighs as much as its arithmetic, so sampling calls the fused ``addmm`` and ``silu``
-    kernels on the weights directly, adds each task's context embedding to its samples by
-    broadcasting (not by repeating it), and computes the input layer's time features once per
-    solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch. The
-    numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
+    An epoch's batch is a few tasks times a few samples: at that size a torch call's overhead
+    weighs more than its arithmetic, so sampling runs in NumPy (float32, matrix products by
+    its BLAS) on copies of the weights. Each task's context embedding is added to its samples by
+    broadcasting (not by repeating it), and the input layer's time features are computed once
+    per solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch.
+    The numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
     """
 
     def __init__(self, model: VelocityField) -> None:
-        def weights(layer: nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
-            return layer.weight.detach().t().contiguous(), layer.bias.detach().clone()
+        def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            return (
+                layer.weight.detach().numpy().T.copy(),
+                layer.bias.detach().numpy().copy(),
+            )
 
         first, second = model.context_net[0], model.context_net[2]
         self.context_layers = [weights(first), weights(second)]  # type: ignore[arg-type]
         input_weight, self.input_bias = weights(model.input)
-        self.window_weight = input_weight[:WINDOW_SIZE].contiguous()
-        self.time_weight = input_weight[WINDOW_SIZE:].contiguous()
+        self.window_weight = input_weight[:WINDOW_SIZE].copy()
+        self.time_weight = input_weight[WINDOW_SIZE:].copy()
         self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
         self.output = weights(model.output[1])  # type: ignore[arg-type]
-        self.frequencies = model.frequencies.detach().clone()
-        self._time_biases: dict[float, torch.Tensor] = {}
+        self.frequencies = model.frequencies.detach().numpy().copy()
+        self._time_biases: dict[float, np.ndarray] = {}
 
-    def embed_context(self, context: torch.Tensor) -> torch.Tensor:
-        """``(n, hidden)`` embedding of ``(n, context size)`` contexts."""
+    def embed_context(self, context: np.ndarray) -> np.ndarray:
+        """``(n, hidden)`` embedding of ``(n, context size)`` float32 contexts."""
         (w1, b1), (w2, b2) = self.context_layers
-        return torch.addmm(b2, functional.silu(torch.addmm(b1, context, w1)), w2)
+        embedding = _silu(context @ w1 + b1) @ w2
+        embedding += b2
+        return embedding
 
-    def time_bias(self, time: float) -> torch.Tensor:
+    def time_bias(self, time: float) -> np.ndarray:
         """The input layer's bias plus its time features' part at ``time`` (``(hidden,)``),
         computed once per time: a fixed-step solver asks for the same few times every call."""
         bias = self._time_biases.get(time)
         if bias is None:
-            angles = torch.tensor(time, dtype=torch.float32) * self.frequencies
-            features = torch.cat([torch.sin(angles), torch.cos(angles)])
+            angles = np.float32(time) * self.frequencies
+            features = np.concatenate([np.sin(angles), np.cos(angles)])
             bias = self._time_biases[time] = self.input_bias + features @ self.time_weight
         return bias
 
-    def velocity_at(
-        self, window: torch.Tensor, time: float, embedding: torch.Tensor
-    ) -> torch.Tensor:
-        """Velocity at ``(n_tasks * n_samples, WINDOW_SIZE)`` windows (each task's samples
-        together), one ``time`` for every row; ``embedding`` is ``(n_tasks, hidden)``."""
-        start = embedding + self.time_bias(time)
-        hidden = (window @ self.window_weight).view(len(embedding), -1, start.shape[1])
-        hidden = (hidden + start[:, None, :]).view(len(window), -1)
+    def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
+        """Velocity at ``(n_tasks, n_samples, WINDOW_SIZE)`` windows, one ``time`` for every
+        row; ``embedding`` is ``(n_tasks, hidden)``. The matrix products are stacked by task,
+        so each is as small as one task's samples: BLAS runs it on the calling thread instead
+        of waking its other threads for a few microseconds of work."""
+        hidden = window @ self.window_weight
+        hidden += (embedding + self.time_bias(time))[:, None, :]
         for weight, bias in self.blocks:
-            hidden = hidden + torch.addmm(bias, functional.silu(hidden), weight)
+            update = _silu(hidden) @ weight
+            update += bias
+            hidden += update
         weight, bias = self.output
-        return torch.addmm(bias, functional.silu(hidden), weight)
+        velocity = _silu(hidden) @ weight
+        velocity += bias
+        return velocity
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    """``x * sigmoid(x)`` as ``x / (1 + exp(-x))``, in a new array (``exp`` overflows to ``inf``
+    for ``x < -88``, which gives the right limit, 0)."""
+    with np.errstate(over="ignore"):
+        out = np.negative(x)
+        np.exp(out, out=out)
+    out += 1.0
+    return np.divide(x, out, out=out)
 
 
 def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:
@@ -339,17 +356,15 @@ def sample_windows(
     steps: int = 8,
 ) -> np.ndarray:
     """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s Gaussian noise,
-    all in one batch, on one torch thread (a batch this small gains nothing from a second one,
-    and waits for it when the machine is busy)."""
-    noise = rng.standard_normal((len(context) * n_samples, WINDOW_SIZE), dtype=np.float32)
-    with torch_threads(1), torch.inference_mode():
-        embedding = field.embed_context(torch.from_numpy(np.ascontiguousarray(context)))
+    all in one batch (NumPy; torch is not called)."""
+    noise = rng.standard_normal((len(context), n_samples, WINDOW_SIZE), dtype=np.float32)
+    embedding = field.embed_context(np.ascontiguousarray(context, dtype=np.float32))
 
-        def velocity(x: torch.Tensor, time: float) -> torch.Tensor:
-            return field.velocity_at(x, time, embedding)
+    def velocity(x: np.ndarray, time: float) -> np.ndarray:
+        return field.velocity_at(x, time, embedding)
 
-        state = integrate(velocity, torch.from_numpy(noise), solver, steps)
-    return state.numpy().reshape(len(context), n_samples, WINDOW_SIZE)
+    windows: np.ndarray = integrate(velocity, noise, solver, steps)
+    return windows
 
 
 class FlowMatching(WindowPredictor):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 #: Default quantile levels of the ``need`` features.
 QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.5, 0.9)
@@ -86,12 +87,41 @@ def slot_features(
         ``out``, or a new float64 array, holding the ``need`` quantiles then the two success
         probabilities of each task.
     """
-    n_tasks, n_samples = sorted_samples.shape
-    n_levels = len(positions)
+    n_tasks = sorted_samples.shape[0]
     if out is None:
-        out = np.empty((n_tasks, n_levels + 2))
-    needed = sorted_samples / available[:, None]
-    np.minimum(needed[:, positions], need_cap, out=out[:, :n_levels])
-    successes = np.add.reduce(needed[:, None, :] <= thresholds[:, :, None], axis=2)
-    np.multiply(successes, 1.0 / n_samples, out=out[:, n_levels:])
+        out = np.empty((n_tasks, len(positions) + 2))
+    _features_compiled(
+        np.asarray(sorted_samples, dtype=np.float64),
+        np.asarray(available, dtype=np.float64),
+        np.asarray(thresholds, dtype=np.float64),
+        np.asarray(positions, dtype=np.intp),
+        float(need_cap),
+        out,
+    )
     return out
+
+
+@njit(cache=True)
+def _features_compiled(
+    sorted_samples: np.ndarray,
+    available: np.ndarray,
+    thresholds: np.ndarray,
+    positions: np.ndarray,
+    need_cap: float,
+    out: np.ndarray,
+) -> None:
+    """Write :func:`slot_features` of each task into its row of ``out`` (one pass per task, in
+    float64, each value rounded once on the way into ``out``)."""
+    n_levels = positions.size
+    share = 1.0 / sorted_samples.shape[1]
+    for task in range(sorted_samples.shape[0]):
+        for level in range(n_levels):
+            out[task, level] = min(
+                sorted_samples[task, positions[level]] / available[task], need_cap
+            )
+        for which in range(2):
+            successes = 0
+            for sample in range(sorted_samples.shape[1]):
+                if sorted_samples[task, sample] / available[task] <= thresholds[task, which]:
+                    successes += 1
+            out[task, n_levels + which] = successes * share

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
-from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_cross
+from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_level
 
 
 class WindowPredictor(ABC):
@@ -62,13 +62,13 @@ class WindowPredictor(ABC):
         self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
     ) -> RemainingWork:
         """Samples of remaining work: where each sampled window first reaches the target."""
-        windows = self._windows(histories, n_samples, rng)
+        windows = np.ascontiguousarray(self._windows(histories, n_samples, rng), np.float64)
         n = len(histories)
         log_gap = np.log(np.fromiter((h.loss[-1] / h.target for h in histories), np.float64, n))
         speed = np.fromiter((h.speed for h in histories), np.float64, n)
-        epochs = epochs_to_cross(windows.reshape(-1, WINDOW_SIZE), np.repeat(log_gap, n_samples))
-        samples = epochs.reshape(len(histories), n_samples) * speed[:, None]
-        return RemainingWork(spread_samples(samples, self.spread))
+        samples = np.empty((n, n_samples))
+        _remaining_work_compiled(windows, log_gap, speed, float(self.spread), samples)
+        return RemainingWork(samples)
 
     def sample_trajectories(
         self,
@@ -118,18 +118,40 @@ def _spread_compiled(samples: np.ndarray, spread: float, out: np.ndarray) -> Non
     """Write :func:`spread_samples` of each row of ``samples`` into ``out``."""
     logs = np.empty(samples.shape[1])
     for row in range(samples.shape[0]):
-        count = 0
-        for column in range(samples.shape[1]):
-            value = samples[row, column]
-            out[row, column] = value
-            if np.isfinite(value) and value > 0.0:
-                logs[count] = np.log(value)
-                count += 1
-        if count == 0:
-            continue
-        ordered = np.sort(logs[:count])
-        median = 0.5 * (ordered[(count - 1) // 2] + ordered[count // 2])
-        for column in range(samples.shape[1]):
-            value = samples[row, column]
-            if np.isfinite(value) and value > 0.0:
-                out[row, column] = np.exp(median + spread * (np.log(value) - median))
+        _spread_row(samples[row], spread, logs, out[row])
+
+
+@njit(cache=True)
+def _remaining_work_compiled(
+    windows: np.ndarray, log_gap: np.ndarray, speed: np.ndarray, spread: float, out: np.ndarray
+) -> None:
+    """Write each task's remaining-work samples into its row of ``out``: where each of its
+    ``(n_tasks, n_samples, WINDOW_SIZE)`` windows reaches its ``log_gap``, times its speed,
+    spread around the row's median (:func:`spread_samples`; not if ``spread`` is 1)."""
+    logs = np.empty(out.shape[1])
+    for task in range(out.shape[0]):
+        for sample in range(out.shape[1]):
+            out[task, sample] = epochs_to_level(windows[task, sample], log_gap[task]) * speed[task]
+        if spread != 1.0:
+            _spread_row(out[task], spread, logs, out[task])
+
+
+@njit(cache=True)
+def _spread_row(samples: np.ndarray, spread: float, logs: np.ndarray, out: np.ndarray) -> None:
+    """Write :func:`spread_samples` of one row into ``out`` (which may be ``samples``); ``logs``
+    is scratch space of the row's length."""
+    count = 0
+    for column in range(samples.shape[0]):
+        value = samples[column]
+        out[column] = value
+        if np.isfinite(value) and value > 0.0:
+            logs[count] = np.log(value)
+            count += 1
+    if count == 0:
+        return
+    ordered = np.sort(logs[:count])
+    median = 0.5 * (ordered[(count - 1) // 2] + ordered[count // 2])
+    for column in range(samples.shape[0]):
+        value = samples[column]
+        if np.isfinite(value) and value > 0.0:
+            out[column] = np.exp(median + spread * (np.log(value) - median))
