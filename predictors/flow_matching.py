@@ -21,8 +21,8 @@ the target lies below the last loss (:mod:`predictors.curve_windows` says why an
 of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
 checkpoint, kept because MARA's shipped policy was trained on its features.
 
-**Cost.** Sampling runs in NumPy on copies of the weights, with noise from the caller's NumPy
-generator (:class:`SamplingField`): torch is used to train and to load checkpoints. The shipped
+**Cost.** Sampling calls torch only for the matrix products, on one thread, and NumPy for the
+rest, with noise from the caller's NumPy generator (:class:`SamplingField`). The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
 (:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
@@ -256,28 +256,27 @@ class SamplingField:
     """A trained :class:`VelocityField`'s weights as NumPy arrays, for sampling.
 
     An epoch's batch is a few tasks times a few samples: at that size a torch call's overhead
-    weighs more than its arithmetic, so sampling runs in NumPy (float32, matrix products by
-    its BLAS) on copies of the weights. Each task's context embedding is added to its samples by
-    broadcasting (not by repeating it), and the input layer's time features are computed once
-    per solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch.
-    The numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
+    weighs as much as its arithmetic, so only the matrix products are torch's (on one thread:
+    NumPy's BLAS would wake its other threads for products this small, and wait for them when
+    the machine is busy), everything else is NumPy in float32. Each task's context embedding
+    is added to its samples by broadcasting (not by repeating it), and the input layer's time
+    features are computed once per solver time. ``benchmarks.wrapper_throughput`` measures
+    what sampling adds to an epoch. The numbers are the module's own, up to float rounding
+    (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
     """
 
     def __init__(self, model: VelocityField) -> None:
-        def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (
-                layer.weight.detach().numpy().T.copy(),
-                layer.bias.detach().numpy().copy(),
-            )
+        def weights(layer: nn.Linear) -> tuple[torch.Tensor, np.ndarray]:
+            return layer.weight.detach().t().contiguous(), layer.bias.detach().numpy().copy()
 
         first, second = model.context_net[0], model.context_net[2]
         self.context_layers = [weights(first), weights(second)]  # type: ignore[arg-type]
         input_weight, self.input_bias = weights(model.input)
-        self.window_weight = input_weight[:WINDOW_SIZE].copy()
-        self.time_weight = input_weight[WINDOW_SIZE:].copy()
+        self.window_weight = input_weight[:WINDOW_SIZE].contiguous()
+        self.time_weight = input_weight[WINDOW_SIZE:].numpy().copy()
         self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
         self.output = weights(model.output[1])  # type: ignore[arg-type]
         self.frequencies = model.frequencies.detach().numpy().copy()
@@ -286,7 +285,9 @@ class SamplingField:
     def embed_context(self, context: np.ndarray) -> np.ndarray:
         """``(n, hidden)`` embedding of ``(n, context size)`` float32 contexts."""
         (w1, b1), (w2, b2) = self.context_layers
-        embedding = _silu(context @ w1 + b1) @ w2
+        hidden = _times(context, w1)
+        hidden += b1
+        embedding = _times(_silu(hidden), w2)
         embedding += b2
         return embedding
 
@@ -302,19 +303,24 @@ class SamplingField:
 
     def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
         """Velocity at ``(n_tasks, n_samples, WINDOW_SIZE)`` windows, one ``time`` for every
-        row; ``embedding`` is ``(n_tasks, hidden)``. The matrix products are stacked by task,
-        so each is as small as one task's samples: BLAS runs it on the calling thread instead
-        of waking its other threads for a few microseconds of work."""
-        hidden = window @ self.window_weight
+        row; ``embedding`` is ``(n_tasks, hidden)``."""
+        hidden = _times(window, self.window_weight)
         hidden += (embedding + self.time_bias(time))[:, None, :]
         for weight, bias in self.blocks:
-            update = _silu(hidden) @ weight
+            update = _times(_silu(hidden), weight)
             update += bias
             hidden += update
         weight, bias = self.output
-        velocity = _silu(hidden) @ weight
+        velocity = _times(_silu(hidden), weight)
         velocity += bias
         return velocity
+
+
+def _times(x: np.ndarray, weight: torch.Tensor) -> np.ndarray:
+    """``x @ weight`` as a new NumPy array, computed by torch (no autograd: nothing requires
+    gradients)."""
+    product: np.ndarray = (torch.from_numpy(x) @ weight).numpy()
+    return product
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
@@ -356,14 +362,15 @@ def sample_windows(
     steps: int = 8,
 ) -> np.ndarray:
     """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s Gaussian noise,
-    all in one batch (NumPy; torch is not called)."""
+    all in one batch, with torch on one thread (:class:`SamplingField`)."""
     noise = rng.standard_normal((len(context), n_samples, WINDOW_SIZE), dtype=np.float32)
-    embedding = field.embed_context(np.ascontiguousarray(context, dtype=np.float32))
+    with torch_threads(1):
+        embedding = field.embed_context(np.ascontiguousarray(context, dtype=np.float32))
 
-    def velocity(x: np.ndarray, time: float) -> np.ndarray:
-        return field.velocity_at(x, time, embedding)
+        def velocity(x: np.ndarray, time: float) -> np.ndarray:
+            return field.velocity_at(x, time, embedding)
 
-    windows: np.ndarray = integrate(velocity, noise, solver, steps)
+        windows: np.ndarray = integrate(velocity, noise, solver, steps)
     return windows
 
 
