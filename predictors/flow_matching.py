@@ -21,8 +21,8 @@ the target lies below the last loss (:mod:`predictors.curve_windows` says why an
 of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
 checkpoint, kept because MARA's shipped policy was trained on its features.
 
-**Cost.** Sampling calls torch only for the matrix products, on one thread, and NumPy for the
-rest, with noise from the caller's NumPy generator (:class:`SamplingField`). The shipped
+**Cost.** Sampling runs in NumPy on copies of the weights, with noise from the caller's NumPy
+generator (:class:`SamplingField`): torch is used to train and to load checkpoints. The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
 (:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
@@ -47,6 +47,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -256,27 +257,31 @@ class SamplingField:
     """A trained :class:`VelocityField`'s weights as NumPy arrays, for sampling.
 
     An epoch's batch is a few tasks times a few samples: at that size a torch call's overhead
-    weighs as much as its arithmetic, so only the matrix products are torch's (on one thread:
-    NumPy's BLAS would wake its other threads for products this small, and wait for them when
-    the machine is busy), everything else is NumPy in float32. Each task's context embedding
-    is added to its samples by broadcasting (not by repeating it), and the input layer's time
-    features are computed once per solver time. ``benchmarks.wrapper_throughput`` measures
-    what sampling adds to an epoch. The numbers are the module's own, up to float rounding
-    (``tests/test_flow_matching.py``).
+    weighs more than its arithmetic, so sampling runs in NumPy (float32, matrix products by
+    its BLAS) on copies of the weights. The products over samples are split into blocks of
+    rows small enough that OpenBLAS (NumPy's BLAS) runs each on the calling thread: above
+    :data:`SINGLE_THREAD_PRODUCT` multiply-adds it wakes its other threads, which costs more
+    than it saves at this size and stalls when the machine is busy. Each task's context
+    embedding is added to its samples by broadcasting (not by repeating it), and the input
+    layer's time features are computed once per solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch.
+    The numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
     """
 
     def __init__(self, model: VelocityField) -> None:
-        def weights(layer: nn.Linear) -> tuple[torch.Tensor, np.ndarray]:
-            return layer.weight.detach().t().contiguous(), layer.bias.detach().numpy().copy()
+        def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            return (
+                layer.weight.detach().numpy().T.copy(),
+                layer.bias.detach().numpy().copy(),
+            )
 
         first, second = model.context_net[0], model.context_net[2]
         self.context_layers = [weights(first), weights(second)]  # type: ignore[arg-type]
         input_weight, self.input_bias = weights(model.input)
-        self.window_weight = input_weight[:WINDOW_SIZE].contiguous()
-        self.time_weight = input_weight[WINDOW_SIZE:].numpy().copy()
+        self.window_weight = input_weight[:WINDOW_SIZE].copy()
+        self.time_weight = input_weight[WINDOW_SIZE:].copy()
         self.blocks = [weights(block[1]) for block in model.blocks]  # type: ignore[index]
         self.output = weights(model.output[1])  # type: ignore[arg-type]
         self.frequencies = model.frequencies.detach().numpy().copy()
@@ -285,9 +290,7 @@ class SamplingField:
     def embed_context(self, context: np.ndarray) -> np.ndarray:
         """``(n, hidden)`` embedding of ``(n, context size)`` float32 contexts."""
         (w1, b1), (w2, b2) = self.context_layers
-        hidden = _times(context, w1)
-        hidden += b1
-        embedding = _times(_silu(hidden), w2)
+        embedding = _silu(context @ w1 + b1) @ w2
         embedding += b2
         return embedding
 
@@ -304,23 +307,42 @@ class SamplingField:
     def velocity_at(self, window: np.ndarray, time: float, embedding: np.ndarray) -> np.ndarray:
         """Velocity at ``(n_tasks, n_samples, WINDOW_SIZE)`` windows, one ``time`` for every
         row; ``embedding`` is ``(n_tasks, hidden)``."""
-        hidden = _times(window, self.window_weight)
+        n_tasks, n_samples, _ = window.shape
+        hidden_size = len(self.input_bias)
+        rows = rows_per_product(n_samples, max(hidden_size, WINDOW_SIZE), hidden_size)
+        hidden = (window.reshape(-1, rows, WINDOW_SIZE) @ self.window_weight).reshape(
+            n_tasks, n_samples, hidden_size
+        )
         hidden += (embedding + self.time_bias(time))[:, None, :]
+        hidden = hidden.reshape(-1, rows, hidden_size)
         for weight, bias in self.blocks:
-            update = _times(_silu(hidden), weight)
+            update = _silu(hidden) @ weight
             update += bias
             hidden += update
         weight, bias = self.output
-        velocity = _times(_silu(hidden), weight)
+        velocity = _silu(hidden) @ weight
         velocity += bias
-        return velocity
+        return velocity.reshape(n_tasks, n_samples, -1)
 
 
-def _times(x: np.ndarray, weight: torch.Tensor) -> np.ndarray:
-    """``x @ weight`` as a new NumPy array, computed by torch (no autograd: nothing requires
-    gradients)."""
-    product: np.ndarray = (torch.from_numpy(x) @ weight).numpy()
-    return product
+#: Multiply-adds up to which OpenBLAS computes a matrix product on the calling thread (its
+#: ``GEMM_MULTITHREAD_THRESHOLD``, 4, times 65,536).
+SINGLE_THREAD_PRODUCT = 4 * 65_536
+
+
+@functools.cache
+def rows_per_product(n_samples: int, fan_in: int, fan_out: int) -> int:
+    """The most rows, dividing ``n_samples``, whose product with a ``(fan_in, fan_out)`` matrix
+    stays within :data:`SINGLE_THREAD_PRODUCT` multiply-adds (at least 1).
+
+    Example:
+        >>> rows_per_product(16, 128, 128), rows_per_product(64, 128, 128), rows_per_product(33, 128, 128)
+        (16, 16, 11)
+    """
+    rows = n_samples
+    while rows > 1 and (n_samples % rows or rows * fan_in * fan_out > SINGLE_THREAD_PRODUCT):
+        rows -= 1
+    return rows
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
@@ -362,15 +384,14 @@ def sample_windows(
     steps: int = 8,
 ) -> np.ndarray:
     """``(n_tasks, n_samples, WINDOW_SIZE)`` windows integrated from ``rng``'s Gaussian noise,
-    all in one batch, with torch on one thread (:class:`SamplingField`)."""
+    all in one batch (NumPy; torch is not called)."""
     noise = rng.standard_normal((len(context), n_samples, WINDOW_SIZE), dtype=np.float32)
-    with torch_threads(1):
-        embedding = field.embed_context(np.ascontiguousarray(context, dtype=np.float32))
+    embedding = field.embed_context(np.ascontiguousarray(context, dtype=np.float32))
 
-        def velocity(x: np.ndarray, time: float) -> np.ndarray:
-            return field.velocity_at(x, time, embedding)
+    def velocity(x: np.ndarray, time: float) -> np.ndarray:
+        return field.velocity_at(x, time, embedding)
 
-        windows: np.ndarray = integrate(velocity, noise, solver, steps)
+    windows: np.ndarray = integrate(velocity, noise, solver, steps)
     return windows
 
 
