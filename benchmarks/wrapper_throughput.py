@@ -14,6 +14,7 @@ Run::
     python -m benchmarks.wrapper_throughput                     # training config, 20,000 steps x 5
     python -m benchmarks.wrapper_throughput --quick             # a few seconds, for CI
     python -m benchmarks.wrapper_throughput --predictor dkf --n-samples 64
+    python -m benchmarks.wrapper_throughput --checkpoint my_student.pt  # any flow-matching checkpoint
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import argparse
 import functools
 import statistics
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,18 +41,27 @@ from benchmarks.env_throughput import (
 TARGET_SHARES = {"wls": 0.5, "flow_matching": 0.25}
 
 
-def make_forms(config: str, predictors: list[str], n_samples: int) -> list[Form]:
-    """The raw AEC env, then one wrapped env per predictor (construction deferred)."""
+def make_forms(
+    config: str, predictors: list[str], n_samples: int, checkpoints: Sequence[Path] = ()
+) -> list[Form]:
+    """The raw AEC env, then one wrapped env per registered predictor and per flow-matching
+    checkpoint file (construction deferred)."""
     import mara_env
+    from predictors.flow_matching import FlowMatching
     from predictors.wrappers import PredictionAECWrapper
 
-    def wrapped(name: str) -> Any:
-        return PredictionAECWrapper(mara_env.raw_env(config), name, n_samples=n_samples)
+    def wrapped(predictor: Any) -> Any:
+        if isinstance(predictor, Path):
+            predictor = FlowMatching.load(predictor)
+        return PredictionAECWrapper(mara_env.raw_env(config), predictor, n_samples=n_samples)
 
     forms = [Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked)]
-    for name in predictors:
+    for predictor in [*predictors, *checkpoints]:
+        name = predictor.name if isinstance(predictor, Path) else predictor
         forms.append(
-            Form(f"+ predictions ({name})", functools.partial(wrapped, name), run_random_masked)
+            Form(
+                f"+ predictions ({name})", functools.partial(wrapped, predictor), run_random_masked
+            )
         )
     return forms
 
@@ -69,8 +81,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="another registered predictor to measure besides wls (repeatable)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        action="append",
+        default=[],
+        help="a flow-matching checkpoint file to measure as well, e.g. a narrower student "
+        "(repeatable; its share is held to flow_matching's target)",
+    )
     parser.add_argument("--n-samples", type=int, default=16, help="samples per task (default 16)")
     args = parser.parse_args(argv)
+    missing = [str(path) for path in args.checkpoint if not path.is_file()]
+    if missing:
+        parser.error(f"--checkpoint: no such file {', '.join(missing)}")
     resolve_budget(parser, args)
     if args.n_samples < 1:
         parser.error("--n-samples must be >= 1")
@@ -91,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     import mara_env
 
     config = mara_env.get_config(args.config)
-    forms = make_forms(args.config, args.predictors, args.n_samples)
+    forms = make_forms(args.config, args.predictors, args.n_samples, args.checkpoint)
     print("mara-env prediction wrapper throughput (random masked policy, AEC)")
     print(f"machine: {machine_description()}")
     print(
@@ -134,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{added:>18,.0f}"
         )
     print()
-    for predictor, form in zip(args.predictors, forms[1:], strict=True):
-        target = TARGET_SHARES.get(predictor)
+    labels = [*args.predictors, *(path.name for path in args.checkpoint)]
+    # a checkpoint is a flow-matching model: it is held to flow_matching's target
+    targets = [TARGET_SHARES.get(name) for name in args.predictors]
+    targets += [TARGET_SHARES["flow_matching"]] * len(args.checkpoint)
+    for predictor, target, form in zip(labels, targets, forms[1:], strict=True):
         if target is None:
             continue
         for clock, medians in (("wall-clock", median_wall), ("CPU-time", median_cpu)):

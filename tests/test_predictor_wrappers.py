@@ -49,6 +49,7 @@ from mara_env.observation import (
 )
 from predictors import WLS, RemainingWork, TaskHistory
 from predictors.env_histories import HistoryBuffers, slotted_tasks, task_histories
+from predictors.flow_matching import WITHOUT_TARGET, shipped_checkpoint
 from predictors.registry import UnknownPredictorError
 from predictors.wrappers import (
     NEED_Q50,
@@ -766,13 +767,15 @@ def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     rates and, for each predictor with a target, the share its wrapped env keeps."""
     argv = ["--quick", "--steps", "240", "--repeats", "1"]
     argv += ["--predictor", "dkf", "--predictor", "flow_matching"]
+    argv += ["--checkpoint", str(shipped_checkpoint(WITHOUT_TARGET))]
     assert wrapper_throughput.main(argv) == 0
     out = capsys.readouterr().out
     assert "logical cores" in out
     for name in ("mara_env.raw_env (AEC)", "+ predictions (wls)", "+ predictions (dkf)"):
         rate = re.search(re.escape(name) + r"\s+([0-9][0-9,]*)", out)
         assert rate and float(rate.group(1).replace(",", "")) > 0, name
-    for predictor, target in (("wls", "0.5"), ("flow_matching", "0.25")):
+    checkpoint = f"{WITHOUT_TARGET}.pt"
+    for predictor, target in (("wls", "0.5"), ("flow_matching", "0.25"), (checkpoint, "0.25")):
         for clock in ("wall-clock", "CPU-time"):
             assert re.search(
                 rf"{predictor}-wrapped / raw AEC \({clock}\): [0-9.]+ "
@@ -782,3 +785,6 @@ def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert "dkf-wrapped" not in out
     with pytest.raises(SystemExit):
         wrapper_throughput.main(["--quick", "--predictor", "nope"])
+    with pytest.raises(SystemExit):
+        wrapper_throughput.main(["--quick", "--checkpoint", "no_such_student.pt"])
+    assert "no such file no_such_student.pt" in capsys.readouterr().err
