@@ -77,8 +77,7 @@ def save_checkpoint(
         "sha256": _sha256(path),
         "facts": dict(facts or {}),
     }
-    text = json.dumps(card, indent=2, sort_keys=True) + "\n"
-    _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
+    _write_card(path, card)
 
 
 def rewrite_card(path: str | Path, config: Mapping[str, Any], facts: Mapping[str, Any]) -> None:
@@ -90,7 +89,11 @@ def rewrite_card(path: str | Path, config: Mapping[str, Any], facts: Mapping[str
     """
     path = Path(path)
     _, card = load_checkpoint(path)
-    card = {**card, "config": dict(config), "facts": dict(facts)}
+    _write_card(path, {**card, "config": dict(config), "facts": dict(facts)})
+
+
+def _write_card(path: Path, card: Mapping[str, Any]) -> None:
+    """Write the card of checkpoint ``path`` (sorted keys, so that it diffs well)."""
     text = json.dumps(card, indent=2, sort_keys=True) + "\n"
     _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
 

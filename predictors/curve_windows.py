@@ -153,9 +153,12 @@ def encode_rows(
     lengths = np.fromiter((len(e) for e in epochs), dtype=np.intp, count=len(epochs))
     flat_epochs = np.concatenate(epochs) if len(epochs) else np.zeros(0)
     flat_loss = np.concatenate(log_losses) if len(epochs) else np.zeros(0)
-    return _encode_flat(
-        flat_epochs, flat_loss, lengths, families, log_scale, known_families, budget_epochs
+    family_index = np.array(
+        [_family_index(family, known_families) for family in families], dtype=np.intp
     )
+    out = np.zeros((len(lengths), CONTEXT_SIZE), dtype=np.float32)
+    _encode_flat(flat_epochs, flat_loss, lengths, family_index, log_scale, budget_epochs, out)
+    return out
 
 
 def encode_contexts(
@@ -181,15 +184,8 @@ def encode_contexts(
     # one division and one log over every history's points at once
     flat_epochs = np.concatenate([h.work for h in histories]) / np.repeat(speed, lengths)
     flat_loss = np.log(np.concatenate([h.loss for h in histories]))
-    _check_lengths(lengths, flat_epochs)
-    _encode_compiled(
-        flat_epochs,
-        flat_loss,
-        lengths,
-        scalars[:, 1] / speed,
-        family_index,
-        float(log_scale),
-        out,
+    _encode_flat(
+        flat_epochs, flat_loss, lengths, family_index, log_scale, scalars[:, 1] / speed, out
     )
     if reads_target:
         log_target = np.log(scalars[:, 2])
@@ -202,35 +198,28 @@ def _family_index(family: str, known_families: Collection[str]) -> int:
     return FAMILY_NAMES.index(family) if family in known_families and family in FAMILY_NAMES else -1
 
 
-def _check_lengths(lengths: np.ndarray, flat_epochs: np.ndarray) -> None:
-    """Raise ``ValueError`` if a history has no points, or the lengths do not add up."""
+def _encode_flat(
+    flat_epochs: np.ndarray,
+    flat_loss: np.ndarray,
+    lengths: np.ndarray,
+    family_index: np.ndarray,
+    log_scale: float,
+    budget_epochs: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Write into the first :data:`CONTEXT_SIZE` columns of ``out`` (zeros on entry) the
+    contexts of histories given as their concatenated node-epochs and log-losses, their lengths
+    and their families' one-hot positions (:func:`_family_index`; :func:`_encode_compiled`
+    computes them).
+
+    Raises:
+        ValueError: If a history has no points, or the lengths do not add up to the points.
+    """
     if (len(lengths) and np.min(lengths) < 1) or np.sum(lengths) != len(flat_epochs):
         raise ValueError(
             "contexts need at least one point per history, and the histories' lengths must add "
             f"up to the points given ({int(np.sum(lengths))} against {len(flat_epochs)})."
         )
-
-
-def _encode_flat(
-    flat_epochs: np.ndarray,
-    flat_loss: np.ndarray,
-    lengths: np.ndarray,
-    families: Sequence[str],
-    log_scale: float,
-    known_families: Collection[str],
-    budget_epochs: np.ndarray,
-) -> np.ndarray:
-    """The contexts of histories given as their concatenated node-epochs and log-losses and
-    their lengths (:func:`_encode_compiled` computes them).
-
-    Raises:
-        ValueError: If a history has no points, or the lengths do not add up to the points.
-    """
-    _check_lengths(lengths, flat_epochs)
-    family_index = np.array(
-        [_family_index(family, known_families) for family in families], dtype=np.intp
-    )
-    out = np.zeros((len(lengths), CONTEXT_SIZE), dtype=np.float32)
     _encode_compiled(
         np.asarray(flat_epochs, dtype=np.float64),
         np.asarray(flat_loss, dtype=np.float64),
@@ -240,7 +229,6 @@ def _encode_flat(
         float(log_scale),
         out,
     )
-    return out
 
 
 @njit(cache=True)

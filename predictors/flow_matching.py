@@ -263,8 +263,9 @@ class SamplingField:
     :data:`SINGLE_THREAD_PRODUCT` multiply-adds it wakes its other threads, which costs more
     than it saves at this size and stalls when the machine is busy. Each task's context
     embedding is added to its samples by broadcasting (not by repeating it), and the input
-    layer's time features are computed once per solver time. ``benchmarks.wrapper_throughput`` measures what sampling adds to an epoch.
-    The numbers are the module's own, up to float rounding (``tests/test_flow_matching.py``).
+    layer's time features are computed once per solver time. ``benchmarks.wrapper_throughput``
+    measures what sampling adds to an epoch. The numbers are the module's own, up to float
+    rounding (``tests/test_flow_matching.py``).
 
     Args:
         model: The trained velocity field.
