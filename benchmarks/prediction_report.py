@@ -62,7 +62,7 @@ TABLES = (
     Table("crps_log", "CRPS", "of ln(1 + min(work, cap)), mean over cases; lower is better", ".3f"),
     Table("infeasibility_auc", "Infeasibility AUC", "ROC AUC of P(never) for infeasible tasks; 0.5 is chance", ".3f"),
     Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),
-    Table("latency_ms", "Latency (ms)", "median time of one predict call for one epoch's tasks, torch on one thread", ".2f", small_rule=False),
+    Table("latency_ms", "Latency (ms)", "median time of one predict call for one epoch's tasks (torch models on one thread)", ".2f", small_rule=False),
 )  # fmt: skip
 
 PROTOCOL_TEXT: Mapping[str, str] = {

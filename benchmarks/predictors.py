@@ -24,7 +24,7 @@ coverage with its 95% Wilson interval (nominal 0.785 with 64 samples; "never" is
 Brier score of P(reaching the target by the deadline at one node); the share of reachable targets
 predicted "never", before and after the recorded curve's last point; and ``latency_ms``, the
 median wall time of one ``predict`` call for one epoch's worth of tasks (16 of the cell's cases,
-32 samples each), after warm-up, with torch on one thread.
+32 samples each), after warm-up, with the torch models on one thread.
 
 Usage::
 
