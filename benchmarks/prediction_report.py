@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.prediction_protocols import PROTOCOL_TITLES, Cell
+from predictors.metrics import MIN_FEASIBLE_CASES
 from predictors.shifted_curves import SHIFTS
 
-#: Cells with fewer feasible cases than this are reported as too small.
-MIN_FEASIBLE_CASES = 30
 #: The observed fractions of the acceptance summary.
 ACCEPTANCE_FRACTIONS = (0.1, 0.2, 0.4)
 #: The predictor the acceptance summary judges, and what it must beat.

@@ -18,8 +18,9 @@ midpoint steps; written beside the checkpoint as ``*_teacher.pt``), then **disti
 one-step sampler (:mod:`predictors.distillation`, ``--distill-updates``; 0 ships the teacher
 itself). Each is checked on prediction cases drawn from the validation curves
 (:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
-to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of every
-family's cases (:func:`predictors.calibration.fit_spread_in_every_group`).
+to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of the cases
+of every cell the prediction benchmark would report (each family and all families pooled, at
+each observed fraction; :func:`predictors.calibration.fit_spread_in_every_cell`).
 
 Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` protocol::
 
@@ -58,8 +59,9 @@ from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
 from predictors.calibration import (
     CurveSubset,
+    calibration_cells,
     fit_spread,
-    fit_spread_in_every_group,
+    fit_spread_in_every_cell,
     split_train_curves,
     validation_cases,
 )
@@ -357,9 +359,9 @@ def calibrate(
     curves: CurveSubset,
     seed: int,
 ) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
-    """The config with its ``spread`` fitted on the validation cases so that every family's are
-    covered (:func:`predictors.calibration.fit_spread_in_every_group`), and its scores there
-    (median error, coverage before and after, overall and per family, and milliseconds per
+    """The config with its ``spread`` fitted on the validation cases so that every cell's are
+    covered (:func:`predictors.calibration.fit_spread_in_every_cell`), and its scores there
+    (median error, coverage before and after, overall and per cell, and milliseconds per
     16 x 16 sampling call)."""
     cases = validation_cases(curves, seed)
     histories = [h for group in cases for h in group.histories]
@@ -368,23 +370,23 @@ def calibrate(
     predictor = flow_matching.FlowMatching(model, config, spread=1.0)
     raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
     families = np.array([h.family for h in histories])
-    spread, by_family = fit_spread_in_every_group(raw, truth, families)
+    fractions = np.concatenate([np.full(len(group), group.fraction) for group in cases])
+    cells = calibration_cells(families, fractions, truth)
+    spread, by_cell = fit_spread_in_every_cell(raw, truth, cells)
     calibrated = spread_samples(raw, spread)
     scores = {
         "cases": len(truth),
         "feasible": int(np.isfinite(truth).sum()),
         "sampler": f"{config.solver} x {config.solver_steps}",
         "spread": spread,
-        "spread_by_family": by_family,
+        "spread_by_cell": by_cell,
         "spread_over_every_case": fit_spread(raw, truth),
         "median_log_error": round(median_log_ratio_error(calibrated, truth, cap), 4),
         "coverage_80": round(interval_coverage(calibrated, truth), 4),
         "coverage_80_uncalibrated": round(interval_coverage(raw, truth), 4),
-        "coverage_80_by_family": {
-            family: round(
-                interval_coverage(calibrated[families == family], truth[families == family]), 4
-            )
-            for family in sorted(set(families.tolist()))
+        "coverage_80_by_cell": {
+            name: round(interval_coverage(calibrated[mask], truth[mask]), 4)
+            for name, mask in cells.items()
         },
         "sampling_ms_16x16": round(sampling_ms(predictor, histories[:16]), 3),
     }

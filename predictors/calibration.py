@@ -9,9 +9,12 @@ the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`),
 :func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
 factor by which each task's samples are spread around their median in log-work
 (:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
-:data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_group` asks it of
-every group (each family): one factor for all, the largest of the groups' own, so that no family
-is left under-covered by the others' being easy.
+:data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_cell` asks it of
+every cell of the validation cases as the prediction benchmark forms its cells
+(:func:`calibration_cells`: each family at each observed fraction, and all families pooled at
+each fraction, if the cell has :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases):
+one factor for all, the largest of the cells' own, so that no family or stage of training is
+left under-covered by the others' being easy.
 
 Example:
     >>> samples = np.exp(np.random.default_rng(0).normal(size=(400, 64)))
@@ -30,7 +33,7 @@ import numpy as np
 from mara_env import get_config
 from mara_env.traces import CurvePool, TraceSource
 from predictors.cases import PredictionCases, draw_tasks, make_cases
-from predictors.metrics import interval_covered
+from predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
 from predictors.window_predictor import spread_samples
 
 #: Share of each family's train-split curves kept for validation.
@@ -131,32 +134,71 @@ def fit_spread(samples: np.ndarray, truth: np.ndarray, target: float = TARGET_CO
     return float(SPREAD_GRID[int(np.argmin(gaps))])
 
 
-def fit_spread_in_every_group(
-    samples: np.ndarray, truth: np.ndarray, groups: np.ndarray, target: float = TARGET_COVERAGE
+def calibration_cells(
+    families: np.ndarray, fractions: np.ndarray, truth: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Masks of the cells of a batch of cases, named and formed as the prediction benchmark's:
+    ``"<family> <fraction>"`` for each family at each observed fraction and ``"pooled
+    <fraction>"`` for all families at it, keeping the cells with at least
+    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases (finite ``truth``; a small
+    cell's cases still count in the pooled cell of their fraction).
+
+    Example:
+        >>> families = np.array(["rl"] * 40 + ["vision"] * 20)
+        >>> fractions = np.full(60, 0.2)
+        >>> sorted(calibration_cells(families, fractions, np.ones(60)))
+        ['pooled 20%', 'rl 20%']
+    """
+    families, fractions = np.asarray(families), np.asarray(fractions, dtype=np.float64)
+    feasible = np.isfinite(np.asarray(truth, dtype=np.float64))
+    cells: dict[str, np.ndarray] = {}
+    for fraction in np.unique(fractions):
+        at_fraction = fractions == fraction
+        members = {
+            str(family): at_fraction & (families == family) for family in np.unique(families)
+        }
+        members["pooled"] = at_fraction
+        for name, mask in members.items():
+            if np.count_nonzero(mask & feasible) >= MIN_FEASIBLE_CASES:
+                cells[f"{name} {fraction:.0%}"] = mask
+    return cells
+
+
+def fit_spread_in_every_cell(
+    samples: np.ndarray,
+    truth: np.ndarray,
+    cells: Mapping[str, np.ndarray],
+    target: float = TARGET_COVERAGE,
 ) -> tuple[float, dict[str, float]]:
-    """One factor for every case, at which each group's 10-90% interval covers about ``target``
-    or more: the largest of the groups' own factors (:func:`fit_spread` on each group's cases).
+    """One factor for every case, at which each cell's 10-90% interval covers about ``target``
+    or more: the largest of the cells' own factors (:func:`fit_spread` on each cell's cases).
 
     Args:
         samples: ``(n_cases, n_samples)`` remaining work as sampled (spread 1).
         truth: ``(n_cases,)`` true remaining work (``inf``: never).
-        groups: ``(n_cases,)`` the group of each case (e.g. its family).
+        cells: Boolean masks of the cases of each cell (e.g. :func:`calibration_cells`); cells
+            may overlap.
         target: The coverage wanted.
 
     Returns:
-        The factor, and each group's own.
+        The factor, and each cell's own.
+
+    Raises:
+        ValueError: If there is no cell to fit.
 
     Example:
         >>> rng = np.random.default_rng(0)
         >>> samples = np.exp(rng.normal(size=(800, 64)))
         >>> truth = np.exp(rng.normal(size=800) * np.repeat([1.0, 2.0], 400))  # "b" twice as wide
-        >>> groups = np.repeat(["a", "b"], 400)
-        >>> spread, by_group = fit_spread_in_every_group(samples, truth, groups)
-        >>> round(fit_spread(samples, truth), 1), round(spread, 1), round(by_group["a"], 1)
+        >>> cells = {"a": np.arange(800) < 400, "b": np.arange(800) >= 400}
+        >>> spread, by_cell = fit_spread_in_every_cell(samples, truth, cells)
+        >>> round(fit_spread(samples, truth), 1), round(spread, 1), round(by_cell["a"], 1)
         (1.6, 2.1, 1.0)
     """
-    by_group = {
-        str(group): fit_spread(samples[groups == group], truth[groups == group], target)
-        for group in np.unique(groups)
-    }
-    return max(by_group.values()), by_group
+    if not cells:
+        raise ValueError(
+            "fit_spread_in_every_cell: no cell to fit the spread to; draw more validation cases "
+            f"(a cell needs {MIN_FEASIBLE_CASES} feasible ones)."
+        )
+    by_cell = {name: fit_spread(samples[mask], truth[mask], target) for name, mask in cells.items()}
+    return max(by_cell.values()), by_cell

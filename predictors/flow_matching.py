@@ -12,8 +12,9 @@ work of each sample is where it first reaches the target (``inf`` if it does not
 
 **Calibration.** The remaining-work samples of each task are spread around their median in
 log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r - ln m)``),
-fitted after training so that the 10-90% interval covers 80% of each family's outcomes (or
-more) on validation curves of the train split (:mod:`predictors.calibration`). Families the
+fitted after training so that the 10-90% interval covers 80% of the outcomes (or more) in
+every cell of family and observed fraction of validation cases from the train split
+(:mod:`predictors.calibration`). Families the
 model was not trained on (``known_families``) read as unknown.
 
 **The target.** A model whose config has ``reads_target`` (the shipped one) also reads how far

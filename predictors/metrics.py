@@ -63,6 +63,9 @@ INTERVAL_LEVEL = 0.8
 CONFIDENCE = 0.95
 #: Bootstrap resamples of :func:`score_cell`'s median-error interval.
 BOOTSTRAP_RESAMPLES = 2000
+#: Cells with fewer feasible cases than this are too small to score: the prediction benchmark
+#: reports them as such, and calibration (:mod:`predictors.calibration`) does not fit to them.
+MIN_FEASIBLE_CASES = 30
 #: Values resampled per bootstrap chunk (about 32 MB of float64).
 _BOOTSTRAP_CHUNK_VALUES = 4_000_000
 

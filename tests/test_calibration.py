@@ -8,7 +8,9 @@ import pytest
 from mara_env.sources import default_trace_source
 from predictors.calibration import (
     CurveSubset,
+    calibration_cells,
     fit_spread,
+    fit_spread_in_every_cell,
     split_train_curves,
     validation_cases,
 )
@@ -75,3 +77,30 @@ def test_the_fitted_spread_reaches_the_target_coverage() -> None:
     spread = fit_spread(samples, truth)
     assert spread == pytest.approx(1.6, abs=0.1)
     assert interval_coverage(spread_samples(samples, spread), truth) == pytest.approx(0.8, abs=0.02)
+
+
+def test_calibration_cells_are_the_benchmarks_cells_with_enough_feasible_cases() -> None:
+    families = np.array(["rl"] * 40 + ["vision"] * 40)
+    fractions = np.tile([0.1, 0.4], 40)
+    truth = np.ones(80)
+    truth[:35] = np.inf  # rl: 5 feasible cases
+    cells = calibration_cells(families, np.full(80, 0.2), truth)
+    assert sorted(cells) == ["pooled 20%", "vision 20%"]
+    assert cells["pooled 20%"].sum() == 80  # the small rl cell's cases count in the pooled one
+    split = calibration_cells(families, fractions, np.ones(80))
+    assert sorted(split) == ["pooled 10%", "pooled 40%"]  # 20 cases per family and fraction
+
+
+def test_the_spread_covers_the_hardest_cell() -> None:
+    rng = np.random.default_rng(5)
+    samples = np.exp(rng.normal(size=(600, 64)))
+    width = np.repeat([1.0, 1.0, 2.0], 200)  # the last cell is twice as wide
+    truth = np.exp(width * rng.normal(size=600))
+    cells = {"easy": np.arange(600) < 400, "hard": np.arange(600) >= 400}
+    spread, by_cell = fit_spread_in_every_cell(samples, truth, cells)
+    assert spread == by_cell["hard"] > by_cell["easy"]
+    hard = cells["hard"]
+    covered = interval_coverage(spread_samples(samples[hard], spread), truth[hard])
+    assert covered == pytest.approx(0.8, abs=0.05)
+    with pytest.raises(ValueError, match="no cell to fit"):
+        fit_spread_in_every_cell(samples, truth, {})
