@@ -63,6 +63,7 @@ METRIC_COLUMNS = (
     "median_log_error",
     "median_log_error_low",
     "median_log_error_high",
+    "median_log_ratio",
     "coverage_80",
     "coverage_80_low",
     "coverage_80_high",

@@ -13,6 +13,8 @@ Metrics (all pure NumPy):
 * :func:`log_ratio_errors` / :func:`median_log_ratio_error`: ``|ln(c(m) / c(y))|`` with ``m``
   the sample median, ``y`` the truth and ``c(v) = min(max(v, 1), cap)``, on feasible cases. A
   median of "never" scores ``ln(cap / c(y))``: the largest error a finite prediction could have.
+  :func:`log_ratios` / :func:`median_log_ratio` keep the sign: above 0 the median predicts more
+  work than was needed (pessimistic), below 0 less (optimistic).
 * :func:`infeasibility_auc`: ROC AUC of ``P(never)`` (the share of infinite samples) for telling
   infeasible cases from feasible ones; the Mann–Whitney statistic with ties counting one half.
 * :func:`interval_covered` / :func:`interval_coverage`: whether the truth lies in the central
@@ -126,23 +128,49 @@ def sample_quantiles(samples: np.ndarray, level: float) -> np.ndarray:
     return np.quantile(samples, level, axis=1, method="inverted_cdf")
 
 
-def log_ratio_errors(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Per case ``|ln(c(median) / c(truth))|``, ``c(v) = min(max(v, 1), cap)``; NaN where the
+def log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Per case ``ln(c(median) / c(truth))``, ``c(v) = min(max(v, 1), cap)``; NaN where the
     truth is infinite (infeasible cases have no remaining work to be wrong about).
 
     Example:
-        >>> log_ratio_errors(np.array([[20.0], [np.inf], [3.0]]), np.array([10.0, 10.0, np.inf]),
-        ...                  np.array([40.0, 40.0, 40.0])).round(4).tolist()
+        >>> log_ratios(np.array([[20.0], [np.inf], [3.0]]), np.array([10.0, 10.0, np.inf]),
+        ...            np.array([40.0, 40.0, 40.0])).round(4).tolist()
         [0.6931, 1.3863, nan]
+        >>> log_ratios(np.array([[5.0]]), np.array([10.0]), np.array([40.0])).round(4).tolist()
+        [-0.6931]
     """
-    samples = _check_samples(samples, "log_ratio_errors")
-    truth = _check_truth(truth, len(samples), "log_ratio_errors")
-    cap = _check_cap(cap, len(samples), "log_ratio_errors")
+    samples = _check_samples(samples, "log_ratios")
+    truth = _check_truth(truth, len(samples), "log_ratios")
+    cap = _check_cap(cap, len(samples), "log_ratios")
     median = np.minimum(np.maximum(sample_quantiles(samples, 0.5), 1.0), cap)
     true = np.minimum(np.maximum(truth, 1.0), cap)
     with np.errstate(invalid="ignore"):
-        errors = np.abs(np.log(median) - np.log(true))
-    return np.where(np.isfinite(truth), errors, np.nan)
+        ratios = np.log(median) - np.log(true)
+    return np.where(np.isfinite(truth), ratios, np.nan)
+
+
+def log_ratio_errors(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Per case ``|ln(c(median) / c(truth))|`` (:func:`log_ratios` without its sign).
+
+    Example:
+        >>> log_ratio_errors(np.array([[20.0], [5.0], [3.0]]), np.array([10.0, 10.0, np.inf]),
+        ...                  np.array([40.0, 40.0, 40.0])).round(4).tolist()
+        [0.6931, 0.6931, nan]
+    """
+    return np.abs(log_ratios(samples, truth, cap))
+
+
+def median_log_ratio(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> float:
+    """Median of :func:`log_ratios` over the feasible cases (NaN if there are none): the
+    direction in which the predictions err.
+
+    Example:
+        >>> ratio = median_log_ratio(np.array([[20.0], [40.0], [5.0]]),
+        ...                          np.array([10.0, 10.0, 10.0]), np.array([80.0] * 3))
+        >>> round(ratio, 4)  # two of three predict more work than was needed
+        0.6931
+    """
+    return _median_over_feasible(log_ratios(samples, truth, cap), truth)
 
 
 def median_log_ratio_error(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> float:
@@ -154,8 +182,12 @@ def median_log_ratio_error(samples: np.ndarray, truth: np.ndarray, cap: np.ndarr
         >>> round(error, 4)  # the median of 0 and ln 2
         0.3466
     """
-    errors = log_ratio_errors(samples, truth, cap)
-    feasible = errors[np.isfinite(truth)]
+    return _median_over_feasible(log_ratio_errors(samples, truth, cap), truth)
+
+
+def _median_over_feasible(values: np.ndarray, truth: np.ndarray) -> float:
+    """Median of ``values`` over the cases with a finite ``truth`` (NaN if there are none)."""
+    feasible = values[np.isfinite(truth)]
     return float(np.median(feasible)) if feasible.size else float("nan")
 
 
@@ -305,7 +337,8 @@ def score_predictions(
 ) -> dict[str, float]:
     """Every metric of this module for one batch of cases.
 
-    Keys: ``cases``, ``feasible_cases``, ``infeasible_cases``, ``median_log_error`` (feasible cases),
+    Keys: ``cases``, ``feasible_cases``, ``infeasible_cases``, ``median_log_error`` and
+    ``median_log_ratio`` (feasible cases),
     ``infeasibility_auc``, ``coverage_80``, ``crps_log`` (mean over cases) and ``brier``.
 
     Raises:
@@ -321,6 +354,7 @@ def score_predictions(
         "feasible_cases": float(len(samples) - infeasible.sum()),
         "infeasible_cases": float(infeasible.sum()),
         "median_log_error": median_log_ratio_error(samples, truth, cap),
+        "median_log_ratio": median_log_ratio(samples, truth, cap),
         "infeasibility_auc": infeasibility_auc(never_probability(samples), infeasible),
         "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),

@@ -19,6 +19,8 @@ from predictors.metrics import (
     interval_coverage,
     interval_covered,
     log_ratio_errors,
+    log_ratios,
+    median_log_ratio,
     median_log_ratio_error,
     median_says_never,
     midranks,
@@ -406,3 +408,17 @@ def test_a_cell_score_splits_never_by_the_crossing_point_and_adds_intervals() ->
     with pytest.raises(MetricInputError, match="beyond"):
         score_cell(samples, truth, np.full(4, 400.0), np.full(4, 10.0), beyond[:3],
                    np.random.default_rng(0))  # fmt: skip
+
+
+def test_the_signed_ratio_says_which_way_predictions_err() -> None:
+    rng = np.random.default_rng(3)
+    truth = rng.uniform(5.0, 100.0, size=50)
+    truth[::7] = np.inf
+    cap = np.full(50, 400.0)
+    pessimistic = np.repeat(2.0 * truth[:, None], 5, axis=1)
+    optimistic = np.repeat(0.5 * truth[:, None], 5, axis=1)
+    assert median_log_ratio(pessimistic, truth, cap) == pytest.approx(math.log(2.0))
+    assert median_log_ratio(optimistic, truth, cap) == pytest.approx(-math.log(2.0))
+    ratios = log_ratios(optimistic, truth, cap)
+    np.testing.assert_array_equal(np.abs(ratios), log_ratio_errors(optimistic, truth, cap))
+    assert np.isnan(ratios[::7]).all() and not np.isnan(np.delete(ratios, np.s_[::7])).any()
