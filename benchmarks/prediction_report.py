@@ -64,6 +64,8 @@ TABLES = (
     Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),
     Table("latency_ms", "Latency (ms)", "median time of one predict call for one epoch's tasks (torch models on one thread)", ".2f", small_rule=False),
 )  # fmt: skip
+#: The tables by the column they show.
+TABLE_OF: Mapping[str, Table] = {table.column: table for table in TABLES}
 
 PROTOCOL_TEXT: Mapping[str, str] = {
     "test": "Test-split tasks, scored by the shipped predictors. `pooled` is every family's "
@@ -148,10 +150,10 @@ def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
     header = ["cell", "feasible", ACCEPTANCE_PREDICTOR, *BASELINES, "below both",
               "intervals apart", f"{ACCEPTANCE_PREDICTOR} coverage",
               f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
+    error_table, coverage_table = TABLE_OF["median_log_error"], TABLE_OF["coverage_80"]
     body, wins, clear_wins, covered, sized = [], 0, 0, 0, 0
     for cell in judged:
         main = rows[ACCEPTANCE_PREDICTOR, cell]
-        error_table, coverage_table = TABLES[0], TABLES[1]
         others = [rows.get((name, cell)) for name in BASELINES]
         errors = [format_metric(row, error_table) or "not run" for row in others]
         if too_small(main):

@@ -340,6 +340,18 @@ def test_cells_under_thirty_feasible_cases_are_reported_as_too_small() -> None:
     assert "Of 1 cells with at least 30 feasible cases" in markdown
 
 
+def test_the_acceptance_summary_reads_error_and_coverage_by_name() -> None:
+    row = small_row(40.0) | {"median_log_ratio": -0.25, "coverage_80": 0.75}
+    row |= {"coverage_80_low": 0.7, "coverage_80_high": 0.8}
+    cell = prediction_protocols.Cell("test", "rl", 0.2)
+    rows = {(name, cell): row for name in ("flow_matching", "wls", "dkf")}
+    markdown = prediction_report.format_markdown(rows, ["flow_matching", "wls", "dkf"], [cell],
+                                                 settings="Settings.")  # fmt: skip
+    summary = next(line for line in markdown.splitlines() if line.startswith("| test rl 20% |"))
+    assert "| 0.75 [0.70, 0.80] | yes |" in summary and "-0.25" not in summary
+    assert "| rl | 20% | -0.25 | -0.25 | -0.25 |" in markdown  # the bias table
+
+
 # --- the script -----------------------------------------------------------------------------------
 
 
@@ -381,6 +393,7 @@ def test_quick_run_writes_every_output_and_resumes(
     for heading in (
         "Cases",
         "Remaining-work error",
+        "Remaining-work bias",
         "80% interval coverage",
         "CRPS",
         "Latency (ms)",
