@@ -324,10 +324,10 @@ def small_row(feasible: float) -> dict[str, float]:
 def test_cells_under_thirty_feasible_cases_are_reported_as_too_small() -> None:
     assert prediction_report.MIN_FEASIBLE_CASES == 30
     small, large = small_row(29.0), small_row(30.0)
-    table = prediction_report.TABLES[0]
+    table = prediction_report.TABLE_OF["median_log_error"]
     assert prediction_report.format_metric(small, table) == "too small (n=29)"
     assert prediction_report.format_metric(large, table) == "0.50 [0.50, 0.50]"
-    latency = next(t for t in prediction_report.TABLES if t.column == "latency_ms")
+    latency = prediction_report.TABLE_OF["latency_ms"]
     assert prediction_report.format_metric(small, latency) == "0.50"
     assert prediction_report.format_share(0.25, 12) == "too small (n=12)"
     cells = [prediction_protocols.Cell("test", name, 0.2) for name in ("rl", "pooled")]
