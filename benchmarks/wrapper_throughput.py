@@ -7,7 +7,11 @@ loop of :mod:`benchmarks.env_throughput` (:func:`benchmarks.env_throughput.run_r
 the same episodes, seeds and policy in every form. Each form is built and warmed up first, then
 measured round-robin ``--repeats`` times; the table reports the median rate by wall-clock and by
 CPU time of this process (steadier when other processes share the machine), the ratios to the
-raw env, and the CPU time the wrapper adds per epoch (``n_nodes`` agent-steps).
+raw env, and the CPU time the wrapper adds per epoch (``n_nodes`` agent-steps). A wrapper around
+:class:`NoPrediction`, a predictor that computes nothing, measures the wrapper's own work
+(histories, slot bookkeeping, features, the observations' concatenation), so the table also
+splits each predictor's cost into that and the predictor's, and says how much CPU time per
+epoch a predictor may take for its wrapper to keep its target share.
 
 Run::
 
@@ -39,13 +43,45 @@ from benchmarks.env_throughput import (
 
 #: Share of the raw env's throughput a wrapped env should keep, per predictor that has a target.
 TARGET_SHARES = {"wls": 0.5, "flow_matching": 0.25}
+#: Name of the form whose predictor computes nothing (:class:`NoPrediction`).
+WRAPPER_ONLY = "+ predictions (none: the wrapper's own work)"
+
+
+class NoPrediction:
+    """A predictor that computes nothing: every task has zero remaining work.
+
+    Wrapped, it leaves the wrapper's own work (its histories, slots, features and the
+    observations' concatenation): what any predictor's wrapper costs before the predictor runs.
+
+    Example:
+        >>> NoPrediction().predict([None, None], 4, np.random.default_rng(0)).samples.shape
+        (2, 4)
+    """
+
+    name = "none"
+
+    def predict(self, histories: Sequence[Any], n_samples: int, rng: np.random.Generator) -> Any:
+        from predictors.base import RemainingWork
+
+        return RemainingWork(np.zeros((len(histories), n_samples)))
+
+
+def allowed_added(raw_epoch: float, share: float) -> float:
+    """CPU time a wrapper may add to a raw epoch of ``raw_epoch`` and keep ``share`` of the raw
+    env's throughput: ``raw / (raw + added) >= share`` when ``added <= raw * (1 / share - 1)``.
+
+    Example:
+        >>> allowed_added(120.0, 0.25), allowed_added(120.0, 0.5)
+        (360.0, 120.0)
+    """
+    return raw_epoch * (1.0 / share - 1.0)
 
 
 def make_forms(
     config: str, predictors: list[str], n_samples: int, checkpoints: Sequence[Path] = ()
 ) -> list[Form]:
-    """The raw AEC env, then one wrapped env per registered predictor and per flow-matching
-    checkpoint file (construction deferred)."""
+    """The raw AEC env, the wrapper around :class:`NoPrediction`, then one wrapped env per
+    registered predictor and per flow-matching checkpoint file (construction deferred)."""
     import mara_env
     from predictors.flow_matching import FlowMatching
     from predictors.wrappers import PredictionAECWrapper
@@ -55,7 +91,10 @@ def make_forms(
             predictor = FlowMatching.load(predictor)
         return PredictionAECWrapper(mara_env.raw_env(config), predictor, n_samples=n_samples)
 
-    forms = [Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked)]
+    forms = [
+        Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked),
+        Form(WRAPPER_ONLY, functools.partial(wrapped, NoPrediction()), run_random_masked),
+    ]
     for predictor in [*predictors, *checkpoints]:
         name = predictor.name if isinstance(predictor, Path) else predictor
         forms.append(
@@ -142,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     raw_name = forms[0].name
     width = max(len(form.name) for form in forms)
+    added = {
+        form.name: (1.0 / median_cpu[form.name] - 1.0 / median_cpu[raw_name]) * config.n_nodes * 1e6
+        for form in forms
+    }
     print()
     print(
         f"{'form':<{width}}  {'steps/s':>10}  {'min':>10}  {'max':>10}  {'vs raw':>7}  "
@@ -149,19 +192,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     for form in forms:
         name = form.name
-        added = (1.0 / median_cpu[name] - 1.0 / median_cpu[raw_name]) * config.n_nodes * 1e6
         print(
             f"{name:<{width}}  {median_wall[name]:>10,.0f}  {min(wall[name]):>10,.0f}  "
             f"{max(wall[name]):>10,.0f}  {median_wall[name] / median_wall[raw_name]:>6.3f}x  "
             f"{median_cpu[name]:>11,.0f}  {median_cpu[name] / median_cpu[raw_name]:>6.3f}x  "
-            f"{added:>18,.0f}"
+            f"{added[name]:>18,.0f}"
         )
     print()
     labels = [*args.predictors, *(path.name for path in args.checkpoint)]
     # a checkpoint is a flow-matching model: it is held to flow_matching's target
     targets = [TARGET_SHARES.get(name) for name in args.predictors]
     targets += [TARGET_SHARES["flow_matching"]] * len(args.checkpoint)
-    for predictor, target, form in zip(labels, targets, forms[1:], strict=True):
+    raw_epoch = config.n_nodes * 1e6 / median_cpu[raw_name]
+    wrapper_own = added[WRAPPER_ONLY]
+    for predictor, target, form in zip(labels, targets, forms[2:], strict=True):
         if target is None:
             continue
         for clock, medians in (("wall-clock", median_wall), ("CPU-time", median_cpu)):
@@ -171,6 +215,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{predictor}-wrapped / raw AEC ({clock}): {share:.3f} "
                 f"(target >= {target:g}: {verdict})"
             )
+        allowed = allowed_added(raw_epoch, target)
+        print(
+            f"  CPU us per epoch: raw env {raw_epoch:,.0f}; a share of {target:g} allows "
+            f"{allowed:,.0f} added, of which the wrapper's own work takes {wrapper_own:,.0f}, "
+            f"leaving {allowed - wrapper_own:,.0f} for the predictor; {predictor} takes "
+            f"{added[form.name] - wrapper_own:,.0f}"
+        )
     print(
         f"raw = {median_wall[raw_name] / config.n_nodes:,.0f} epochs/s; CPU time (process_time) "
         "counts only this process, so it is steadier than wall-clock on a shared machine"

@@ -764,14 +764,16 @@ def test_bad_predictor_output_raises_clear_errors(make: Any, message: str) -> No
 # ---------------------------------------------------------------------------- benchmark
 def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """The throughput script runs with a tiny budget, with extra predictors, and prints both
-    rates and, for each predictor with a target, the share its wrapped env keeps."""
+    rates, the wrapper's own cost and, for each predictor with a target, the share its wrapped
+    env keeps and the CPU time per epoch that share leaves the predictor."""
     argv = ["--quick", "--steps", "240", "--repeats", "1"]
     argv += ["--predictor", "dkf", "--predictor", "flow_matching"]
     argv += ["--checkpoint", str(shipped_checkpoint(WITHOUT_TARGET))]
     assert wrapper_throughput.main(argv) == 0
     out = capsys.readouterr().out
     assert "logical cores" in out
-    for name in ("mara_env.raw_env (AEC)", "+ predictions (wls)", "+ predictions (dkf)"):
+    forms = ("mara_env.raw_env (AEC)", wrapper_throughput.WRAPPER_ONLY, "+ predictions (wls)")
+    for name in (*forms, "+ predictions (dkf)"):
         rate = re.search(re.escape(name) + r"\s+([0-9][0-9,]*)", out)
         assert rate and float(rate.group(1).replace(",", "")) > 0, name
     checkpoint = f"{WITHOUT_TARGET}.pt"
@@ -782,6 +784,18 @@ def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
                 rf"\(target >= {target}: (met|NOT met)\)",
                 out,
             )
+    budgets = re.findall(
+        r"raw env ([0-9,]+); a share of ([0-9.]+) allows ([0-9,]+) added, of which the "
+        r"wrapper's own work takes (-?[0-9,]+), leaving (-?[0-9,]+) for the predictor; (\S+) takes",
+        out,
+    )
+    assert [row[-1] for row in budgets] == ["wls", "flow_matching", checkpoint]
+    for raw, share, allowed, own, left, _ in budgets:
+        raw_us, allowed_us, own_us, left_us = (
+            float(v.replace(",", "")) for v in (raw, allowed, own, left)
+        )
+        assert allowed_us == pytest.approx(raw_us * (1 / float(share) - 1), abs=raw_us * 0.01 + 1)
+        assert left_us == pytest.approx(allowed_us - own_us, abs=1.0)
     assert "dkf-wrapped" not in out
     with pytest.raises(SystemExit):
         wrapper_throughput.main(["--quick", "--predictor", "nope"])
