@@ -35,7 +35,8 @@ trains the target-blind model, e.g. the checkpoint MARA's shipped policy reads::
     python -m benchmarks.train_predictors --model flow_matching --ignore-target --out predictors/checkpoints/flow_matching_without_target.pt
 
 ``--recalibrate CHECKPOINT`` refits a flow-matching checkpoint's spread on the validation curves
-of its own training split and rewrites its card, without training; ``--student-hidden`` distils
+of its own training split, around each task's median sample (the current rule, which keeps the
+point prediction where it was sampled), and rewrites its card, without training; ``--student-hidden`` distils
 into a narrower student (fresh weights) instead of a copy of the teacher.
 """
 
@@ -130,7 +131,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=Path,
         metavar="CHECKPOINT",
         help="flow matching: refit the calibration of this checkpoint on its validation curves "
-        "(the same split as its training) and rewrite its card; no training",
+        "(the same split as its training), centred on each task's median sample, and rewrite "
+        "its card; no training",
     )
     parser.add_argument(
         "--student-hidden",
@@ -307,7 +309,8 @@ def recalibrate(path: Path) -> Path:
     facts = json.loads(card_path(path).read_text())["facts"]
     families = predictor.config.known_families
     _, validation_curves = split_train_curves(default_trace_source(), families, facts["seed"])
-    config, scores = calibrate(predictor.model, predictor.config, validation_curves, facts["seed"])
+    current_rule = replace(predictor.config, spread_centre="median")
+    config, scores = calibrate(predictor.model, current_rule, validation_curves, facts["seed"])
     scored = facts.get("distillation", facts)
     scored["validation"] = scores
     facts["recalibrated_by"] = f"python -m benchmarks.train_predictors --recalibrate {path}"
@@ -360,7 +363,8 @@ def calibrate(
     seed: int,
 ) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
     """The config with its ``spread`` fitted on the validation cases so that every cell's are
-    covered (:func:`predictors.calibration.fit_spread_in_every_cell`), and its scores there
+    covered (:func:`predictors.calibration.fit_spread_in_every_cell`, around the median the
+    config's ``spread_centre`` names), and its scores there
     (median error, coverage before and after, overall and per cell, and milliseconds per
     16 x 16 sampling call)."""
     cases = validation_cases(curves, seed)
@@ -372,15 +376,17 @@ def calibrate(
     families = np.array([h.family for h in histories])
     fractions = np.concatenate([np.full(len(group), group.fraction) for group in cases])
     cells = calibration_cells(families, fractions, truth)
-    spread, by_cell = fit_spread_in_every_cell(raw, truth, cells)
-    calibrated = spread_samples(raw, spread)
+    centre = config.spread_centre
+    spread, by_cell = fit_spread_in_every_cell(raw, truth, cells, centre=centre)
+    calibrated = spread_samples(raw, spread, centre)
     scores = {
         "cases": len(truth),
         "feasible": int(np.isfinite(truth).sum()),
         "sampler": f"{config.solver} x {config.solver_steps}",
         "spread": spread,
         "spread_by_cell": by_cell,
-        "spread_over_every_case": fit_spread(raw, truth),
+        "spread_centre": centre,
+        "spread_over_every_case": fit_spread(raw, truth, centre=centre),
         "median_log_error": round(median_log_ratio_error(calibrated, truth, cap), 4),
         "coverage_80": round(interval_coverage(calibrated, truth), 4),
         "coverage_80_uncalibrated": round(interval_coverage(raw, truth), 4),

@@ -7,12 +7,13 @@ the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`),
 :func:`validation_cases` observes them at several fractions.
 
 :func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
-factor by which each task's samples are spread around their median in log-work
+factor by which each task's samples are spread around their median sample in log-work
 (:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
 :data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_cell` asks it of
-every cell of the validation cases as the prediction benchmark forms its cells
+every cell of the validation cases, formed by the prediction benchmark's rule
 (:func:`calibration_cells`: each family at each observed fraction, and all families pooled at
-each fraction, if the cell has :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases):
+each fraction, if the cell has :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases;
+the validation families include ``synthetic``, which the benchmark does not score):
 one factor for all, the largest of the cells' own, so that no family or stage of training is
 left under-covered by the others' being easy.
 
@@ -34,7 +35,7 @@ from mara_env import get_config
 from mara_env.traces import CurvePool, TraceSource
 from predictors.cases import PredictionCases, draw_tasks, make_cases
 from predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
-from predictors.window_predictor import spread_samples
+from predictors.window_predictor import check_spread_centre, spread_samples
 
 #: Share of each family's train-split curves kept for validation.
 VALIDATION_SHARE = 0.1
@@ -118,7 +119,12 @@ def validation_cases(
     return cases
 
 
-def fit_spread(samples: np.ndarray, truth: np.ndarray, target: float = TARGET_COVERAGE) -> float:
+def fit_spread(
+    samples: np.ndarray,
+    truth: np.ndarray,
+    target: float = TARGET_COVERAGE,
+    centre: str = "median",
+) -> float:
     """The factor of :data:`SPREAD_GRID` whose spread samples' 10-90% interval covers a share
     of ``truth`` closest to ``target`` (the smallest such factor on ties).
 
@@ -126,9 +132,15 @@ def fit_spread(samples: np.ndarray, truth: np.ndarray, target: float = TARGET_CO
         samples: ``(n_cases, n_samples)`` remaining work as sampled (spread 1).
         truth: ``(n_cases,)`` true remaining work (``inf``: never).
         target: The coverage wanted.
+        centre: Around which median the samples are spread
+            (:data:`predictors.window_predictor.SPREAD_CENTRES`).
     """
+    check_spread_centre(centre)
     gaps = [
-        abs(float(np.mean(interval_covered(spread_samples(samples, float(s)), truth))) - target)
+        abs(
+            float(np.mean(interval_covered(spread_samples(samples, float(s), centre), truth)))
+            - target
+        )
         for s in SPREAD_GRID
     ]
     return float(SPREAD_GRID[int(np.argmin(gaps))])
@@ -169,6 +181,7 @@ def fit_spread_in_every_cell(
     truth: np.ndarray,
     cells: Mapping[str, np.ndarray],
     target: float = TARGET_COVERAGE,
+    centre: str = "median",
 ) -> tuple[float, dict[str, float]]:
     """One factor for every case, at which each cell's 10-90% interval covers about ``target``
     or more: the largest of the cells' own factors (:func:`fit_spread` on each cell's cases).
@@ -179,6 +192,7 @@ def fit_spread_in_every_cell(
         cells: Boolean masks of the cases of each cell (e.g. :func:`calibration_cells`); cells
             may overlap.
         target: The coverage wanted.
+        centre: Around which median the samples are spread (as in :func:`fit_spread`).
 
     Returns:
         The factor, and each cell's own.
@@ -200,5 +214,7 @@ def fit_spread_in_every_cell(
             "fit_spread_in_every_cell: no cell to fit the spread to; draw more validation cases "
             f"(a cell needs {MIN_FEASIBLE_CASES} feasible ones)."
         )
-    by_cell = {name: fit_spread(samples[mask], truth[mask], target) for name, mask in cells.items()}
+    by_cell = {
+        name: fit_spread(samples[mask], truth[mask], target, centre) for name, mask in cells.items()
+    }
     return max(by_cell.values()), by_cell

@@ -10,12 +10,13 @@ work of each sample is where it first reaches the target (``inf`` if it does not
 :data:`predictors.curve_windows.MAX_EPOCHS` node-epochs; see
 :class:`predictors.window_predictor.WindowPredictor`).
 
-**Calibration.** The remaining-work samples of each task are spread around their median in
-log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r - ln m)``),
-fitted after training so that the 10-90% interval covers 80% of the outcomes (or more) in
-every cell of family and observed fraction of validation cases from the train split
-(:mod:`predictors.calibration`). Families the
-model was not trained on (``known_families``) read as unknown.
+**Calibration.** The remaining-work samples of each task are spread around their median
+sample in log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r -
+ln m)``; :func:`predictors.window_predictor.spread_samples`), so the point prediction stays
+where it was sampled. The factor is fitted after training so that the 10-90% interval covers
+80% of the outcomes (or more) in every cell of family and observed fraction of validation
+cases from the train split (:mod:`predictors.calibration`). Families the model was not trained
+on (``known_families``) read as unknown.
 
 **The target.** A model whose config has ``reads_target`` (the shipped one) also reads how far
 the target lies below the last loss (:mod:`predictors.curve_windows` says why and what it assumes
@@ -70,7 +71,7 @@ from predictors.curve_windows import (
     context_size,
     encode_contexts,
 )
-from predictors.window_predictor import WindowPredictor
+from predictors.window_predictor import SPREAD_CENTRES, WindowPredictor
 
 SOLVERS = ("euler", "midpoint", "rk4")
 TIME_FEATURES = 8
@@ -141,6 +142,9 @@ class FlowMatchingConfig:
         reads_target: Whether the context holds the gap to the target
             (:func:`predictors.curve_windows.context_size`); checkpoints saved before it existed
             load as ``False``.
+        spread_centre: Around which median ``spread`` acts
+            (:data:`predictors.window_predictor.SPREAD_CENTRES`); checkpoints calibrated before
+            it existed load as ``"finite_median"``.
     """
 
     hidden: int = 128
@@ -151,6 +155,7 @@ class FlowMatchingConfig:
     spread: float = 1.0
     known_families: tuple[str, ...] = FAMILY_NAMES
     reads_target: bool = False
+    spread_centre: str = "median"
 
     def __post_init__(self) -> None:
         if not isinstance(self.reads_target, bool):
@@ -175,6 +180,11 @@ class FlowMatchingConfig:
         if self.solver not in SOLVERS:
             raise ValueError(
                 f"FlowMatchingConfig.solver must be one of {SOLVERS}, got {self.solver!r}."
+            )
+        if self.spread_centre not in SPREAD_CENTRES:
+            raise ValueError(
+                f"FlowMatchingConfig.spread_centre must be one of {SPREAD_CENTRES}, got "
+                f"{self.spread_centre!r}."
             )
 
     def layout(self) -> dict[str, Any]:
@@ -426,7 +436,7 @@ class FlowMatching(WindowPredictor):
                 "spread": config.spread if spread is None else spread,
             }
         )
-        self.spread = self.config.spread
+        self.spread, self.spread_centre = self.config.spread, self.config.spread_centre
         self.model = model.eval()
         self.field = SamplingField(self.model)
 
@@ -440,7 +450,8 @@ class FlowMatching(WindowPredictor):
         """
         path = shipped_checkpoint() if path is None else Path(path)
         state, card = load_checkpoint(path)
-        defaults = asdict(FlowMatchingConfig())
+        # what a card written before a setting existed leaves out, as it then was
+        defaults = {**asdict(FlowMatchingConfig()), "spread_centre": "finite_median"}
         settings = {key: card["config"].get(key, value) for key, value in defaults.items()}
         config = FlowMatchingConfig(**settings)
         check_config(path, card["config"], config.layout())

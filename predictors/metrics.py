@@ -4,7 +4,9 @@ Every function takes predictions as samples, ``samples[i, j]`` = the ``j``-th sa
 work of case ``i`` (``inf``: the target is never reached), and the true remaining work
 ``truth[i]`` (``inf`` for an infeasible case). Work is in curve steps; ``cap[i] >= 1`` bounds
 the work that is scored as a finite amount (the prediction benchmark uses four curve lengths, see
-:mod:`predictors.cases`). Quantiles are sample values (the inverted-CDF rule, as in
+:mod:`predictors.cases`): :func:`score_predictions` and :func:`score_cell` read every sample
+beyond it as "never" (:func:`beyond_cap_as_never`), so that all their scores agree on what a
+prediction of "never" is. Quantiles are sample values (the inverted-CDF rule, as in
 :meth:`predictors.base.RemainingWork.quantiles`): the ``q``-quantile of ``n`` samples is the
 ``ceil(q * n)``-th smallest, so no interpolation ever meets an ``inf``.
 
@@ -33,11 +35,11 @@ Metrics (all pure NumPy):
 
 Intervals (95% by default):
 
-* :func:`bootstrap_median_interval`: percentile-bootstrap interval of a median, ``resamples``
-  resamples of the values with replacement drawn at once (in chunks bounding the memory);
-  quantiles of the resampled medians by the inverted-CDF rule, so both ends are attained medians.
-* :func:`wilson_interval`: Wilson's score interval of a binomial share (coverage), which stays
-  inside ``[0, 1]`` and is sensible at shares near 0 or 1.
+* :func:`bootstrap_median_interval` / :func:`bootstrap_mean_interval`: percentile-bootstrap
+  intervals of a median (errors) and of a mean (a share, e.g. coverage), ``resamples`` resamples
+  drawn at once (in chunks bounding the memory). Given ``groups`` (the prediction benchmark
+  passes each case's curve), whole groups are resampled: cases drawn from one curve are not
+  independent, and an interval that resampled them one by one would be too narrow.
 
 :func:`score_predictions` computes all point scores for one batch; :func:`score_cell` adds the
 intervals and the "never" shares.
@@ -54,8 +56,8 @@ Example:
 
 from __future__ import annotations
 
-import math
-from statistics import NormalDist
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -332,10 +334,25 @@ def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> f
     return float(np.mean((probability - outcome) ** 2))
 
 
+def beyond_cap_as_never(samples: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``samples`` with every value beyond its case's ``cap`` replaced by ``inf`` ("never").
+
+    A finite prediction past the cap scores as "never" in the error and the CRPS (they clip at
+    the cap); reading it as "never" everywhere lets the "never" probability, the coverage of an
+    infeasible case and the "never" shares agree with them.
+
+    Example:
+        >>> beyond_cap_as_never(np.array([[5.0, 500.0, np.inf]]), np.array([400.0])).tolist()
+        [[5.0, inf, inf]]
+    """
+    return np.where(samples > cap[:, None], np.inf, samples)
+
+
 def score_predictions(
     samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, budget: np.ndarray
 ) -> dict[str, float]:
-    """Every metric of this module for one batch of cases.
+    """Every metric of this module for one batch of cases, samples beyond ``cap`` read as
+    "never" (:func:`beyond_cap_as_never`).
 
     Keys: ``cases``, ``feasible_cases``, ``infeasible_cases``, ``median_log_error`` and
     ``median_log_ratio`` (feasible cases),
@@ -348,6 +365,7 @@ def score_predictions(
     truth = _check_truth(truth, len(samples), "score_predictions")
     if len(samples) == 0:
         raise MetricInputError("score_predictions: there are no cases to score.")
+    samples = beyond_cap_as_never(samples, _check_cap(cap, len(samples), "score_predictions"))
     infeasible = np.isinf(truth)
     return {
         "cases": float(len(samples)),
@@ -373,19 +391,24 @@ def bootstrap_median_interval(
     values: np.ndarray,
     rng: np.random.Generator,
     *,
+    groups: np.ndarray | None = None,
     resamples: int = BOOTSTRAP_RESAMPLES,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
     """Percentile-bootstrap ``confidence`` interval of the median of ``values``.
 
-    Draws ``resamples`` resamples of ``len(values)`` values with replacement (one
-    ``rng.integers`` call per chunk), takes each one's median, and returns the
-    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of those medians (inverted-CDF
-    rule). The draws depend only on ``rng`` and ``len(values)``: scores of several predictors on
-    the same cases, bootstrapped from equally seeded generators, are resampled alike.
+    Each of ``resamples`` resamples draws, with replacement, as many groups as there are
+    (``groups[i]`` labels value ``i``; by default every value is its own group) and takes every
+    value of the groups drawn; the interval is the ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` quantiles of the resamples' medians (inverted-CDF rule). Values
+    that share a group (cases drawn from one curve) are not independent, and resampling them
+    together keeps the interval from claiming more confidence than they carry. The draws
+    depend only on ``rng`` and the number of groups: scores of several predictors on the same
+    cases, bootstrapped from equally seeded generators, are resampled alike.
 
     Raises:
-        MetricInputError: For empty or non-finite values, ``resamples < 1`` or a bad confidence.
+        MetricInputError: For empty or non-finite values, groups of another length,
+            ``resamples < 1`` or a bad confidence.
 
     Example:
         >>> bootstrap_median_interval(np.array([2.0, 2.0, 2.0]), np.random.default_rng(0))
@@ -394,61 +417,107 @@ def bootstrap_median_interval(
         >>> bool(40 < low < 50 < high < 60)
         True
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
-        raise MetricInputError(
-            "bootstrap_median_interval: values must be a non-empty 1-d array of finite numbers."
-        )
-    if not (isinstance(resamples, int) and resamples >= 1):
-        raise MetricInputError(
-            f"bootstrap_median_interval: resamples must be an int >= 1, got {resamples!r}."
-        )
-    _check_confidence(confidence, "bootstrap_median_interval")
-    n = values.size
-    chunk = max(1, _BOOTSTRAP_CHUNK_VALUES // n)
-    medians = np.empty(resamples)
-    for start in range(0, resamples, chunk):
-        count = min(chunk, resamples - start)
-        medians[start : start + count] = np.median(values[rng.integers(n, size=(count, n))], axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(medians, [tail, 1.0 - tail], method="inverted_cdf")
-    return float(low), float(high)
+    values = _check_bootstrap_values(values, "bootstrap_median_interval")
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+
+    def medians(weights: np.ndarray) -> np.ndarray:
+        # the median of each resample, its values taken ``weights[r, i]`` times: the mean of
+        # its ``ceil(w / 2)``-th and ``(floor(w / 2) + 1)``-th smallest, as ``np.median`` has it
+        counts = np.cumsum(weights[:, order], axis=1)
+        total = counts[:, -1:]
+        low = np.sum(counts < (total + 1) // 2, axis=1)
+        high = np.sum(counts < total // 2 + 1, axis=1)
+        return 0.5 * (ordered[low] + ordered[high])
+
+    return _bootstrap_interval(
+        values.size, groups, rng, medians, resamples, confidence, "bootstrap_median_interval"
+    )
 
 
-def wilson_interval(
-    successes: int, trials: int, confidence: float = CONFIDENCE
+def bootstrap_mean_interval(
+    values: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    groups: np.ndarray | None = None,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Wilson's score interval of the share ``successes / trials``.
-
-    ``(p + z^2 / 2n -/+ z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n)`` with ``z`` the
-    standard normal quantile at ``(1 + confidence) / 2``; ``(nan, nan)`` for no trials.
+    """Percentile-bootstrap ``confidence`` interval of the mean of ``values`` (e.g. a share of
+    covered cases), resampled as :func:`bootstrap_median_interval` resamples.
 
     Raises:
-        MetricInputError: If the counts are not ints with ``0 <= successes <= trials``.
+        MetricInputError: As :func:`bootstrap_median_interval`.
 
     Example:
-        >>> [round(end, 3) for end in wilson_interval(8, 10)]
-        [0.49, 0.943]
+        >>> covered = np.array([1.0, 1.0, 0.0, 0.0] * 25)
+        >>> low, high = bootstrap_mean_interval(covered, np.random.default_rng(0))
+        >>> bool(0.35 < low < 0.5 < high < 0.65)
+        True
+        >>> by_pair = np.arange(100) // 2  # pairs of equal values: half the evidence
+        >>> low_pairs, high_pairs = bootstrap_mean_interval(
+        ...     covered, np.random.default_rng(0), groups=by_pair)
+        >>> bool(high_pairs - low_pairs > high - low)
+        True
     """
-    if not (
-        isinstance(successes, (int, np.integer))
-        and isinstance(trials, (int, np.integer))
-        and 0 <= successes <= trials
-    ):
-        raise MetricInputError(
-            f"wilson_interval: need ints 0 <= successes <= trials, got {successes!r}, {trials!r}."
-        )
-    _check_confidence(confidence, "wilson_interval")
-    if trials == 0:
-        return float("nan"), float("nan")
-    z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
-    share = successes / trials
-    centre = share + z * z / (2 * trials)
-    spread = z * math.sqrt(share * (1.0 - share) / trials + z * z / (4 * trials * trials))
-    scale = 1.0 + z * z / trials
-    low = 0.0 if successes == 0 else (centre - spread) / scale  # exact ends, no rounding residue
-    high = 1.0 if successes == trials else (centre + spread) / scale
-    return low, high
+    values = _check_bootstrap_values(values, "bootstrap_mean_interval")
+
+    def means(weights: np.ndarray) -> np.ndarray:
+        return (weights @ values) / weights.sum(axis=1)
+
+    return _bootstrap_interval(
+        values.size, groups, rng, means, resamples, confidence, "bootstrap_mean_interval"
+    )
+
+
+def _check_bootstrap_values(values: np.ndarray, where: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
+        raise MetricInputError(f"{where}: values must be a non-empty 1-d array of finite numbers.")
+    return values
+
+
+def _bootstrap_interval(
+    n_values: int,
+    groups: np.ndarray | None,
+    rng: np.random.Generator,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    resamples: int,
+    confidence: float,
+    where: str,
+) -> tuple[float, float]:
+    """The percentile interval of ``statistic`` over resamples of whole groups.
+
+    ``statistic`` maps ``(count, n_values)`` weights (how often each value is taken in each
+    resample) to the ``count`` resamples' statistics. Groups are drawn by one
+    ``rng.integers(n_groups, size=(count, n_groups))`` call per chunk.
+    """
+    if groups is None:
+        group_of = np.arange(n_values)
+    else:
+        labels = np.asarray(groups)
+        if labels.shape != (n_values,):
+            raise MetricInputError(
+                f"{where}: groups must label each of the {n_values} values, got shape "
+                f"{labels.shape}."
+            )
+        group_of = np.unique(labels, return_inverse=True)[1].reshape(-1)
+    if not (isinstance(resamples, int) and resamples >= 1):
+        raise MetricInputError(f"{where}: resamples must be an int >= 1, got {resamples!r}.")
+    _check_confidence(confidence, where)
+    n_groups = int(group_of.max()) + 1
+    chunk = max(1, _BOOTSTRAP_CHUNK_VALUES // max(n_groups, n_values))
+    statistics = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        count = min(chunk, resamples - start)
+        drawn = rng.integers(n_groups, size=(count, n_groups))
+        offsets = (np.arange(count) * n_groups)[:, None]
+        group_counts = np.bincount((drawn + offsets).ravel(), minlength=count * n_groups)
+        weights = group_counts.reshape(count, n_groups)[:, group_of].astype(np.float64)
+        statistics[start : start + count] = statistic(weights)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(statistics, [tail, 1.0 - tail], method="inverted_cdf")
+    return float(low), float(high)
 
 
 def median_says_never(samples: np.ndarray) -> np.ndarray:
@@ -488,20 +557,24 @@ def score_cell(
     beyond: np.ndarray,
     rng: np.random.Generator,
     *,
+    groups: np.ndarray | None = None,
     resamples: int = BOOTSTRAP_RESAMPLES,
     confidence: float = CONFIDENCE,
 ) -> dict[str, float]:
     """:func:`score_predictions` plus intervals and "never" shares for one cell of cases.
 
     Adds ``median_log_error_low`` / ``_high`` (:func:`bootstrap_median_interval` of the feasible
-    cases' errors, drawn from ``rng``; NaN without feasible cases), ``coverage_80_low`` /
-    ``_high`` (:func:`wilson_interval` over all cases), and, among feasible cases, the share whose
-    median is "never" and their count, before (``never_before``, ``never_before_cases``) and after
-    (``never_after``, ``never_after_cases``) a point: ``beyond[i]`` says the target of case ``i``
-    is first reached after it.
+    cases' errors; NaN without feasible cases), ``coverage_80_low`` / ``_high``
+    (:func:`bootstrap_mean_interval` of whether each case is covered), both resampling whole
+    ``groups`` (e.g. each case's curve; default: each case alone) with draws from ``rng``, and,
+    among feasible cases, the share whose median is "never" and their count, before
+    (``never_before``, ``never_before_cases``) and after (``never_after``,
+    ``never_after_cases``) a point: ``beyond[i]`` says the target of case ``i`` is first reached
+    after it. Samples beyond ``cap`` read as "never" throughout.
 
     Raises:
-        MetricInputError: As :func:`score_predictions`, or for a bad ``beyond`` mask.
+        MetricInputError: As :func:`score_predictions`, or for a bad ``beyond`` mask or
+            ``groups``.
 
     Example:
         >>> samples = np.array([[9.0, 10.0, 11.0], [np.inf] * 3, [5.0, np.inf, np.inf]])
@@ -512,6 +585,7 @@ def score_cell(
         (2.0, 0.0, 1.0)
     """
     scores = score_predictions(samples, truth, cap, budget)
+    samples = beyond_cap_as_never(samples, np.asarray(cap, dtype=np.float64))
     beyond = np.asarray(beyond)
     feasible = np.isfinite(np.asarray(truth, dtype=np.float64))
     if beyond.dtype != np.bool_ or beyond.shape != feasible.shape:
@@ -519,14 +593,22 @@ def score_cell(
             f"score_cell: beyond must be a boolean mask of shape {feasible.shape}, got "
             f"{beyond.dtype} of shape {beyond.shape}."
         )
+    if groups is not None and np.shape(groups) != feasible.shape:
+        raise MetricInputError(
+            f"score_cell: groups must label each of the {feasible.size} cases, got shape "
+            f"{np.shape(groups)}."
+        )
     errors = log_ratio_errors(samples, truth, cap)[feasible]
+    settings: dict[str, Any] = {"resamples": resamples, "confidence": confidence}
     low, high = (
-        bootstrap_median_interval(errors, rng, resamples=resamples, confidence=confidence)
+        bootstrap_median_interval(
+            errors, rng, groups=None if groups is None else np.asarray(groups)[feasible], **settings
+        )
         if errors.size
         else (float("nan"), float("nan"))
     )
-    covered = interval_covered(samples, truth, INTERVAL_LEVEL)
-    coverage_low, coverage_high = wilson_interval(int(covered.sum()), len(covered), confidence)
+    covered = interval_covered(samples, truth, INTERVAL_LEVEL).astype(np.float64)
+    coverage_low, coverage_high = bootstrap_mean_interval(covered, rng, groups=groups, **settings)
     before, before_cases = never_share(samples, feasible & ~beyond)
     after, after_cases = never_share(samples, feasible & beyond)
     return {

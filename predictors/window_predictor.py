@@ -31,6 +31,11 @@ from numba import njit
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
 from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_level
 
+#: Centres of :func:`spread_samples`: ``"median"``, the row's median sample (the prediction's
+#: point, which spreading then never moves); ``"finite_median"``, the median of the row's finite
+#: positive samples (the rule of checkpoints calibrated before the centre was recorded).
+SPREAD_CENTRES = ("median", "finite_median")
+
 
 class WindowPredictor(ABC):
     """Base of predictors that sample future windows.
@@ -38,10 +43,12 @@ class WindowPredictor(ABC):
     Attributes:
         spread: Calibration factor of each task's remaining-work samples around their median
             in log-work (:func:`spread_samples`); 1 keeps them as sampled.
+        spread_centre: Which median (:data:`SPREAD_CENTRES`).
     """
 
     name: str
     spread: float = 1.0
+    spread_centre: str = "median"
 
     @abstractmethod
     def sample_log_windows(
@@ -67,7 +74,8 @@ class WindowPredictor(ABC):
         log_gap = np.log(np.fromiter((h.loss[-1] / h.target for h in histories), np.float64, n))
         speed = np.fromiter((h.speed for h in histories), np.float64, n)
         samples = np.empty((n, n_samples))
-        _remaining_work_compiled(windows, log_gap, speed, float(self.spread), samples)
+        on_median = check_spread_centre(self.spread_centre) == "median"
+        _remaining_work_compiled(windows, log_gap, speed, float(self.spread), on_median, samples)
         return RemainingWork(samples)
 
     def sample_trajectories(
@@ -95,49 +103,75 @@ class WindowPredictor(ABC):
         return relative + last[:, None, None]
 
 
-def spread_samples(samples: np.ndarray, spread: float) -> np.ndarray:
-    """Each row's positive finite samples spread around the row's median in log-work.
+def spread_samples(samples: np.ndarray, spread: float, centre: str = "median") -> np.ndarray:
+    """Each row's positive finite samples spread around a centre in log-work.
 
-    ``ln r' = ln m + spread * (ln r - ln m)`` with ``m`` the median of the row's positive
-    finite samples; ``inf`` ("never") and 0 (target reached) stay as they are, so the share of
-    "never" is unchanged. A unit-free rule: scaling every sample scales the result.
+    ``ln r' = ln c + spread * (ln r - ln c)``. With ``centre="median"``, ``c`` is the row's
+    median sample (its ``ceil(n / 2)``-th smallest, the point prediction of
+    :meth:`predictors.base.RemainingWork.quantiles` and of the metrics) if that is finite and
+    positive, so spreading widens or narrows the intervals and never moves the point; if the
+    median is "never" or 0, which no spread changes, ``c`` is the median of the positive finite
+    samples. With ``centre="finite_median"`` it is always the latter (a rule that moves the
+    point whenever some samples are "never"). ``inf`` ("never") and 0 (target reached) stay as
+    they are, so the share of "never" is unchanged. A unit-free rule: scaling every sample
+    scales the result.
 
     Example:
         >>> spread_samples(np.array([[1.0, 4.0, 16.0, np.inf]]), 0.5).round(9).tolist()
         [[2.0, 4.0, 8.0, inf]]
+        >>> row = np.array([[1.0, 4.0, 16.0, np.inf, np.inf]])  # median sample: 16
+        >>> spread_samples(row, 0.5).round(9).tolist()
+        [[4.0, 8.0, 16.0, inf, inf]]
+        >>> spread_samples(row, 0.5, centre="finite_median").round(9).tolist()
+        [[2.0, 4.0, 8.0, inf, inf]]
     """
+    on_median = check_spread_centre(centre) == "median"
     if spread == 1.0 or samples.size == 0:
         return samples
     spread_out = np.empty(samples.shape)
-    _spread_compiled(np.asarray(samples, dtype=np.float64), float(spread), spread_out)
+    _spread_compiled(np.asarray(samples, dtype=np.float64), float(spread), on_median, spread_out)
     return spread_out
 
 
+def check_spread_centre(centre: str) -> str:
+    """``centre`` if it is one of :data:`SPREAD_CENTRES`; otherwise a ``ValueError`` saying so."""
+    if centre not in SPREAD_CENTRES:
+        raise ValueError(f"spread centre must be one of {SPREAD_CENTRES}, got {centre!r}.")
+    return centre
+
+
 @njit(cache=True)
-def _spread_compiled(samples: np.ndarray, spread: float, out: np.ndarray) -> None:
+def _spread_compiled(samples: np.ndarray, spread: float, on_median: bool, out: np.ndarray) -> None:
     """Write :func:`spread_samples` of each row of ``samples`` into ``out``."""
     logs = np.empty(samples.shape[1])
     for row in range(samples.shape[0]):
-        _spread_row(samples[row], spread, logs, out[row])
+        _spread_row(samples[row], spread, on_median, logs, out[row])
 
 
 @njit(cache=True)
 def _remaining_work_compiled(
-    windows: np.ndarray, log_gap: np.ndarray, speed: np.ndarray, spread: float, out: np.ndarray
+    windows: np.ndarray,
+    log_gap: np.ndarray,
+    speed: np.ndarray,
+    spread: float,
+    on_median: bool,
+    out: np.ndarray,
 ) -> None:
     """Write each task's remaining-work samples into its row of ``out``: where each of its
     ``(n_tasks, n_samples, WINDOW_SIZE)`` windows reaches its ``log_gap``, times its speed,
-    spread around the row's median (:func:`spread_samples`; not if ``spread`` is 1)."""
+    spread around the row's centre (:func:`spread_samples`; not if ``spread`` is 1)."""
     logs = np.empty(out.shape[1])
     for task in range(out.shape[0]):
         for sample in range(out.shape[1]):
             out[task, sample] = epochs_to_level(windows[task, sample], log_gap[task]) * speed[task]
         if spread != 1.0:
-            _spread_row(out[task], spread, logs, out[task])
+            _spread_row(out[task], spread, on_median, logs, out[task])
 
 
 @njit(cache=True)
-def _spread_row(samples: np.ndarray, spread: float, logs: np.ndarray, out: np.ndarray) -> None:
+def _spread_row(
+    samples: np.ndarray, spread: float, on_median: bool, logs: np.ndarray, out: np.ndarray
+) -> None:
     """Write :func:`spread_samples` of one row into ``out`` (which may be ``samples``); ``logs``
     is scratch space of the row's length."""
     count = 0
@@ -150,8 +184,18 @@ def _spread_row(samples: np.ndarray, spread: float, logs: np.ndarray, out: np.nd
     if count == 0:
         return
     ordered = np.sort(logs[:count])
-    median = 0.5 * (ordered[(count - 1) // 2] + ordered[count // 2])
+    centre = 0.5 * (ordered[(count - 1) // 2] + ordered[count // 2])
+    if on_median:
+        # the row's median sample, the ceil(n / 2)-th smallest: below it lie the zeros, then the
+        # positive finite samples in order, then the "never"s
+        rank = (samples.shape[0] + 1) // 2 - 1
+        zeros = 0
+        for column in range(samples.shape[0]):
+            if samples[column] == 0.0:
+                zeros += 1
+        if zeros <= rank < zeros + count:
+            centre = ordered[rank - zeros]
     for column in range(samples.shape[0]):
         value = samples[column]
         if np.isfinite(value) and value > 0.0:
-            out[column] = np.exp(median + spread * (np.log(value) - median))
+            out[column] = np.exp(centre + spread * (np.log(value) - centre))

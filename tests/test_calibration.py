@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mara_env.sources import default_trace_source
+from predictors.base import TaskHistory
 from predictors.calibration import (
     CurveSubset,
     calibration_cells,
@@ -14,8 +17,19 @@ from predictors.calibration import (
     split_train_curves,
     validation_cases,
 )
-from predictors.metrics import interval_coverage
-from predictors.window_predictor import spread_samples
+from predictors.curve_windows import FUTURE_EPOCHS
+from predictors.metrics import interval_coverage, sample_quantiles
+from predictors.window_predictor import WindowPredictor, spread_samples
+
+
+class SteadySlopes(WindowPredictor):
+    """Windows falling at a random steady rate per sample (a rate of 0 never gets there)."""
+
+    name = "steady_slopes"
+
+    def sample_log_windows(self, histories, n_samples, rng):
+        rates = rng.choice([0.0, 0.01, 0.03, 0.1, 0.3], size=(len(histories), n_samples, 1))
+        return -rates * FUTURE_EPOCHS
 
 
 def test_validation_curves_are_a_disjoint_share_of_the_train_split() -> None:
@@ -67,6 +81,48 @@ def test_spreading_keeps_medians_never_and_zero() -> None:
     assert spread[0, 0] == 0.0 and np.isinf(spread[0, 4]) and np.isinf(spread[1]).all()
     assert spread[0, 2] == pytest.approx(8.0)
     assert spread[0, 1] == pytest.approx(8.0 * 4.0**-1.5)
+
+
+@given(
+    st.lists(
+        st.one_of(st.just(0.0), st.just(np.inf), st.floats(1e-3, 1e6)), min_size=1, max_size=40
+    ),
+    st.floats(0.2, 4.0),
+)
+@settings(max_examples=300, deadline=None)
+def test_spreading_around_the_median_sample_never_moves_it(values: list, factor: float) -> None:
+    samples = np.array([values])
+    spread = spread_samples(samples, factor)
+    np.testing.assert_allclose(sample_quantiles(spread, 0.5), sample_quantiles(samples, 0.5))
+    ordered = spread[0][np.argsort(samples[0], kind="stable")]
+    assert np.all(ordered[1:] >= ordered[:-1])  # the samples keep their order
+    untouched = (samples == 0.0) | np.isinf(samples)
+    assert np.array_equal(spread[untouched], samples[untouched])
+
+
+def test_the_finite_median_centre_moves_the_point_when_samples_say_never() -> None:
+    samples = np.array([[1.0, 4.0, 16.0, np.inf, np.inf]])  # the median sample is 16
+    assert sample_quantiles(spread_samples(samples, 2.0), 0.5) == pytest.approx([16.0])
+    moved = spread_samples(samples, 2.0, centre="finite_median")  # around 4, the finite median
+    assert sample_quantiles(moved, 0.5) == pytest.approx([64.0])
+    with pytest.raises(ValueError, match="spread centre must be one of"):
+        spread_samples(samples, 2.0, centre="mean")
+    with pytest.raises(ValueError, match="spread centre must be one of"):
+        fit_spread(samples, np.ones(1), centre="mean")
+
+
+@pytest.mark.parametrize("centre", ["median", "finite_median"])
+def test_predictions_are_spread_as_spread_samples_spreads_them(centre: str) -> None:
+    histories = [
+        TaskHistory(np.array([0.0, 2.0]), np.array([1.0, 0.9]), target=target)
+        for target in (0.8, 0.5, 0.2)
+    ]
+    predictor = SteadySlopes()
+    raw = predictor.predict(histories, 33, np.random.default_rng(0)).samples
+    assert np.isinf(raw).any() and np.isfinite(raw).any()
+    predictor.spread, predictor.spread_centre = 2.0, centre
+    spread = predictor.predict(histories, 33, np.random.default_rng(0)).samples
+    np.testing.assert_allclose(spread, spread_samples(raw, 2.0, centre))
 
 
 def test_the_fitted_spread_reaches_the_target_coverage() -> None:

@@ -225,7 +225,14 @@ def test_shipped_checkpoint_loads_and_predicts() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", [{"hidden": 0}, {"solver": "dopri5"}, {"log_scale": -1.0}, {"solver_steps": 1.5}]
+    "bad",
+    [
+        {"hidden": 0},
+        {"solver": "dopri5"},
+        {"log_scale": -1.0},
+        {"solver_steps": 1.5},
+        {"spread_centre": "mean"},
+    ],
 )
 def test_bad_configs_raise(bad: dict) -> None:
     with pytest.raises(ValueError, match="FlowMatchingConfig"):
@@ -260,12 +267,16 @@ def test_recalibration_rewrites_the_card_and_keeps_the_weights(tmp_path) -> None
     weights = out.read_bytes()
     card = json.loads(card_path(out).read_text())
     card["config"]["spread"] = 3.0
+    del card["config"]["spread_centre"]  # calibrated before the centre was recorded
     card_path(out).write_text(json.dumps(card))
+    assert FlowMatching.load(out).spread_centre == "finite_median"
     train_predictors.main(["--recalibrate", str(out)])
     rewritten = json.loads(card_path(out).read_text())
     assert out.read_bytes() == weights and rewritten["sha256"] == card["sha256"]
     assert rewritten["config"]["spread"] != 3.0 and "recalibrated_by" in rewritten["facts"]
-    assert FlowMatching.load(out).spread == rewritten["config"]["spread"]
+    recalibrated = FlowMatching.load(out)
+    assert recalibrated.spread == rewritten["config"]["spread"]
+    assert recalibrated.spread_centre == rewritten["config"]["spread_centre"] == "median"
 
 
 def test_trajectories_are_the_sampled_windows_at_their_offsets(trivial_model: FlowMatching) -> None:
@@ -529,3 +540,14 @@ def test_the_shipped_models_say_whether_they_read_the_target() -> None:
     reading, blind = make_predictor("flow_matching"), make_predictor("flow_matching_without_target")
     assert (reading.name, reading.config.reads_target) == ("flow_matching", True)
     assert (blind.name, blind.config.reads_target) == ("flow_matching_without_target", False)
+
+
+def test_the_shipped_models_spread_around_the_median_they_were_calibrated_on() -> None:
+    """``flow_matching`` and its held-out versions keep their point predictions where sampled;
+    the target-blind model keeps the rule it was calibrated with (MARA's policy reads it)."""
+    assert FlowMatching.load().spread_centre == "median"
+    for family in ("rl", "tabular", "vision"):
+        held_out = train_predictors.held_out_checkpoint(family)
+        assert FlowMatching.load(held_out).spread_centre == "median"
+    blind = FlowMatching.load(shipped_checkpoint("flow_matching_without_target"))
+    assert blind.spread_centre == "finite_median"
