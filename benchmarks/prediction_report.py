@@ -56,9 +56,9 @@ class Table:
 
 
 TABLES = (
-    Table("median_log_error", "Remaining-work error", "median |ln(pred / true)| on feasible cases, with its 95% bootstrap interval (cases resampled); lower is better", ".2f", interval=True),
+    Table("median_log_error", "Remaining-work error", "median |ln(pred / true)| on feasible cases, with its 95% bootstrap interval (curves resampled, with all their cases); lower is better", ".2f", interval=True),
     Table("median_log_ratio", "Remaining-work bias", "median ln(pred / true) on feasible cases: above 0 the median predicts more work than was needed (pessimistic), below 0 less (optimistic)", "+.2f"),
-    Table("coverage_80", "80% interval coverage", "share of outcomes inside the 10-90% sample interval, with its 95% Wilson interval; nominal 0.785 at 64 samples", ".2f", interval=True),
+    Table("coverage_80", "80% interval coverage", "share of outcomes inside the 10-90% sample interval, with its 95% bootstrap interval (curves resampled); nominal 0.785 at 64 samples", ".2f", interval=True),
     Table("crps_log", "CRPS", "of ln(1 + min(work, cap)), mean over cases; lower is better", ".3f"),
     Table("infeasibility_auc", "Infeasibility AUC", "ROC AUC of P(never) for infeasible tasks; 0.5 is chance", ".3f"),
     Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),

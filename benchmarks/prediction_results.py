@@ -9,9 +9,10 @@ whose key is already in the file is not run again; a row that other code or weig
 never reused.
 
 Every row samples from its own generator, seeded by the seed, predictor and cell
-(:meth:`RowKey.rng`), so its figures do not depend on which other rows run. The bootstrap of its
-median error draws from a generator seeded by the cell alone (:meth:`RowKey.bootstrap_rng`):
-every predictor's errors on a cell are resampled alike.
+(:meth:`RowKey.rng`), so its figures do not depend on which other rows run. The bootstraps of
+its median error and coverage resample whole curves (a curve's cases are not independent) and
+draw from a generator seeded by the cell alone (:meth:`RowKey.bootstrap_rng`): every
+predictor's scores on a cell are resampled alike.
 
 Example:
     >>> key = RowKey("wls", "test", "rl", 0.2, 0, 64, 4, "abc", "none")
@@ -270,7 +271,16 @@ def evaluate_row(
     samples = np.concatenate(parts)
     cases = cell_cases.cases
     beyond = np.array([task.crossed_late for task in cases.tasks], dtype=bool)
-    scores = score_cell(samples, cases.truth, cases.cap, cases.budget, beyond, key.bootstrap_rng())
+    curves = np.array([f"{task.family}/{task.curve_id}" for task in cases.tasks])
+    scores = score_cell(
+        samples,
+        cases.truth,
+        cases.cap,
+        cases.budget,
+        beyond,
+        key.bootstrap_rng(),
+        groups=curves,
+    )
     scores["latency_ms"] = measure_latency_ms(
         versions[0].predictor, latency_cases(cases), latency_repeats
     )

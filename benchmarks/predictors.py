@@ -16,11 +16,12 @@ unless already done); :mod:`benchmarks.prediction_protocols` defines them:
 * ``shift``: every task on its curve at twice the resolution (``resolution_x2``: speed doubled)
   or twice the length (``duration_x2``: deadline doubled), :mod:`predictors.shifted_curves`.
 
-Scores per cell (:mod:`predictors.metrics`): cases, feasible cases; median
-``|ln(c(median) / c(truth))|`` over feasible cases (``c`` clips to ``[1, cap]`` curve steps, a
-"never" median scores ``ln(cap / c(truth))``) with a 95% bootstrap interval; the 10-90% interval
-coverage with its 95% Wilson interval (nominal 0.785 with 64 samples; "never" is covered iff the
-90% quantile is never); CRPS of ``ln(1 + min(work, cap))``; the infeasibility AUC of P(never); the
+Scores per cell (:mod:`predictors.metrics`; samples beyond ``cap`` read as "never"): cases,
+feasible cases; median ``|ln(c(median) / c(truth))|`` over feasible cases (``c`` clips to ``[1,
+cap]`` curve steps, a "never" median scores ``ln(cap / c(truth))``) with a 95% bootstrap
+interval; the 10-90% interval coverage with its 95% bootstrap interval (nominal 0.785 with 64
+samples; "never" is covered iff the 90% quantile is never; both bootstraps resample whole
+curves, since a curve's cases are not independent); CRPS of ``ln(1 + min(work, cap))``; the infeasibility AUC of P(never); the
 Brier score of P(reaching the target by the deadline at one node); the share of reachable targets
 predicted "never", before and after the recorded curve's last point; and ``latency_ms``, the
 median wall time of one ``predict`` call for one epoch's worth of tasks (16 of the cell's cases,

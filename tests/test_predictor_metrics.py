@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from predictors.metrics import (
     MetricInputError,
+    beyond_cap_as_never,
+    bootstrap_mean_interval,
     bootstrap_median_interval,
     brier_score,
     crps_log_work,
@@ -29,7 +31,6 @@ from predictors.metrics import (
     sample_quantiles,
     score_cell,
     score_predictions,
-    wilson_interval,
 )
 
 # Work values with ties and "never": small integers, some large, some inf.
@@ -373,14 +374,42 @@ def test_the_bootstrap_is_seeded_chunked_and_checked() -> None:
         bootstrap_median_interval(values, np.random.default_rng(0), resamples=0)
 
 
-def test_wilson_intervals_have_their_known_values() -> None:
-    assert [round(end, 4) for end in wilson_interval(8, 10)] == [0.4902, 0.9433]
-    low, high = wilson_interval(0, 20)
-    assert low == 0.0 and round(high, 4) == 0.1611
-    assert wilson_interval(20, 20)[1] == 1.0
-    assert all(math.isnan(end) for end in wilson_interval(0, 0))
-    with pytest.raises(MetricInputError, match="successes <= trials"):
-        wilson_interval(3, 2)
+def test_the_mean_bootstrap_equals_resampling_the_values_directly() -> None:
+    values = np.random.default_rng(2).integers(0, 2, size=57).astype(float)
+    draws = np.random.default_rng(9).integers(57, size=(500, 57))
+    expected = np.quantile(values[draws].mean(axis=1), [0.025, 0.975], method="inverted_cdf")
+    interval = bootstrap_mean_interval(values, np.random.default_rng(9), resamples=500)
+    assert interval == pytest.approx(tuple(expected))
+
+
+@pytest.mark.parametrize("interval", [bootstrap_median_interval, bootstrap_mean_interval])
+def test_a_grouped_bootstrap_resamples_whole_groups(interval) -> None:  # type: ignore[no-untyped-def]
+    distinct = np.random.default_rng(3).exponential(size=9)
+    copies = np.repeat(distinct, 3)  # each curve's three cases agree
+    groups = np.repeat([f"curve {i}" for i in range(9)], 3)
+    by_curve = interval(copies, np.random.default_rng(4), groups=groups)
+    # three copies of a curve carry one curve's evidence: as wide as the curves alone
+    assert by_curve == pytest.approx(interval(distinct, np.random.default_rng(4)))
+    low, high = by_curve
+    case_low, case_high = interval(copies, np.random.default_rng(4))  # as if independent
+    assert high - low > case_high - case_low
+    with pytest.raises(MetricInputError, match="groups must label each"):
+        interval(copies, np.random.default_rng(4), groups=groups[:-1])
+
+
+def test_samples_beyond_the_cap_say_never_in_every_score() -> None:
+    cap = np.full(4, 400.0)
+    truth = np.array([10.0, 20.0, np.inf, np.inf])
+    far = np.array([[10.0] * 4, [20.0] * 4, [1e6] * 4, [1e6, 1e6, 5.0, 5.0]])
+    assert np.isinf(beyond_cap_as_never(far, cap)[2:, :2]).all()
+    as_never = np.where(far > 400.0, np.inf, far)
+    scores = score_cell(far, truth, cap, np.full(4, 50.0), np.zeros(4, dtype=bool),
+                        np.random.default_rng(0))  # fmt: skip
+    same = score_cell(as_never, truth, cap, np.full(4, 50.0), np.zeros(4, dtype=bool),
+                      np.random.default_rng(0))  # fmt: skip
+    np.testing.assert_equal(scores, same)
+    assert interval_coverage(far, truth) == 0.5  # read as finite, the infeasible cases miss
+    assert scores["coverage_80"] == 1.0 and scores["infeasibility_auc"] == 1.0
 
 
 def test_never_shares_count_median_nevers_among_the_chosen_cases() -> None:
