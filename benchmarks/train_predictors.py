@@ -36,8 +36,9 @@ trains the target-blind model, e.g. the checkpoint MARA's shipped policy reads::
 
 ``--recalibrate CHECKPOINT`` refits a flow-matching checkpoint's spread on the validation curves
 of its own training split, around each task's median sample (the current rule, which keeps the
-point prediction where it was sampled), and rewrites its card, without training; ``--student-hidden`` distils
-into a narrower student (fresh weights) instead of a copy of the teacher.
+point prediction where it was sampled), and rewrites its card, without training;
+``--student-hidden`` distils into a narrower student (fresh weights) instead of a copy of the
+teacher.
 """
 
 from __future__ import annotations
