@@ -15,7 +15,7 @@ protocol        sets                         scored by
 ``held_out``    as ``test``                  for the tasks of family F, each predictor's version
                                              that never saw F in training
                                              (:class:`PredictorBank`); histories name the family
-                                             :data:`predictors.curve_windows.UNKNOWN_FAMILY`, so no model
+                                             :data:`predictors.base.UNKNOWN_FAMILY`, so no model
                                              reads F's one-hot; ``pooled``: every family, each
                                              scored by its own held-out version
 ``shift``       ``resolution_x2``,           the shipped predictors, on all tasks shifted by
@@ -48,14 +48,13 @@ from pathlib import Path
 from types import MappingProxyType
 
 import predictors
-from predictors.base import Predictor
+from predictors.base import UNKNOWN_FAMILY, Predictor
 from predictors.cases import (
     PredictionCases,
     PredictionTask,
     concatenate_cases,
     make_cases,
 )
-from predictors.curve_windows import UNKNOWN_FAMILY
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 from predictors.shifted_curves import SHIFTS, shift_tasks
 

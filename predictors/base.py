@@ -26,6 +26,10 @@ from typing import Protocol
 
 import numpy as np
 
+#: The family of a history that names none: no model reads it as one it was trained on, so the
+#: learned predictors predict from the curve alone.
+UNKNOWN_FAMILY = "unknown"
+
 
 class PredictorInputError(ValueError):
     """A task history a predictor cannot use (empty, NaN, mismatched shapes...)."""
@@ -41,7 +45,9 @@ class TaskHistory:
         target: The target loss.
         time_left: Epochs until the deadline.
         speed: Work units one node advances per epoch.
-        family: The task's family name.
+        family: The task's family name; by default :data:`UNKNOWN_FAMILY`, which (like any
+            name a model was not trained on) the learned predictors read as unknown. Name a
+            shipped family (``mara_env.families.FAMILY_NAMES``) only for curves of that kind.
         budget: The job's step budget, in work units: the work after which its loss no longer
             changes (a training run configured for that many steps; in the simulator, the
             curve's length, after which its last loss repeats). ``inf`` if unknown.
@@ -52,7 +58,7 @@ class TaskHistory:
     target: float
     time_left: float = np.inf
     speed: float = 1.0
-    family: str = "synthetic"
+    family: str = UNKNOWN_FAMILY
     budget: float = np.inf
 
     def __post_init__(self) -> None:

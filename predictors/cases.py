@@ -39,9 +39,9 @@ epochs: infeasible tasks observed long enough can be past their deadline. Scores
 beyond :data:`CAP_CURVE_LENGTHS` curve lengths (the case's ``cap``) as "never".
 
 **Hiding the family** (:meth:`PredictionCases.relabelled`). Cases whose histories carry
-:data:`predictors.curve_windows.UNKNOWN_FAMILY` instead of their family score a predictor on a family it is not told
-(the prediction benchmark's leave-one-family-out protocol); :func:`concatenate_cases` pools
-cases of one fraction. Curves of another length or resolution made from these tasks are in
+:data:`predictors.base.UNKNOWN_FAMILY` instead of their family score a predictor on a family
+it is not told (the prediction benchmark's leave-one-family-out protocol);
+:func:`concatenate_cases` pools cases of one fraction. Curves of another length or resolution made from these tasks are in
 :mod:`predictors.shifted_curves`.
 
 Trajectories. A predictor that can also sample future loss curves implements the optional

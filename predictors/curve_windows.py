@@ -75,8 +75,6 @@ WINDOW_SIZE = len(FUTURE_EPOCHS)
 #: The largest share of its step budget a context reports as done.
 MAX_BUDGET_SHARE = 2.0
 CONTEXT_SIZE = 2 * len(LOOKBACK_EPOCHS) + 6 + len(FAMILY_NAMES)
-#: A family name no model knows: its one-hot is all zeros.
-UNKNOWN_FAMILY = "unknown"
 _LOG_HORIZON = float(np.log1p(MAX_EPOCHS))
 #: Node-epochs of the window's entries with the present (0, where the window starts) in front.
 WINDOW_OFFSETS = np.concatenate([[0.0], FUTURE_EPOCHS])

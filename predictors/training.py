@@ -48,8 +48,8 @@ import torch
 
 from mara_env import ClusterConfig, get_config, rules
 from mara_env.traces import TraceSource
+from predictors.base import UNKNOWN_FAMILY
 from predictors.curve_windows import (
-    UNKNOWN_FAMILY,
     WINDOW_SIZE,
     context_size,
     encode_context,

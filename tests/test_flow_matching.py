@@ -12,12 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks import train_predictors
-from predictors.base import PredictorInputError, TaskHistory
+from predictors.base import UNKNOWN_FAMILY, PredictorInputError, TaskHistory
 from predictors.checkpoint import CheckpointError, card_path, load_checkpoint, save_checkpoint
 from predictors.curve_windows import (
     CONTEXT_SIZE,
     FUTURE_EPOCHS,
-    UNKNOWN_FAMILY,
     WINDOW_SIZE,
     encode_context,
     encode_contexts,
@@ -360,6 +359,11 @@ def test_a_family_the_model_was_not_trained_on_reads_as_unknown(
         encode_context(epochs, log_loss, "rl", 1.0),
         encode_context(epochs, log_loss, UNKNOWN_FAMILY, 1.0),
     )
+    # a history that names no family (a user's own curve) is one of them
+    unnamed = TaskHistory(epochs, np.exp(log_loss), target=0.5)
+    np.testing.assert_array_equal(
+        encode_contexts([unnamed], 1.0)[0], encode_context(epochs, log_loss, UNKNOWN_FAMILY, 1.0)
+    )
 
 
 def _twice_the_resolution(curve: np.ndarray) -> np.ndarray:
@@ -503,7 +507,11 @@ def test_a_model_that_reads_the_target_sees_its_gap_last() -> None:
     np.testing.assert_array_equal(reading[:, :CONTEXT_SIZE], blind)
     np.testing.assert_allclose(reading[:, -1], [np.log(4.0) / 2.0, 8.0], rtol=1e-6)
     single = encode_context(
-        np.array([0.0, 1.0, 2.0]), np.log([1.0, 0.5, 0.4]), "synthetic", 2.0, log_target=np.log(0.1)
+        np.array([0.0, 1.0, 2.0]),
+        np.log([1.0, 0.5, 0.4]),
+        UNKNOWN_FAMILY,  # a history names no family unless told
+        2.0,
+        log_target=np.log(0.1),
     )
     np.testing.assert_allclose(single, reading[0], rtol=1e-6)
 

@@ -22,6 +22,7 @@ from mara_env.families import FAMILY_NAMES
 from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
 from mara_env.workload import TaskTable
 from predictors import WLS, RemainingWork, TaskHistory
+from predictors.base import UNKNOWN_FAMILY
 from predictors.cases import (
     CaseError,
     PredictionTask,
@@ -30,7 +31,6 @@ from predictors.cases import (
     make_cases,
     sample_trajectories,
 )
-from predictors.curve_windows import UNKNOWN_FAMILY
 
 FRACTIONS = (0.1, 0.2, 0.4, 0.8)
 
