@@ -77,6 +77,16 @@ def allowed_added(raw_epoch: float, share: float) -> float:
     return raw_epoch * (1.0 / share - 1.0)
 
 
+def predictor_form_name(label: str) -> str:
+    """Name of the form wrapping the predictor (or checkpoint file) ``label``.
+
+    Example:
+        >>> predictor_form_name("wls")
+        '+ predictions (wls)'
+    """
+    return f"+ predictions ({label})"
+
+
 def make_forms(
     config: str, predictors: list[str], n_samples: int, checkpoints: Sequence[Path] = ()
 ) -> list[Form]:
@@ -99,7 +109,7 @@ def make_forms(
         name = predictor.name if isinstance(predictor, Path) else predictor
         forms.append(
             Form(
-                f"+ predictions ({name})", functools.partial(wrapped, predictor), run_random_masked
+                predictor_form_name(name), functools.partial(wrapped, predictor), run_random_masked
             )
         )
     return forms
@@ -205,11 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     targets += [TARGET_SHARES["flow_matching"]] * len(args.checkpoint)
     raw_epoch = config.n_nodes * 1e6 / median_cpu[raw_name]
     wrapper_own = added[WRAPPER_ONLY]
-    for predictor, target, form in zip(labels, targets, forms[2:], strict=True):
+    for predictor, target in zip(labels, targets, strict=True):
         if target is None:
             continue
+        form_name = predictor_form_name(predictor)
         for clock, medians in (("wall-clock", median_wall), ("CPU-time", median_cpu)):
-            share = medians[form.name] / medians[raw_name]
+            share = medians[form_name] / medians[raw_name]
             verdict = "met" if share >= target else "NOT met"
             print(
                 f"{predictor}-wrapped / raw AEC ({clock}): {share:.3f} "
@@ -220,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  CPU us per epoch: raw env {raw_epoch:,.0f}; a share of {target:g} allows "
             f"{allowed:,.0f} added, of which the wrapper's own work takes {wrapper_own:,.0f}, "
             f"leaving {allowed - wrapper_own:,.0f} for the predictor; {predictor} takes "
-            f"{added[form.name] - wrapper_own:,.0f}"
+            f"{added[form_name] - wrapper_own:,.0f}"
         )
     print(
         f"raw = {median_wall[raw_name] / config.n_nodes:,.0f} epochs/s; CPU time (process_time) "
