@@ -35,7 +35,7 @@ from mara_env import get_config
 from mara_env.traces import CurvePool, TraceSource
 from predictors.cases import PredictionCases, draw_tasks, make_cases
 from predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
-from predictors.window_predictor import check_spread_centre, spread_samples
+from predictors.window_predictor import spread_samples
 
 #: Share of each family's train-split curves kept for validation.
 VALIDATION_SHARE = 0.1
@@ -135,7 +135,6 @@ def fit_spread(
         centre: Around which median the samples are spread
             (:data:`predictors.window_predictor.SPREAD_CENTRES`).
     """
-    check_spread_centre(centre)
     gaps = [
         abs(
             float(np.mean(interval_covered(spread_samples(samples, float(s), centre), truth)))

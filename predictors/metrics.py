@@ -141,9 +141,14 @@ def log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.nd
         >>> log_ratios(np.array([[5.0]]), np.array([10.0]), np.array([40.0])).round(4).tolist()
         [-0.6931]
     """
-    samples = _check_samples(samples, "log_ratios")
-    truth = _check_truth(truth, len(samples), "log_ratios")
-    cap = _check_cap(cap, len(samples), "log_ratios")
+    return _log_ratios(samples, truth, cap, "log_ratios")
+
+
+def _log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: str) -> np.ndarray:
+    """:func:`log_ratios`, its bad input reported as coming from ``where``."""
+    samples = _check_samples(samples, where)
+    truth = _check_truth(truth, len(samples), where)
+    cap = _check_cap(cap, len(samples), where)
     median = np.minimum(np.maximum(sample_quantiles(samples, 0.5), 1.0), cap)
     true = np.minimum(np.maximum(truth, 1.0), cap)
     with np.errstate(invalid="ignore"):
@@ -159,7 +164,7 @@ def log_ratio_errors(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) ->
         ...                  np.array([40.0, 40.0, 40.0])).round(4).tolist()
         [0.6931, 0.6931, nan]
     """
-    return np.abs(log_ratios(samples, truth, cap))
+    return np.abs(_log_ratios(samples, truth, cap, "log_ratio_errors"))
 
 
 def median_log_ratio(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> float:
@@ -361,18 +366,36 @@ def score_predictions(
     Raises:
         MetricInputError: If the arrays do not describe the same cases, or hold NaN.
     """
-    samples = _check_samples(samples, "score_predictions")
-    truth = _check_truth(truth, len(samples), "score_predictions")
+    samples, truth, cap = _scored_cases(samples, truth, cap, "score_predictions")
+    return _scores(
+        samples, truth, cap, budget, _log_ratios(samples, truth, cap, "score_predictions")
+    )
+
+
+def _scored_cases(
+    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Checked ``samples``, ``truth`` and ``cap`` of at least one case, samples beyond the cap
+    read as "never"."""
+    samples = _check_samples(samples, where)
+    truth = _check_truth(truth, len(samples), where)
     if len(samples) == 0:
-        raise MetricInputError("score_predictions: there are no cases to score.")
-    samples = beyond_cap_as_never(samples, _check_cap(cap, len(samples), "score_predictions"))
+        raise MetricInputError(f"{where}: there are no cases to score.")
+    cap = _check_cap(cap, len(samples), where)
+    return beyond_cap_as_never(samples, cap), truth, cap
+
+
+def _scores(
+    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, budget: np.ndarray, ratios: np.ndarray
+) -> dict[str, float]:
+    """:func:`score_predictions` of :func:`_scored_cases`, given their :func:`log_ratios`."""
     infeasible = np.isinf(truth)
     return {
         "cases": float(len(samples)),
         "feasible_cases": float(len(samples) - infeasible.sum()),
         "infeasible_cases": float(infeasible.sum()),
-        "median_log_error": median_log_ratio_error(samples, truth, cap),
-        "median_log_ratio": median_log_ratio(samples, truth, cap),
+        "median_log_error": _median_over_feasible(np.abs(ratios), truth),
+        "median_log_ratio": _median_over_feasible(ratios, truth),
         "infeasibility_auc": infeasibility_auc(never_probability(samples), infeasible),
         "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
@@ -584,10 +607,11 @@ def score_cell(
         >>> scores["feasible_cases"], scores["never_before"], scores["never_after"]
         (2.0, 0.0, 1.0)
     """
-    scores = score_predictions(samples, truth, cap, budget)
-    samples = beyond_cap_as_never(samples, np.asarray(cap, dtype=np.float64))
+    samples, truth, cap = _scored_cases(samples, truth, cap, "score_cell")
+    ratios = _log_ratios(samples, truth, cap, "score_cell")
+    scores = _scores(samples, truth, cap, budget, ratios)
     beyond = np.asarray(beyond)
-    feasible = np.isfinite(np.asarray(truth, dtype=np.float64))
+    feasible = np.isfinite(truth)
     if beyond.dtype != np.bool_ or beyond.shape != feasible.shape:
         raise MetricInputError(
             f"score_cell: beyond must be a boolean mask of shape {feasible.shape}, got "
@@ -598,7 +622,7 @@ def score_cell(
             f"score_cell: groups must label each of the {feasible.size} cases, got shape "
             f"{np.shape(groups)}."
         )
-    errors = log_ratio_errors(samples, truth, cap)[feasible]
+    errors = np.abs(ratios[feasible])
     settings: dict[str, Any] = {"resamples": resamples, "confidence": confidence}
     low, high = (
         bootstrap_median_interval(
