@@ -105,8 +105,9 @@ def make_forms(
         Form("mara_env.raw_env (AEC)", lambda: mara_env.raw_env(config), run_random_masked),
         Form(WRAPPER_ONLY, functools.partial(wrapped, NoPrediction()), run_random_masked),
     ]
-    for predictor in [*predictors, *checkpoints]:
-        name = predictor.name if isinstance(predictor, Path) else predictor
+    labelled: list[tuple[str, str | Path]] = [(name, name) for name in predictors]
+    labelled += [(path.name, path) for path in checkpoints]
+    for name, predictor in labelled:
         forms.append(
             Form(
                 predictor_form_name(name), functools.partial(wrapped, predictor), run_random_masked

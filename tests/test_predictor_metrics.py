@@ -327,11 +327,11 @@ def test_bad_cap_and_auc_labels_raise() -> None:
 
 def test_bad_input_names_the_function_called() -> None:
     samples, truth, cap = np.array([[1.0, np.nan]]), np.array([1.0]), np.ones(1)
-    with pytest.raises(MetricInputError, match="^log_ratio_errors: "):
+    with pytest.raises(MetricInputError, match=r"^log_ratio_errors: "):
         log_ratio_errors(samples, truth, cap)
-    with pytest.raises(MetricInputError, match="^score_cell: "):
+    with pytest.raises(MetricInputError, match=r"^score_cell: "):
         score_cell(samples, truth, cap, cap, np.zeros(1, bool), np.random.default_rng(0))
-    with pytest.raises(MetricInputError, match="^score_cell: there are no cases"):
+    with pytest.raises(MetricInputError, match=r"^score_cell: there are no cases"):
         score_cell(
             np.zeros((0, 3)), *[np.zeros(0)] * 3, np.zeros(0, bool), np.random.default_rng(0)
         )
