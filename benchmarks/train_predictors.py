@@ -30,9 +30,14 @@ trains on every family but ``rl`` (written to :func:`held_out_checkpoint`); the 
 as unknown to the model.
 
 Flow matching reads the target by default (:mod:`predictors.curve_windows`); ``--ignore-target``
-trains the target-blind model, e.g. the checkpoint MARA's shipped policy reads::
+trains a target-blind model::
 
-    python -m benchmarks.train_predictors --model flow_matching --ignore-target --out predictors/checkpoints/flow_matching_without_target.pt
+    python -m benchmarks.train_predictors --model flow_matching --ignore-target --out FILE
+
+The shipped target-blind checkpoint, which MARA's shipped policy reads, was trained by an earlier
+version of this script (4,000 distillation updates, examples drawn by earlier rules; its card
+records its settings), so this command makes a different model; the policy keeps the checkpoint
+it was trained on.
 
 ``--recalibrate CHECKPOINT`` refits a flow-matching checkpoint's spread on the validation curves
 of its own training split, around each task's median sample (the current rule, which keeps the

@@ -15,8 +15,13 @@ node-epochs):
   at a uniform point of up to :data:`CUT_BEYOND_END` curve lengths (a task can keep training
   after its curve has ended);
 * with probability :data:`UNKNOWN_FAMILY_SHARE` the family reads as unknown, so the model also
-  predicts for families it has never seen; with probability :data:`UNKNOWN_BUDGET_SHARE` the
-  step budget (the curve's length) is hidden, so it also predicts without one;
+  predicts for families it has never seen, and the curve is varied beyond the families it knows
+  (:func:`vary_curve`: its noise rescaled, its trend warped in time). Families differ most in
+  how noisy their curves are, and a noisy curve reaches a target early on a dip of its noise;
+  without the variation, a model would lend an unseen family the noise of the families it was
+  trained on, predicting too little work for a family with smoother curves and too much for one
+  with noisier curves. With probability :data:`UNKNOWN_BUDGET_SHARE` the step budget (the
+  curve's length) is hidden, so it also predicts without one;
 * for a model that reads the target, each example is a task as the simulator sets it: a target
   drawn from the curve by :func:`mara_env.rules.draw_task_terms` (the ``training`` preset's
   ``target_fraction`` and ``infeasible_share``), and the history ends before the first report
@@ -66,8 +71,15 @@ WIDE_SHARE = 0.25
 MAX_SPEEDUP = 4.0
 ADVANCE_JITTER = 0.25
 CUT_BEYOND_END = 1.25
-UNKNOWN_FAMILY_SHARE = 0.15
+UNKNOWN_FAMILY_SHARE = 0.5
 UNKNOWN_BUDGET_SHARE = 0.2
+#: Width of the window of :func:`curve_trend`: the ratio of its last step to its centre.
+TREND_RATIO = 1.5
+#: Range of the factor of a varied curve's noise (drawn log-uniformly): from almost smooth to
+#: four times as noisy, as the shipped families span more than a hundredfold in noise.
+NOISE_SCALES = (0.01, 4.0)
+#: Largest exponent of a varied curve's time warp, or its inverse (drawn log-uniformly).
+MAX_WARP = 2.0
 
 
 def train_curves(
@@ -80,6 +92,49 @@ def train_curves(
         for row, length in zip(pool.losses, pool.lengths.tolist(), strict=True):
             curves.append((np.log(row[:length]), family))
     return curves
+
+
+def curve_trend(log_curve: np.ndarray, ratio: float = TREND_RATIO) -> np.ndarray:
+    """A curve's trend: at each step ``s``, the mean of the curve over the steps from
+    ``s / ratio`` to ``s * ratio`` (a window narrowed near the end, to stay centred on ``s`` in
+    log-steps). The window grows with ``s``, as learning curves slow down: a few points where
+    the loss falls fast, many in the tail, so the noise averages out there. The first and the
+    last point are their own trend.
+
+    Example:
+        >>> curve_trend(np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.0]), 1.5).round(4).tolist()
+        [1.0, 0.6667, 0.3333, 0.5, 0.3333, 0.0]
+    """
+    steps = np.arange(len(log_curve))
+    end = len(log_curve) - 1
+    ratios = np.minimum(ratio, end / np.maximum(steps, 1))
+    first = np.floor(steps / ratios).astype(np.intp)
+    last = np.minimum(np.ceil(steps * ratios).astype(np.intp), end)
+    sums = np.concatenate([[0.0], np.cumsum(log_curve)])
+    return (sums[last + 1] - sums[first]) / (last + 1 - first)
+
+
+def vary_curve(log_curve: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A curve of a family unlike the shipped ones, made from ``log_curve``: its noise (the
+    curve minus :func:`curve_trend`) scaled by a factor drawn log-uniformly from
+    :data:`NOISE_SCALES`, and its trend warped in time, the point at share ``u`` of the curve
+    moving to share ``u ** (1 / gamma)``, with ``ln gamma ~ U(-ln MAX_WARP, ln MAX_WARP)``
+    (above 1 the trend falls later). The length and the first and last losses stay as they
+    were.
+
+    Example:
+        >>> curve = np.log(np.linspace(1.0, 0.1, 100))
+        >>> varied = vary_curve(curve, np.random.default_rng(0))
+        >>> varied.shape, np.allclose(varied[[0, -1]], curve[[0, -1]])
+        ((100,), True)
+    """
+    trend = curve_trend(log_curve)
+    noise = log_curve - trend
+    scale = math.exp(rng.uniform(*np.log(NOISE_SCALES)))
+    gamma = math.exp(rng.uniform(-math.log(MAX_WARP), math.log(MAX_WARP)))
+    grid = np.arange(len(log_curve), dtype=np.float64)
+    positions = (len(log_curve) - 1) * (grid / (len(log_curve) - 1)) ** gamma
+    return np.interp(positions, grid, trend) + scale * noise
 
 
 def sample_history(length: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
@@ -115,9 +170,11 @@ def make_examples(
     rng: np.random.Generator,
     log_scale: float,
     reads_target: bool = False,
+    unknown_family_share: float = UNKNOWN_FAMILY_SHARE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n_examples`` (context, window) pairs; each example picks a family, then a curve (and,
-    if ``reads_target``, a target: see the module docstring)."""
+    if ``reads_target``, a target: see the module docstring). ``unknown_family_share`` of them
+    hide the family and vary the curve (0 keeps every curve as it is)."""
     families = sorted({family for _, family in curves})
     by_family = {f: [c for c, family in curves if family == f] for f in families}
     contexts = np.empty((n_examples, context_size(reads_target)), dtype=np.float32)
@@ -127,6 +184,9 @@ def make_examples(
         family = families[rng.integers(len(families))]
         options = by_family[family]
         curve = options[rng.integers(len(options))]
+        unknown = rng.random() < unknown_family_share
+        if unknown:
+            curve = vary_curve(curve, rng)
         log_target = draw_log_target(curve, rng, task_config) if reads_target else None
         steps, speed = sample_history(len(curve), rng)
         observed = rules.loss_at(curve[None, :], np.zeros(len(steps), dtype=np.intp), steps)
@@ -138,7 +198,7 @@ def make_examples(
             if len(done):
                 kept = 1 + int(rng.integers(done[0]))
                 steps, observed = steps[:kept], observed[:kept]
-        shown = UNKNOWN_FAMILY if rng.random() < UNKNOWN_FAMILY_SHARE else family
+        shown = UNKNOWN_FAMILY if unknown else family
         budget = np.inf if rng.random() < UNKNOWN_BUDGET_SHARE else len(curve) / speed
         contexts[index] = encode_context(
             steps / speed, observed, shown, log_scale, budget_epochs=budget, log_target=log_target
