@@ -62,7 +62,13 @@ def test_varied_curves_keep_their_ends_and_span_smooth_to_much_noisier() -> None
 def test_a_share_of_examples_read_as_an_unknown_family() -> None:
     rng = np.random.default_rng(2)
     curves = [(noisy_power_law(rng, 0.05), family) for family in FAMILY_NAMES]
-    contexts, _ = make_examples(curves, 2000, np.random.default_rng(3), 1.0)
-    one_hot = contexts[:, CONTEXT_SIZE - len(FAMILY_NAMES) : CONTEXT_SIZE]
-    unknown = np.mean(one_hot.sum(axis=1) == 0)
-    assert abs(unknown - UNKNOWN_FAMILY_SHARE) < 0.05
+
+    def unknown_share(share: float = UNKNOWN_FAMILY_SHARE) -> float:
+        contexts, _ = make_examples(
+            curves, 2000, np.random.default_rng(3), 1.0, unknown_family_share=share
+        )
+        one_hot = contexts[:, CONTEXT_SIZE - len(FAMILY_NAMES) : CONTEXT_SIZE]
+        return float(np.mean(one_hot.sum(axis=1) == 0))
+
+    assert abs(unknown_share() - UNKNOWN_FAMILY_SHARE) < 0.05
+    assert unknown_share(0.0) == 0.0
