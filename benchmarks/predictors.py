@@ -31,6 +31,8 @@ Usage::
 
     python -m benchmarks.predictors                                  # everything
     python -m benchmarks.predictors --protocols test shift --predictors wls dkf --quick
+    python -m benchmarks.predictors --flow-matching mine/flow_matching.pt \
+        --held-out-dir mine/held_out --out mine/results           # your own trained checkpoints
 
 Outputs in ``--out`` (default ``benchmarks/results/predictors``):
 
@@ -92,6 +94,7 @@ from benchmarks.prediction_results import (
     row_weights,
 )
 from benchmarks.source_fingerprint import source_fingerprint
+from predictors.base import Predictor
 from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, PredictionTask, draw_tasks
 from predictors.checkpoint import CheckpointError
 from predictors.metrics import BOOTSTRAP_RESAMPLES
@@ -167,6 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
         "protocol (default: predictors/checkpoints/held_out).",
     )
     parser.add_argument(
+        "--flow-matching",
+        type=Path,
+        default=None,
+        metavar="CHECKPOINT",
+        help="Score this flow-matching checkpoint (e.g. one written by "
+        "`python -m benchmarks.train_predictors --out FILE`) as `flow_matching` instead of the "
+        "shipped one; its rows are keyed by its weights (give --out to keep the shipped results "
+        "apart, and --held-out-dir for its held-out versions).",
+    )
+    parser.add_argument(
         "--skip-missing-held-out",
         action="store_true",
         help="Leave a predictor whose held-out checkpoints are missing out of the held_out "
@@ -232,9 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = ResultsTable(args.out / "results.csv", resume=not args.no_resume)
     except ResultsFileError as error:
         parser.error(str(error))
-    bank = PredictorBank(
-        {name: functools.partial(make_predictor, name) for name in names}, args.held_out_dir
-    )
+    if args.flow_matching is not None and not args.flow_matching.is_file():
+        parser.error(f"--flow-matching: no checkpoint file at {args.flow_matching}.")
+    try:
+        bank = PredictorBank(predictor_factories(names, args.flow_matching), args.held_out_dir)
+    except CheckpointError as error:
+        parser.error(str(error))
     held_out_names, held_out_notes, errors = held_out_plan(
         bank, skip_missing=args.skip_missing_held_out
     )
@@ -276,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{BOOTSTRAP_RESAMPLES} bootstrap resamples; latency over {repeats} calls. Machine: "
         f"{available_cores()} CPU cores ({platform.machine()}), Python {platform.python_version()}."
     )
+    if args.flow_matching is not None and "flow_matching" in names:
+        settings += f" `flow_matching` is the checkpoint {args.flow_matching}, not the shipped one."
     markdown = format_markdown(
         rows, names, list(cells), settings=settings, notes={"held_out": held_out_notes}
     )
@@ -291,6 +309,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         by_family = {family: [t for t in tasks if t.family == family] for family in FAMILIES}
         _write_figure(args, bank, by_family, fractions)
     return 0
+
+
+def predictor_factories(
+    names: Sequence[str], flow_matching: Path | None = None
+) -> dict[str, functools.partial[Predictor]]:
+    """A factory of each named predictor; ``flow_matching`` loads from that checkpoint if given.
+
+    Example:
+        >>> factories = predictor_factories(["wls", "flow_matching"], Path("mine.pt"))
+        >>> factories["wls"].args, str(factories["flow_matching"].keywords["path"])
+        (('wls',), 'mine.pt')
+    """
+    factories = {name: functools.partial(make_predictor, name) for name in names}
+    if flow_matching is not None and "flow_matching" in factories:
+        factories["flow_matching"] = functools.partial(
+            make_predictor, "flow_matching", path=flow_matching
+        )
+    return factories
 
 
 def make_keys(

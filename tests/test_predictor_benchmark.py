@@ -489,6 +489,23 @@ def test_a_missing_held_out_checkpoint_names_the_command_or_is_skipped(
     assert {r["predictor"] for r in read_rows(tmp_path / "out" / "results.csv")} == {"wls"}
 
 
+def test_a_checkpoint_of_ones_own_is_scored_as_flow_matching(
+    tmp_path: Path, held_out_dir: Path
+) -> None:
+    mine = prediction_protocols.held_out_checkpoint(held_out_dir, "flow_matching", "rl")
+    args = ["--predictors", "flow_matching", "--protocols", "test", "--fractions", "0.4",
+            "--quick", "--no-progress", "--no-figure"]  # fmt: skip
+    assert bench.main([*args, "--out", str(tmp_path / "mine"), "--flow-matching", str(mine)]) == 0
+    assert bench.main([*args, "--out", str(tmp_path / "shipped")]) == 0
+    ours = read_rows(tmp_path / "mine" / "results.csv")
+    shipped = read_rows(tmp_path / "shipped" / "results.csv")
+    assert len({r["weights"] for r in ours}) == len({r["weights"] for r in shipped}) == 1
+    assert ours[0]["weights"] != shipped[0]["weights"]
+    assert [r["median_log_error"] for r in ours] != [r["median_log_error"] for r in shipped]
+    report = (tmp_path / "mine" / "results.md").read_text()
+    assert f"`flow_matching` is the checkpoint {mine}, not the shipped one." in report
+
+
 def test_rows_do_not_depend_on_which_other_rows_run(tmp_path: Path) -> None:
     bench.main(quick_args(tmp_path / "a", "--fractions", "0.2", "--no-figure"))
     bench.main(quick_args(tmp_path / "b", "--fractions", "0.1", "0.2", "--no-figure"))
@@ -526,6 +543,7 @@ def test_old_foreign_or_corrupt_results_are_refused(
         (["--predictors", "nope"], "Unknown predictor 'nope'"),
         (["--samples", "0"], "whole number >= 1"),
         (["--protocols", "future"], "invalid choice: 'future'"),
+        (["--flow-matching", "nowhere.pt"], "--flow-matching: no checkpoint file at nowhere.pt"),
     ],
 )
 def test_bad_arguments_fail_early(
