@@ -239,14 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"Unknown predictor {unknown[0]!r}. Known predictors: {', '.join(known_predictors())}."
         )
+    if args.flow_matching is not None and not args.flow_matching.is_file():
+        parser.error(f"--flow-matching: no checkpoint file at {args.flow_matching}.")
     draws = args.draws or (QUICK_DRAWS_PER_CURVE if args.quick else DEFAULT_DRAWS_PER_CURVE)
     repeats = QUICK_LATENCY_REPEATS if args.quick else LATENCY_REPEATS
     try:
         table = ResultsTable(args.out / "results.csv", resume=not args.no_resume)
     except ResultsFileError as error:
         parser.error(str(error))
-    if args.flow_matching is not None and not args.flow_matching.is_file():
-        parser.error(f"--flow-matching: no checkpoint file at {args.flow_matching}.")
     try:
         bank = PredictorBank(predictor_factories(names, args.flow_matching), args.held_out_dir)
     except CheckpointError as error:
