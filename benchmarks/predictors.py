@@ -45,6 +45,8 @@ Outputs in ``--out`` (default ``benchmarks/results/predictors``):
   ``too small (n=..)``. Also printed.
 * ``trajectories.png`` (:mod:`benchmarks.prediction_figure`): two test tasks per family at the
   middle requested fraction, with sampled futures and remaining work.
+* ``cells.png`` (:mod:`benchmarks.prediction_cells_figure`): every reported cell's median error
+  and coverage, with their intervals, per protocol.
 
 Every row draws from its own generator, seeded by (seed, predictor, protocol, set, fraction), so
 a row's figures do not depend on which other rows run or were resumed.
@@ -67,12 +69,14 @@ import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from benchmarks.arguments import non_negative_int, positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard import available_cores
+from benchmarks.prediction_cells_figure import plot_cells, reported_cells
 from benchmarks.prediction_figure import figure_tasks, plot_figure
 from benchmarks.prediction_protocols import (
     DEFAULT_HELD_OUT_DIR,
@@ -97,7 +101,7 @@ from benchmarks.source_fingerprint import source_fingerprint
 from predictors.base import Predictor
 from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, PredictionTask, draw_tasks
 from predictors.checkpoint import CheckpointError
-from predictors.metrics import BOOTSTRAP_RESAMPLES
+from predictors.metrics import BOOTSTRAP_RESAMPLES, MIN_FEASIBLE_CASES
 from predictors.registry import known_predictors, make_predictor
 
 #: Observed fractions run by default.
@@ -121,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.predictors",
         description="Score remaining-work predictors in and out of distribution at several "
-        "observed fractions; write results.csv, results.md and trajectories.png.",
+        "observed fractions; write results.csv, results.md, trajectories.png and cells.png.",
     )
     parser.add_argument(
         "--predictors",
@@ -196,7 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-resume", action="store_true", help="Replace results.csv instead of reusing its rows."
     )
-    parser.add_argument("--no-figure", action="store_true", help="Skip trajectories.png.")
+    parser.add_argument(
+        "--no-figure", action="store_true", help="Skip trajectories.png and cells.png."
+    )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
 
@@ -307,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if not args.no_figure:
         by_family = {family: [t for t in tasks if t.family == family] for family in FAMILIES}
-        _write_figure(args, bank, by_family, fractions)
+        _write_figures(args, bank, by_family, fractions, rows, names, list(cells))
     return 0
 
 
@@ -384,17 +390,21 @@ def _cell(key: RowKey) -> Cell:
     return Cell(key.protocol, key.set, key.fraction)
 
 
-def _write_figure(
+def _write_figures(
     args: argparse.Namespace,
     bank: PredictorBank,
     tasks: dict[str, list[PredictionTask]],
     fractions: Sequence[float],
+    rows: dict[tuple[str, Cell], dict[str, Any]],
+    names: Sequence[str],
+    cells: Sequence[Cell],
 ) -> None:
-    """``trajectories.png`` at the middle requested fraction (a note if matplotlib is missing)."""
+    """``trajectories.png`` at the middle requested fraction and ``cells.png`` (a note instead if
+    matplotlib is missing, or if no cell has enough feasible cases for ``cells.png``)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        print("No trajectories.png: it needs matplotlib (pip install 'mara-env[plot]').")
+        print("No figures: they need matplotlib (pip install 'mara-env[plot]').")
         return
     fraction = fractions[len(fractions) // 2]
     chosen = {
@@ -405,6 +415,11 @@ def _write_figure(
     path = args.out / "trajectories.png"
     plot_figure(path, shipped, chosen, fraction, n_samples=args.samples, seed=args.seed)
     print(f"Wrote {path} ({fraction:.0%} observed).")
+    if not reported_cells(rows, cells):
+        print(f"No cells.png: no cell has {MIN_FEASIBLE_CASES} feasible cases.")
+        return
+    plot_cells(args.out / "cells.png", rows, names, cells)
+    print(f"Wrote {args.out / 'cells.png'} (every cell's error and coverage).")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import prediction_figure, prediction_protocols, prediction_report
+from benchmarks import (
+    prediction_cells_figure,
+    prediction_figure,
+    prediction_protocols,
+    prediction_report,
+)
 from benchmarks import prediction_results as results
 from benchmarks import predictors as bench
 from mara_env import ClusterConfig, default_trace_source
@@ -384,7 +389,7 @@ def test_quick_run_writes_every_output_and_resumes(
 ) -> None:
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4")) == 0
     out = capsys.readouterr().out
-    for name in ("results.csv", "results.md", "trajectories.png"):
+    for name in ("results.csv", "results.md", "trajectories.png", "cells.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     markdown = (tmp_path / "results.md").read_text()
     assert markdown in out
@@ -598,3 +603,12 @@ def test_a_held_out_checkpoint_that_knows_its_family_is_refused(tmp_path) -> Non
     )
     with pytest.raises(ValueError, match="was trained on rl"):
         bank.version("flow_matching", "rl")
+
+
+def test_the_cells_figure_needs_a_cell_with_enough_feasible_cases(tmp_path: Path) -> None:
+    small = prediction_protocols.Cell("test", "rl", 0.8)
+    with pytest.raises(ValueError, match="no cell has 30 feasible cases"):
+        prediction_cells_figure.plot_cells(
+            tmp_path / "cells.png", {("wls", small): {"feasible_cases": 4.0}}, ["wls"], [small]
+        )
+    assert not (tmp_path / "cells.png").exists()
