@@ -105,7 +105,7 @@ def plot_cells(
             axis.set_yticklabels([f"{cell.set} {cell.fraction:.0%}" for cell in protocol_cells])
             axis.set_xlabel(label)
             axis.grid(axis="x", alpha=0.3)
-            axis.set_title(f"{protocol}", fontsize=10)
+            axis.set_title(protocol, fontsize=10)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1), fontsize=9)
     figure.tight_layout(rect=(0.0, 0.05, 1.0, 1.0))
