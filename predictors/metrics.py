@@ -148,7 +148,11 @@ def _log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: 
     """:func:`log_ratios`, its bad input reported as coming from ``where``."""
     samples = _check_samples(samples, where)
     truth = _check_truth(truth, len(samples), where)
-    cap = _check_cap(cap, len(samples), where)
+    return _checked_log_ratios(samples, truth, _check_cap(cap, len(samples), where))
+
+
+def _checked_log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """:func:`log_ratios` of arrays already checked."""
     median = np.minimum(np.maximum(sample_quantiles(samples, 0.5), 1.0), cap)
     true = np.minimum(np.maximum(truth, 1.0), cap)
     with np.errstate(invalid="ignore"):
@@ -366,23 +370,22 @@ def score_predictions(
     Raises:
         MetricInputError: If the arrays do not describe the same cases, or hold NaN.
     """
-    samples, truth, cap = _scored_cases(samples, truth, cap, "score_predictions")
-    return _scores(
-        samples, truth, cap, budget, _log_ratios(samples, truth, cap, "score_predictions")
-    )
+    samples, truth, cap, ratios = _scored_cases(samples, truth, cap, "score_predictions")
+    return _scores(samples, truth, cap, budget, ratios)
 
 
 def _scored_cases(
     samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Checked ``samples``, ``truth`` and ``cap`` of at least one case, samples beyond the cap
-    read as "never"."""
+    read as "never", and their :func:`log_ratios`."""
     samples = _check_samples(samples, where)
     truth = _check_truth(truth, len(samples), where)
     if len(samples) == 0:
         raise MetricInputError(f"{where}: there are no cases to score.")
     cap = _check_cap(cap, len(samples), where)
-    return beyond_cap_as_never(samples, cap), truth, cap
+    samples = beyond_cap_as_never(samples, cap)
+    return samples, truth, cap, _checked_log_ratios(samples, truth, cap)
 
 
 def _scores(
@@ -607,8 +610,7 @@ def score_cell(
         >>> scores["feasible_cases"], scores["never_before"], scores["never_after"]
         (2.0, 0.0, 1.0)
     """
-    samples, truth, cap = _scored_cases(samples, truth, cap, "score_cell")
-    ratios = _log_ratios(samples, truth, cap, "score_cell")
+    samples, truth, cap, ratios = _scored_cases(samples, truth, cap, "score_cell")
     scores = _scores(samples, truth, cap, budget, ratios)
     beyond = np.asarray(beyond)
     feasible = np.isfinite(truth)
