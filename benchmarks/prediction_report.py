@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.prediction_protocols import PROTOCOL_TITLES, Cell
-from predictors.metrics import MIN_FEASIBLE_CASES
+from predictors.metrics import MIN_FEASIBLE_CASES, RELIABILITY_BINS
 from predictors.shifted_curves import SHIFTS
 
 #: The observed fractions of the acceptance summary.
@@ -62,6 +62,7 @@ TABLES = (
     Table("crps_log", "CRPS", "of ln(1 + min(work, cap)), mean over cases; lower is better", ".3f"),
     Table("infeasibility_auc", "Infeasibility AUC", "ROC AUC of P(never) for infeasible tasks; 0.5 is chance", ".3f"),
     Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),
+    Table("success_calibration_error", "Deadline calibration error", f"of the same probability: the gap between the mean prediction and the share that came true in each of {RELIABILITY_BINS} bins of predicted probability, weighted by the bins' cases (0: calibrated, though chance alone scores above 0), with its 95% bootstrap interval (curves resampled); `reliability.png` shows the bins; lower is better", ".3f", interval=True),
     Table("latency_ms", "Latency (ms)", "median time of one predict call for one epoch's tasks (torch models on one thread)", ".2f", small_rule=False),
 )  # fmt: skip
 #: The tables by the column they show.

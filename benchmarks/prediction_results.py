@@ -36,7 +36,7 @@ from benchmarks.common.threads import one_torch_thread_if_loaded
 from benchmarks.prediction_protocols import CellCases, PredictorBank
 from predictors.base import Predictor, TaskHistory
 from predictors.cases import PredictionCases
-from predictors.metrics import score_cell
+from predictors.metrics import RELIABILITY_COLUMNS, score_cell
 
 #: Cases per ``predict`` call (bounds memory; learned predictors batch within a call).
 PREDICT_CHUNK = 256
@@ -71,11 +71,15 @@ METRIC_COLUMNS = (
     "crps_log",
     "infeasibility_auc",
     "brier",
+    "success_calibration_error",
+    "success_calibration_error_low",
+    "success_calibration_error_high",
     "never_before",
     "never_before_cases",
     "never_after",
     "never_after_cases",
     "latency_ms",
+    *RELIABILITY_COLUMNS,
 )
 COLUMNS = (*KEY_COLUMNS, *METRIC_COLUMNS)
 _TEXT_COLUMNS = frozenset({"predictor", "protocol", "set", "code", "weights"})

@@ -21,11 +21,13 @@ feasible cases; median ``|ln(c(median) / c(truth))|`` over feasible cases (``c``
 cap]`` curve steps, a "never" median scores ``ln(cap / c(truth))``) with a 95% bootstrap
 interval; the 10-90% interval coverage with its 95% bootstrap interval (nominal 0.785 with 64
 samples; "never" is covered iff the 90% quantile is never; both bootstraps resample whole
-curves, since a curve's cases are not independent); CRPS of ``ln(1 + min(work, cap))``; the infeasibility AUC of P(never); the
-Brier score of P(reaching the target by the deadline at one node); the share of reachable targets
-predicted "never", before and after the recorded curve's last point; and ``latency_ms``, the
-median wall time of one ``predict`` call for one epoch's worth of tasks (16 of the cell's cases,
-32 samples each), after warm-up, with the torch models on one thread.
+curves, since a curve's cases are not independent); CRPS of ``ln(1 + min(work, cap))``; the
+infeasibility AUC of P(never); the Brier score of P(reaching the target by the deadline at one
+node), that probability's calibration error (with a 95% bootstrap interval) and its reliability
+table; the share of reachable targets predicted "never", before and after the recorded curve's
+last point; and ``latency_ms``, the median wall time of one ``predict`` call for one epoch's
+worth of tasks (16 of the cell's cases, 32 samples each), after warm-up, with the torch models
+on one thread.
 
 Usage::
 
@@ -47,6 +49,8 @@ Outputs in ``--out`` (default ``benchmarks/results/predictors``):
   middle requested fraction, with sampled futures and remaining work.
 * ``cells.png`` (:mod:`benchmarks.prediction_cells_figure`): every reported cell's median error
   and coverage, with their intervals, per protocol.
+* ``reliability.png`` (:mod:`benchmarks.prediction_reliability_figure`): whether each
+  predictor's probability of meeting the deadline comes true as often as it says.
 
 Every row draws from its own generator, seeded by (seed, predictor, protocol, set, fraction), so
 a row's figures do not depend on which other rows run or were resumed.
@@ -89,6 +93,7 @@ from benchmarks.prediction_protocols import (
     build_cells,
     train_command,
 )
+from benchmarks.prediction_reliability_figure import plot_reliability
 from benchmarks.prediction_report import format_markdown
 from benchmarks.prediction_results import (
     ResultsFileError,
@@ -125,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.predictors",
         description="Score remaining-work predictors in and out of distribution at several "
-        "observed fractions; write results.csv, results.md, trajectories.png and cells.png.",
+        "observed fractions; write results.csv, results.md, trajectories.png, cells.png and "
+        "reliability.png.",
     )
     parser.add_argument(
         "--predictors",
@@ -201,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-resume", action="store_true", help="Replace results.csv instead of reusing its rows."
     )
     parser.add_argument(
-        "--no-figure", action="store_true", help="Skip trajectories.png and cells.png."
+        "--no-figure",
+        action="store_true",
+        help="Skip trajectories.png, cells.png and reliability.png.",
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
@@ -399,8 +407,9 @@ def _write_figures(
     names: Sequence[str],
     cells: Sequence[Cell],
 ) -> None:
-    """``trajectories.png`` at the middle requested fraction and ``cells.png`` (a note instead if
-    matplotlib is missing, or if no cell has enough feasible cases for ``cells.png``)."""
+    """``trajectories.png`` at the middle requested fraction, ``cells.png`` and
+    ``reliability.png`` (a note instead if matplotlib is missing, or if no cell has enough
+    feasible cases for the last two)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -416,10 +425,12 @@ def _write_figures(
     plot_figure(path, shipped, chosen, fraction, n_samples=args.samples, seed=args.seed)
     print(f"Wrote {path} ({fraction:.0%} observed).")
     if not reported_cells(rows, cells):
-        print(f"No cells.png: no cell has {MIN_FEASIBLE_CASES} feasible cases.")
+        print(f"No cells.png or reliability.png: no cell has {MIN_FEASIBLE_CASES} feasible cases.")
         return
     plot_cells(args.out / "cells.png", rows, names, cells)
     print(f"Wrote {args.out / 'cells.png'} (every cell's error and coverage).")
+    plot_reliability(args.out / "reliability.png", rows, names, cells)
+    print(f"Wrote {args.out / 'reliability.png'} (the deadline probabilities' reliability).")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ Metrics (all pure NumPy):
   ``O(n log n)`` from sorted samples.
 * :func:`brier_score`: mean squared error of the predicted probability of reaching the target
   within a work budget (``time_left * speed`` at one node) against what happened.
+* :func:`success_reliability` / :func:`success_calibration_error`: whether that probability
+  means what it says. Cases are binned by predicted probability; in each bin the share that
+  reached the target should equal the mean prediction. The calibration error is the mean gap,
+  weighted by the cases in each bin (the "expected calibration error"; 0 is calibrated).
 
 * :func:`median_says_never` / :func:`never_share`: whether a case's sample median is "never",
   and the share of such cases among some of them (e.g. the reachable targets past a curve length).
@@ -70,6 +74,8 @@ BOOTSTRAP_RESAMPLES = 2000
 #: Cells with fewer feasible cases than this are too small to score: the prediction benchmark
 #: reports them as such, and calibration (:mod:`predictors.calibration`) does not fit to them.
 MIN_FEASIBLE_CASES = 30
+#: Bins of predicted probability of :func:`success_reliability` (equal widths on [0, 1]).
+RELIABILITY_BINS = 5
 #: Values resampled per bootstrap chunk (about 32 MB of float64).
 _BOOTSTRAP_CHUNK_VALUES = 4_000_000
 
@@ -335,12 +341,86 @@ def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> f
         ...             np.array([2.0, 2.0]))
         0.125
     """
-    samples = _check_samples(samples, "brier_score")
-    truth = _check_truth(truth, len(samples), "brier_score")
-    budget = _check_per_case(budget, len(samples), "budget", "brier_score")
-    probability = np.mean(samples <= budget[:, None], axis=1)
-    outcome = (truth <= budget).astype(np.float64)
+    probability, outcome = _success_forecasts(samples, truth, budget, "brier_score")
     return float(np.mean((probability - outcome) ** 2))
+
+
+def _success_forecasts(
+    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per case, the predicted probability of needing at most ``budget`` (the share of samples
+    within it) and whether the truth did (1.0 or 0.0); bad input reported as from ``where``."""
+    samples = _check_samples(samples, where)
+    truth = _check_truth(truth, len(samples), where)
+    budget = _check_per_case(budget, len(samples), "budget", where)
+    probability = np.mean(samples <= budget[:, None], axis=1)
+    return probability, (truth <= budget).astype(np.float64)
+
+
+def success_reliability(
+    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, bins: int = RELIABILITY_BINS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reliability table of P(work <= budget) (as :func:`brier_score` predicts it).
+
+    Cases are put in ``bins`` bins of equal width by predicted probability (a probability of 1
+    in the last bin).
+
+    Returns:
+        Per bin: the number of cases, their mean predicted probability and the share of them
+        whose truth was within the budget (both NaN for an empty bin).
+
+    Example:
+        >>> samples = np.array([[1.0, 1.0], [1.0, 9.0], [9.0, 9.0], [1.0, 9.0]])
+        >>> cases, predicted, observed = success_reliability(
+        ...     samples, np.array([1.0, 1.0, 1.0, 9.0]), np.full(4, 2.0), bins=2)
+        >>> cases.tolist(), predicted.tolist(), observed.tolist()
+        ([1.0, 3.0], [0.0, 0.6666666666666666], [1.0, 0.6666666666666666])
+    """
+    probability, outcome = _success_forecasts(samples, truth, budget, "success_reliability")
+    index = _probability_bins(probability, bins, "success_reliability")
+    cases = np.bincount(index, minlength=bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        predicted = np.bincount(index, weights=probability, minlength=bins) / cases
+        observed = np.bincount(index, weights=outcome, minlength=bins) / cases
+    return cases, predicted, observed
+
+
+def success_calibration_error(
+    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, bins: int = RELIABILITY_BINS
+) -> float:
+    """The mean of ``|mean predicted - observed share|`` over the bins of
+    :func:`success_reliability`, weighted by their cases: 0 when every bin's predictions come
+    true as often as they say. Even then a finite sample scores above 0 by chance.
+
+    Example:
+        >>> samples = np.array([[1.0, 9.0]] * 4)  # P = 0.5 each; two of four succeed
+        >>> success_calibration_error(samples, np.array([1.0, 1.0, 9.0, 9.0]), np.full(4, 2.0))
+        0.0
+        >>> success_calibration_error(samples, np.array([1.0, 1.0, 1.0, 9.0]), np.full(4, 2.0))
+        0.25
+    """
+    probability, outcome = _success_forecasts(samples, truth, budget, "success_calibration_error")
+    index = _probability_bins(probability, bins, "success_calibration_error")
+    weights = np.ones((1, len(index)))
+    return float(_calibration_errors(weights, index, probability - outcome, bins)[0])
+
+
+def _probability_bins(probability: np.ndarray, bins: int, where: str) -> np.ndarray:
+    """The bin of each probability among ``bins`` of equal width on [0, 1] (1 in the last)."""
+    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+        raise MetricInputError(f"{where}: bins must be an int >= 1, got {bins!r}.")
+    return np.minimum((probability * bins).astype(np.intp), bins - 1)
+
+
+def _calibration_errors(
+    weights: np.ndarray, index: np.ndarray, gap: np.ndarray, bins: int
+) -> np.ndarray:
+    """The calibration error of each row of ``(count, n_cases)`` case weights: with each case's
+    bin ``index`` and ``gap`` (predicted probability minus outcome), the sum over bins of the
+    weighted gaps' absolute sum, over the total weight."""
+    in_bin = np.zeros((len(index), bins))
+    in_bin[np.arange(len(index)), index] = gap
+    return np.abs(weights @ in_bin).sum(axis=1) / weights.sum(axis=1)
 
 
 def beyond_cap_as_never(samples: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -403,6 +483,7 @@ def _scores(
         "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
         "brier": brier_score(samples, truth, budget),
+        "success_calibration_error": success_calibration_error(samples, truth, budget),
     }
 
 
@@ -591,12 +672,14 @@ def score_cell(
 
     Adds ``median_log_error_low`` / ``_high`` (:func:`bootstrap_median_interval` of the feasible
     cases' errors; NaN without feasible cases), ``coverage_80_low`` / ``_high``
-    (:func:`bootstrap_mean_interval` of whether each case is covered), both resampling whole
-    ``groups`` (e.g. each case's curve; default: each case alone) with draws from ``rng``, and,
-    among feasible cases, the share whose median is "never" and their count, before
-    (``never_before``, ``never_before_cases``) and after (``never_after``,
+    (:func:`bootstrap_mean_interval` of whether each case is covered) and
+    ``success_calibration_error_low`` / ``_high`` (of :func:`success_calibration_error`), all
+    resampling whole ``groups`` (e.g. each case's curve; default: each case alone) with draws
+    from ``rng``; among feasible cases, the share whose median is "never" and their count,
+    before (``never_before``, ``never_before_cases``) and after (``never_after``,
     ``never_after_cases``) a point: ``beyond[i]`` says the target of case ``i`` is first reached
-    after it. Samples beyond ``cap`` read as "never" throughout.
+    after it; and the reliability table of the deadline probability
+    (:func:`reliability_scores`). Samples beyond ``cap`` read as "never" throughout.
 
     Raises:
         MetricInputError: As :func:`score_predictions`, or for a bad ``beyond`` mask or
@@ -635,6 +718,9 @@ def score_cell(
     )
     covered = interval_covered(samples, truth, INTERVAL_LEVEL).astype(np.float64)
     coverage_low, coverage_high = bootstrap_mean_interval(covered, rng, groups=groups, **settings)
+    calibration_low, calibration_high = _calibration_error_interval(
+        samples, truth, budget, rng, groups, resamples, confidence
+    )
     before, before_cases = never_share(samples, feasible & ~beyond)
     after, after_cases = never_share(samples, feasible & beyond)
     return {
@@ -643,8 +729,55 @@ def score_cell(
         "median_log_error_high": high,
         "coverage_80_low": coverage_low,
         "coverage_80_high": coverage_high,
+        "success_calibration_error_low": calibration_low,
+        "success_calibration_error_high": calibration_high,
         "never_before": before,
         "never_before_cases": float(before_cases),
         "never_after": after,
         "never_after_cases": float(after_cases),
+        **reliability_scores(samples, truth, budget),
     }
+
+
+def _calibration_error_interval(
+    samples: np.ndarray,
+    truth: np.ndarray,
+    budget: np.ndarray,
+    rng: np.random.Generator,
+    groups: np.ndarray | None,
+    resamples: int,
+    confidence: float,
+) -> tuple[float, float]:
+    """The bootstrap interval of :func:`success_calibration_error`, resampling whole
+    ``groups`` as :func:`bootstrap_mean_interval` does (the bins are kept; their cases vary)."""
+    probability, outcome = _success_forecasts(samples, truth, budget, "score_cell")
+    index = _probability_bins(probability, RELIABILITY_BINS, "score_cell")
+    gap = probability - outcome
+
+    def errors(weights: np.ndarray) -> np.ndarray:
+        return _calibration_errors(weights, index, gap, RELIABILITY_BINS)
+
+    return _bootstrap_interval(len(gap), groups, rng, errors, resamples, confidence, "score_cell")
+
+
+#: The keys of :func:`reliability_scores`, bin by bin.
+RELIABILITY_COLUMNS = tuple(
+    f"success_bin{index}_{part}"
+    for index in range(RELIABILITY_BINS)
+    for part in ("cases", "predicted", "observed")
+)
+
+
+def reliability_scores(
+    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray
+) -> dict[str, float]:
+    """:func:`success_reliability` as flat scores, keyed by :data:`RELIABILITY_COLUMNS`
+    (``success_bin0_cases``, ``success_bin0_predicted``, ``success_bin0_observed``, then bin 1...).
+
+    Example:
+        >>> scores = reliability_scores(np.array([[1.0, 9.0]]), np.array([1.0]), np.array([2.0]))
+        >>> scores["success_bin2_cases"], scores["success_bin2_predicted"], scores["success_bin0_cases"]
+        (1.0, 0.5, 0.0)
+    """
+    table = np.stack(success_reliability(samples, truth, budget), axis=1)
+    return dict(zip(RELIABILITY_COLUMNS, table.ravel().tolist(), strict=True))

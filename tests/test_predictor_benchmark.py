@@ -18,6 +18,7 @@ from benchmarks import (
     prediction_cells_figure,
     prediction_figure,
     prediction_protocols,
+    prediction_reliability_figure,
     prediction_report,
 )
 from benchmarks import prediction_results as results
@@ -389,7 +390,7 @@ def test_quick_run_writes_every_output_and_resumes(
 ) -> None:
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4")) == 0
     out = capsys.readouterr().out
-    for name in ("results.csv", "results.md", "trajectories.png", "cells.png"):
+    for name in ("results.csv", "results.md", "trajectories.png", "cells.png", "reliability.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     markdown = (tmp_path / "results.md").read_text()
     assert markdown in out
@@ -401,6 +402,7 @@ def test_quick_run_writes_every_output_and_resumes(
         "Remaining-work bias",
         "80% interval coverage",
         "CRPS",
+        "Deadline calibration error",
         "Latency (ms)",
     ):
         assert f"### {heading}" in markdown
@@ -415,6 +417,8 @@ def test_quick_run_writes_every_output_and_resumes(
         assert float(row["latency_ms"]) > 0 and float(row["feasible_cases"]) > 20
         low, estimate, high = (float(row[f"median_log_error{s}"]) for s in ("_low", "", "_high"))
         assert low <= estimate <= high and row["weights"] == "none"
+        bins = [float(row[f"success_bin{k}_cases"]) for k in range(5)]
+        assert sum(bins) == float(row["cases"])
 
     # A re-run reuses every row; a new fraction adds its rows and leaves the others alone.
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4", "--no-figure")) == 0
@@ -612,3 +616,26 @@ def test_the_cells_figure_needs_a_cell_with_enough_feasible_cases(tmp_path: Path
             tmp_path / "cells.png", {("wls", small): {"feasible_cases": 4.0}}, ["wls"], [small]
         )
     assert not (tmp_path / "cells.png").exists()
+    with pytest.raises(ValueError, match="no cell has 30 feasible cases"):
+        prediction_reliability_figure.plot_reliability(
+            tmp_path / "reliability.png",
+            {("wls", small): {"feasible_cases": 4.0}},
+            ["wls"],
+            [small],
+        )
+    assert not (tmp_path / "reliability.png").exists()
+
+
+def test_the_reliability_figure_shows_the_pooled_sets_and_every_set_without_one() -> None:
+    cells = [
+        prediction_protocols.Cell(protocol, name, fraction)
+        for protocol, name in (("test", "rl"), ("test", "pooled"), ("shift", "duration_x2"))
+        for fraction in (0.1, 0.8)
+    ]
+    feasible = {0.1: 100.0, 0.8: 5.0}  # the 80% cells are too small to report
+    rows = {("wls", cell): {"feasible_cases": feasible[cell.fraction]} for cell in cells}
+    panels = prediction_reliability_figure.reliability_panels(rows, cells)
+    assert panels == {
+        ("test", "pooled"): [prediction_protocols.Cell("test", "pooled", 0.1)],
+        ("shift", "duration_x2"): [prediction_protocols.Cell("shift", "duration_x2", 0.1)],
+    }

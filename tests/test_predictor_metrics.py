@@ -28,9 +28,12 @@ from predictors.metrics import (
     midranks,
     never_probability,
     never_share,
+    reliability_scores,
     sample_quantiles,
     score_cell,
     score_predictions,
+    success_calibration_error,
+    success_reliability,
 )
 
 # Work values with ties and "never": small integers, some large, some inf.
@@ -293,6 +296,83 @@ def test_brier_score_equals_the_direct_mean(
         probability = sum(value <= b for value in row) / len(row)
         terms.append((probability - (1.0 if y <= b else 0.0)) ** 2)
     assert brier_score(samples, truth, budget) == pytest.approx(sum(terms) / len(terms))
+
+
+@given(
+    sample_matrices(),
+    st.lists(st.floats(0.0, 300.0), min_size=5, max_size=5),
+    st.integers(1, 7),
+)
+@settings(max_examples=100, deadline=None)
+def test_reliability_and_calibration_error_equal_the_direct_bins(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray], budgets: list[float], bins: int
+) -> None:
+    """Each bin holds the cases whose probability lies in it (1 in the last), and the
+    calibration error is the case-weighted mean of the bins' gaps."""
+    samples, truth, _ = data
+    budget = np.array(budgets[: len(truth)])
+    members: list[list[tuple[float, float]]] = [[] for _ in range(bins)]
+    for row, y, b in zip(samples.tolist(), truth.tolist(), budget.tolist(), strict=True):
+        probability = sum(value <= b for value in row) / len(row)
+        index = next(k for k in range(bins) if probability < (k + 1) / bins or k == bins - 1)
+        members[index].append((probability, 1.0 if y <= b else 0.0))
+    cases, predicted, observed = success_reliability(samples, truth, budget, bins)
+    assert cases.tolist() == [float(len(bin_members)) for bin_members in members]
+    gaps = 0.0
+    for index, bin_members in enumerate(members):
+        if not bin_members:
+            assert math.isnan(predicted[index]) and math.isnan(observed[index])
+            continue
+        mean_predicted = sum(p for p, _ in bin_members) / len(bin_members)
+        share = sum(o for _, o in bin_members) / len(bin_members)
+        assert predicted[index] == pytest.approx(mean_predicted)
+        assert observed[index] == pytest.approx(share)
+        gaps += len(bin_members) * abs(mean_predicted - share)
+    error = success_calibration_error(samples, truth, budget, bins)
+    assert error == pytest.approx(gaps / len(truth))
+    assert 0.0 <= error <= 1.0
+
+
+def test_calibration_error_tells_a_calibrated_forecast_from_an_overconfident_one() -> None:
+    """Outcomes drawn from the very distribution sampled score near 0; a forecast twice as
+    sure of success as the outcomes warrant scores near the gap."""
+    rng = np.random.default_rng(0)
+    scale = np.exp(rng.normal(size=(4000, 1)))
+    samples = scale * np.exp(rng.normal(size=(4000, 64)))
+    truth = scale[:, 0] * np.exp(rng.normal(size=4000))
+    budget = np.ones(4000)
+    assert success_calibration_error(samples, truth, budget) < 0.03
+    sure = samples / 1e6  # every sample within the budget: P = 1, about half come true
+    assert success_calibration_error(sure, truth, budget) == pytest.approx(0.5, abs=0.03)
+
+
+def test_score_cell_carries_the_reliability_bins_and_an_interval_around_the_error() -> None:
+    rng = np.random.default_rng(1)
+    scale = np.exp(2.0 * rng.normal(size=(300, 1)))  # probabilities across [0, 1]
+    samples = scale * np.exp(rng.normal(size=(300, 32)))
+    truth = scale[:, 0] * np.exp(rng.normal(size=300))
+    cap, budget = np.full(300, 1e6), np.ones(300)
+    scores = score_cell(
+        samples, truth, cap, budget, np.zeros(300, dtype=bool), np.random.default_rng(0),
+        groups=np.arange(300) // 3, resamples=500,
+    )  # fmt: skip
+    error = success_calibration_error(samples, truth, budget)
+    assert scores["success_calibration_error"] == error
+    assert scores["success_calibration_error_low"] <= scores["success_calibration_error_high"]
+    assert scores["success_calibration_error_low"] <= error + 0.02
+    cases, predicted, _ = success_reliability(samples, truth, budget)
+    assert (cases > 0).all()
+    bins = reliability_scores(samples, truth, budget)
+    assert {key: scores[key] for key in bins} == bins
+    assert [scores[f"success_bin{k}_cases"] for k in range(len(cases))] == cases.tolist()
+    assert scores["success_bin4_predicted"] == predicted[4]
+
+
+def test_reliability_needs_a_whole_number_of_bins() -> None:
+    samples, truth, budget = np.ones((2, 3)), np.ones(2), np.ones(2)
+    for bins in (0, 2.5, True):
+        with pytest.raises(MetricInputError, match=r"^success_reliability: bins must be an int"):
+            success_reliability(samples, truth, budget, bins)  # type: ignore[arg-type]
 
 
 # --- bad input ------------------------------------------------------------------------------------
