@@ -59,6 +59,8 @@ TABLES = (
     Table("median_log_error", "Remaining-work error", "median |ln(pred / true)| on feasible cases, with its 95% bootstrap interval (curves resampled, with all their cases); lower is better", ".2f", interval=True),
     Table("median_log_ratio", "Remaining-work bias", "median ln(pred / true) on feasible cases: above 0 the median predicts more work than was needed (pessimistic), below 0 less (optimistic)", "+.2f"),
     Table("coverage_80", "80% interval coverage", "share of outcomes inside the 10-90% sample interval, with its 95% bootstrap interval (curves resampled); nominal 0.785 at 64 samples", ".2f", interval=True),
+    Table("below_80", "Outcomes below the interval", "share of outcomes under the 10% sample quantile (less work was needed than the interval allowed); nominal 0.108 at 64 samples", ".3f"),
+    Table("above_80", "Outcomes above the interval", "share of outcomes over the 90% sample quantile (more work was needed, or the target was never reached though the interval said it would be); nominal 0.108 at 64 samples", ".3f"),
     Table("crps_log", "CRPS", "of ln(1 + min(work, cap)), mean over cases; lower is better", ".3f"),
     Table("infeasibility_auc", "Infeasibility AUC", "ROC AUC of P(never) for infeasible tasks; 0.5 is chance", ".3f"),
     Table("brier", "Deadline Brier score", "of P(target reached by the deadline at one node); lower is better", ".3f"),

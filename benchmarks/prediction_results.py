@@ -68,6 +68,8 @@ METRIC_COLUMNS = (
     "coverage_80",
     "coverage_80_low",
     "coverage_80_high",
+    "below_80",
+    "above_80",
     "crps_log",
     "infeasibility_auc",
     "brier",

@@ -21,7 +21,8 @@ feasible cases; median ``|ln(c(median) / c(truth))|`` over feasible cases (``c``
 cap]`` curve steps, a "never" median scores ``ln(cap / c(truth))``) with a 95% bootstrap
 interval; the 10-90% interval coverage with its 95% bootstrap interval (nominal 0.785 with 64
 samples; "never" is covered iff the 90% quantile is never; both bootstraps resample whole
-curves, since a curve's cases are not independent); CRPS of ``ln(1 + min(work, cap))``; the
+curves, since a curve's cases are not independent) and the shares of outcomes below and above
+that interval; CRPS of ``ln(1 + min(work, cap))``; the
 infeasibility AUC of P(never); the Brier score of P(reaching the target by the deadline at one
 node), that probability's calibration error (with a 95% bootstrap interval) and its reliability
 table; the share of reachable targets predicted "never", before and after the recorded curve's

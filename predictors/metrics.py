@@ -21,7 +21,8 @@ Metrics (all pure NumPy):
   infeasible cases from feasible ones; the Mann–Whitney statistic with ties counting one half.
 * :func:`interval_covered` / :func:`interval_coverage`: whether the truth lies in the central
   interval between the sample quantiles ``(1 - level) / 2`` and ``(1 + level) / 2``. An infinite
-  truth is covered iff the upper quantile is ``inf``. With ``n`` exchangeable samples the interval
+  truth is covered iff the upper quantile is ``inf``. :func:`interval_misses` tells the two ways
+  it fails apart (the truth below the interval or above it). With ``n`` exchangeable samples the interval
   ``[X_(ceil(0.1 n)), X_(ceil(0.9 n))]`` covers a new draw with probability
   ``(ceil(0.9 n) - ceil(0.1 n)) / (n + 1)``: 0.785 for 64 samples, 0.758 for 32.
 * :func:`crps_log_work`: the continuous ranked probability score of ``x = ln(1 + min(work, cap))``,
@@ -280,14 +281,36 @@ def interval_covered(
         >>> interval_covered(samples, np.array([1.0, 5.0, 6.0])).tolist()
         [True, True, False]
     """
-    samples = _check_samples(samples, "interval_covered")
-    truth = _check_truth(truth, len(samples), "interval_covered")
+    below, above = _interval_misses(samples, truth, level, "interval_covered")
+    return ~(below | above)
+
+
+def interval_misses(
+    samples: np.ndarray, truth: np.ndarray, level: float = INTERVAL_LEVEL
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per case, whether the truth lies below the central ``level`` interval (``truth < q_lo``)
+    and whether above it (``truth > q_hi``; an infinite truth iff ``q_hi`` is finite): the two
+    ways :func:`interval_covered` fails. Below means more work was predicted than was needed.
+
+    Example:
+        >>> samples = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]] * 3)
+        >>> below, above = interval_misses(samples, np.array([0.5, 3.0, np.inf]))
+        >>> below.tolist(), above.tolist()
+        ([True, False, False], [False, False, True])
+    """
+    return _interval_misses(samples, truth, level, "interval_misses")
+
+
+def _interval_misses(
+    samples: np.ndarray, truth: np.ndarray, level: float, where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    samples = _check_samples(samples, where)
+    truth = _check_truth(truth, len(samples), where)
     if not 0.0 < level < 1.0:
-        raise MetricInputError(f"interval_covered: level must be in (0, 1), got {level}.")
+        raise MetricInputError(f"{where}: level must be in (0, 1), got {level}.")
     low = sample_quantiles(samples, (1.0 - level) / 2.0)
     high = sample_quantiles(samples, (1.0 + level) / 2.0)
-    finite_covered = (low <= truth) & (truth <= high)
-    return np.where(np.isinf(truth), np.isinf(high), finite_covered)
+    return truth < low, truth > high
 
 
 def interval_coverage(
@@ -473,6 +496,7 @@ def _scores(
 ) -> dict[str, float]:
     """:func:`score_predictions` of :func:`_scored_cases`, given their :func:`log_ratios`."""
     infeasible = np.isinf(truth)
+    below, above = interval_misses(samples, truth, INTERVAL_LEVEL)
     return {
         "cases": float(len(samples)),
         "feasible_cases": float(len(samples) - infeasible.sum()),
@@ -480,7 +504,9 @@ def _scores(
         "median_log_error": _median_over_feasible(np.abs(ratios), truth),
         "median_log_ratio": _median_over_feasible(ratios, truth),
         "infeasibility_auc": infeasibility_auc(never_probability(samples), infeasible),
-        "coverage_80": interval_coverage(samples, truth, INTERVAL_LEVEL),
+        "coverage_80": float(np.mean(~(below | above))),
+        "below_80": float(np.mean(below)),
+        "above_80": float(np.mean(above)),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
         "brier": brier_score(samples, truth, budget),
         "success_calibration_error": success_calibration_error(samples, truth, budget),

@@ -20,6 +20,7 @@ from predictors.metrics import (
     infeasibility_auc,
     interval_coverage,
     interval_covered,
+    interval_misses,
     log_ratio_errors,
     log_ratios,
     median_log_ratio,
@@ -199,6 +200,35 @@ def test_coverage_equals_the_direct_quantile_check(
         high = quantile_reference(row, (1 + level) / 2)
         expected.append(math.isinf(high) if math.isinf(y) else low <= y <= high)
     assert interval_covered(samples, truth, level).tolist() == expected
+
+
+@given(sample_matrices(), st.sampled_from([0.5, 0.8, 0.9]))
+@settings(max_examples=150, deadline=None)
+def test_each_case_is_covered_or_below_or_above_the_interval(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray], level: float
+) -> None:
+    samples, truth, cap = data
+    below, above = interval_misses(samples, truth, level)
+    covered = interval_covered(samples, truth, level)
+    assert (below.astype(int) + above.astype(int) + covered.astype(int) == 1).all()
+    for row, y, is_below in zip(samples.tolist(), truth.tolist(), below.tolist(), strict=True):
+        assert is_below == (y < quantile_reference(row, (1 - level) / 2))
+    if level == 0.8:
+        scores = score_predictions(samples, truth, cap, cap)
+        scored = beyond_cap_as_never(samples, cap)
+        assert scores["below_80"] == np.mean(interval_misses(scored, truth)[0])
+        total = scores["below_80"] + scores["above_80"] + scores["coverage_80"]
+        assert total == pytest.approx(1.0)
+
+
+def test_misses_of_exchangeable_draws_are_as_often_below_as_above() -> None:
+    """A truth drawn from the sampled law falls under the 10% sample quantile of 64 samples with
+    probability 7 / 65, and over the 90% one with the same."""
+    rng = np.random.default_rng(12)
+    draws = rng.lognormal(3.0, 1.0, size=(6000, 65))
+    below, above = interval_misses(draws[:, :64], draws[:, 64])
+    assert below.mean() == pytest.approx(7 / 65, abs=0.02)  # ~5 standard errors
+    assert above.mean() == pytest.approx(7 / 65, abs=0.02)
 
 
 def test_degenerate_samples_at_the_truth_are_covered() -> None:
