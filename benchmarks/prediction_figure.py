@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.atomic import replace_atomically
+from benchmarks.common.figures import pyplot, save_png
 from predictors.base import Predictor, TaskHistory
 from predictors.cases import CAP_CURVE_LENGTHS, PredictionTask, sample_trajectories
 
@@ -49,11 +49,7 @@ def plot_figure(
     seed: int,
 ) -> None:
     """Write ``trajectories.png`` (see the module docstring). Needs matplotlib."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = [(family, task) for family, tasks in tasks_by_family.items() for task in tasks]
     figure, axes = plt.subplots(
         len(panels), 2, figsize=(13, 3.2 * len(panels)), squeeze=False, width_ratios=(3, 2)
@@ -71,9 +67,7 @@ def plot_figure(
         truth = task.true_remaining(fraction)
         _plot_remaining(axes[row, 1], task, history, truth, predictors, colors, n_samples, rng)
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(path, lambda handle: figure.savefig(handle, format="png", dpi=90))
-    plt.close(figure)
+    save_png(figure, path, dpi=90)
 
 
 def _plot_trajectories(

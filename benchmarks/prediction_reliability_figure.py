@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import replace_atomically
+from benchmarks.common.figures import pyplot, save_png
 from benchmarks.prediction_cells_figure import reported_cells
 from benchmarks.prediction_protocols import Cell
 from predictors.metrics import MIN_FEASIBLE_CASES, RELIABILITY_BINS
@@ -76,11 +76,7 @@ def plot_reliability(
     Raises:
         ValueError: If no cell has enough feasible cases to be reported.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = reliability_panels(rows, cells)
     if not panels:
         raise ValueError(
@@ -130,6 +126,4 @@ def plot_reliability(
     handles, labels = axes[0, 0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1), fontsize=9)
     figure.tight_layout(rect=(0.0, 0.6 / (3.0 * len(panels) + 0.6), 1.0, 1.0))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(path, lambda handle: figure.savefig(handle, format="png", dpi=80))
-    plt.close(figure)
+    save_png(figure, path, dpi=80)

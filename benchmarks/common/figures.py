@@ -1,0 +1,38 @@
+"""What every figure of the prediction benchmark does before and after drawing.
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> plt = pyplot()
+    >>> figure, axis = plt.subplots()
+    >>> path = Path(tempfile.mkdtemp()) / "figures" / "line.png"
+    >>> save_png(figure, path, dpi=40)
+    >>> path.read_bytes()[:4] == b"\\x89PNG"
+    True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common.atomic import replace_atomically
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (raises ``ImportError``
+    without matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_png(figure: Any, path: Path, dpi: int) -> None:
+    """Write ``figure`` to ``path`` as a PNG (its folder made if needed; the file replaced
+    atomically, so an interruption leaves the old one) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_atomically(path, lambda handle: figure.savefig(handle, format="png", dpi=dpi))
+    pyplot().close(figure)
