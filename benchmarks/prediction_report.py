@@ -11,8 +11,9 @@ Latency is shown for every cell.
 **Acceptance summary.** For every cell at :data:`ACCEPTANCE_FRACTIONS`: whether
 :data:`ACCEPTANCE_PREDICTOR`'s median error is below every predictor of :data:`BASELINES`
 (point estimates; the intervals are beside them), whether its whole interval lies below theirs
-(the upper end of its 95% interval below the lower end of each of theirs), and whether its
-10-90% coverage lies in :data:`COVERAGE_BAND`.
+(the upper end of its 95% interval below the lower end of each of theirs), its median error
+minus each baseline's with the paired interval of :mod:`benchmarks.prediction_pairs`, and
+whether its 10-90% coverage lies in :data:`COVERAGE_BAND`.
 
 Example:
     >>> too_small({"feasible_cases": 29.0}), too_small({"feasible_cases": 30.0})
@@ -41,6 +42,8 @@ BASELINES = ("wls", "dkf")
 COVERAGE_BAND = (0.70, 0.90)
 
 Rows = Mapping[tuple[str, Cell], Mapping[str, Any]]
+#: ``(predictor, baseline, cell)`` -> ``pairs.csv`` row.
+Pairs = Mapping[tuple[str, str, Cell], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,21 @@ def _cell_head(cell: Cell) -> list[str]:
 
 
 # --------------------------------------------------------------------------------- sections
-def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
+def format_difference(pair: Mapping[str, Any] | None) -> str:
+    """A paired difference with its interval (``-`` when the pair was not compared).
+
+    Example:
+        >>> format_difference({"difference": -0.5, "difference_low": -0.7, "difference_high": 0.01})
+        '-0.50 [-0.70, +0.01]'
+    """
+    if pair is None:
+        return "-"
+    return format_interval(
+        pair["difference"], pair["difference_low"], pair["difference_high"], "+.2f"
+    )
+
+
+def acceptance_summary(rows: Rows, cells: Sequence[Cell], pairs: Pairs) -> list[str]:
     """The acceptance section (see the module docstring)."""
     lines = ["## Acceptance summary", ""]
     chosen = [cell for cell in cells if cell.fraction in ACCEPTANCE_FRACTIONS]
@@ -151,20 +168,29 @@ def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
         return [*lines, f"`{ACCEPTANCE_PREDICTOR}` was not scored at 10, 20 or 40% observed.", ""]
     lo, hi = COVERAGE_BAND
     header = ["cell", "feasible", ACCEPTANCE_PREDICTOR, *BASELINES, "below both",
-              "intervals apart", f"{ACCEPTANCE_PREDICTOR} coverage",
-              f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
+              "intervals apart", *(f"minus {name} (paired)" for name in BASELINES),
+              f"{ACCEPTANCE_PREDICTOR} coverage", f"in [{lo:.2f}, {hi:.2f}]"]  # fmt: skip
     error_table, coverage_table = TABLE_OF["median_log_error"], TABLE_OF["coverage_80"]
     body, wins, clear_wins, covered, sized = [], 0, 0, 0, 0
+    paired_below = dict.fromkeys(BASELINES, 0)
+    paired_above = dict.fromkeys(BASELINES, 0)
     for cell in judged:
         main = rows[ACCEPTANCE_PREDICTOR, cell]
         others = [rows.get((name, cell)) for name in BASELINES]
         errors = [format_metric(row, error_table) or "not run" for row in others]
         if too_small(main):
             label = small_label(main["feasible_cases"])
+            no_pairs = ["-"] * len(BASELINES)
             body.append(
-                [cell.label, f"{main['feasible_cases']:.0f}", label, *errors, "-", "-", label, "-"]
-            )
+                [cell.label, f"{main['feasible_cases']:.0f}", label, *errors, "-", "-",
+                 *no_pairs, label, "-"]
+            )  # fmt: skip
             continue
+        differences = [pairs.get((ACCEPTANCE_PREDICTOR, name, cell)) for name in BASELINES]
+        for name, pair in zip(BASELINES, differences, strict=True):
+            if pair is not None:
+                paired_below[name] += pair["difference_high"] < 0.0
+                paired_above[name] += pair["difference_low"] > 0.0
         sized += 1
         below = all(row is not None and main["median_log_error"] < row["median_log_error"]
                     for row in others)  # fmt: skip
@@ -178,15 +204,23 @@ def acceptance_summary(rows: Rows, cells: Sequence[Cell]) -> list[str]:
         body.append(
             [cell.label, f"{main['feasible_cases']:.0f}", format_metric(main, error_table),
              *errors, "yes" if below else "no", "yes" if apart else "no",
-             format_metric(main, coverage_table), "yes" if in_band else "no"]
+             *map(format_difference, differences), format_metric(main, coverage_table),
+             "yes" if in_band else "no"]
         )  # fmt: skip
     lines += _table(header, body, numeric_from=1)
+    paired = "; ".join(
+        f"against {name} it is below 0 in {paired_below[name]} and above 0 in "
+        f"{paired_above[name]}" for name in BASELINES
+    )  # fmt: skip
     lines += [
         "",
         f"Of {sized} cells with at least {MIN_FEASIBLE_CASES} feasible cases, "
         f"`{ACCEPTANCE_PREDICTOR}`'s median error is below {' and '.join(BASELINES)} in {wins} "
         f"(with its whole interval below theirs in {clear_wins}) and its coverage lies in "
-        f"[{lo:.2f}, {hi:.2f}] in {covered}.",
+        f"[{lo:.2f}, {hi:.2f}] in {covered}. The paired columns give its median error minus each "
+        "baseline's on the same cases, with a 95% interval that resamples the same curves for "
+        f"both (`pairs.csv`, `benchmarks/prediction_pairs.py`): {paired} (elsewhere the "
+        "interval holds 0: the cell does not tell them apart).",
         "",
     ]
     return lines
@@ -273,6 +307,7 @@ def format_markdown(
     *,
     settings: str,
     notes: Mapping[str, Sequence[str]] | None = None,
+    pairs: Pairs | None = None,
 ) -> str:
     """``results.md``: the acceptance summary, then one section per protocol of ``cells``.
 
@@ -282,6 +317,7 @@ def format_markdown(
         cells: The cells, in report order.
         settings: A sentence on the run's settings and machine.
         notes: Per protocol, lines shown under its heading (e.g. predictors not scored).
+        pairs: The paired comparisons of the acceptance summary (none by default).
     """
     notes = {} if notes is None else notes
     protocols = list(dict.fromkeys(cell.protocol for cell in cells))
@@ -296,7 +332,7 @@ def format_markdown(
         "`too small (n=..)`; its cases are merged into the `pooled` set of its protocol at the "
         "same fraction (each `shift` set already pools every family).",
         "",
-        *acceptance_summary(rows, cells),
+        *acceptance_summary(rows, cells, {} if pairs is None else pairs),
     ]
     for protocol in protocols:
         chosen = [cell for cell in cells if cell.protocol == protocol]

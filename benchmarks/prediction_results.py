@@ -255,6 +255,35 @@ def row_weights(bank: PredictorBank, name: str, cell_cases: CellCases) -> str:
     return "+".join(weights) or "none"
 
 
+def row_samples(
+    bank: PredictorBank,
+    key: RowKey,
+    cell_cases: CellCases,
+    *,
+    on_chunk: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """The remaining-work samples of row ``key``: every case of ``cell_cases``, each group
+    predicted by its version of ``key.predictor`` (see :mod:`benchmarks.prediction_protocols`),
+    drawn from the row's own generator (the same samples every time)."""
+    rng = key.rng()
+    parts = [
+        predict_samples(
+            bank.version(key.predictor, group.held_out).predictor,
+            group.cases.histories,
+            key.samples,
+            rng,
+            on_chunk=on_chunk,
+        )
+        for group in cell_cases.groups
+    ]
+    return np.concatenate(parts)
+
+
+def case_curves(cases: PredictionCases) -> np.ndarray:
+    """Each case's curve (``family/curve id``): the groups the bootstraps resample whole."""
+    return np.array([f"{task.family}/{task.curve_id}" for task in cases.tasks])
+
+
 def evaluate_row(
     bank: PredictorBank,
     key: RowKey,
@@ -263,21 +292,12 @@ def evaluate_row(
     latency_repeats: int,
     on_chunk: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Score predictor ``key.predictor`` on ``cell_cases``, each group by its version (see
-    :mod:`benchmarks.prediction_protocols`); the finished ``results.csv`` row. Its latency is the
-    first group's version on :func:`latency_cases` of the whole cell."""
-    rng = key.rng()
-    versions = [bank.version(key.predictor, group.held_out) for group in cell_cases.groups]
-    parts = [
-        predict_samples(
-            version.predictor, group.cases.histories, key.samples, rng, on_chunk=on_chunk
-        )
-        for version, group in zip(versions, cell_cases.groups, strict=True)
-    ]
-    samples = np.concatenate(parts)
+    """Score predictor ``key.predictor`` on ``cell_cases`` (:func:`row_samples`); the finished
+    ``results.csv`` row. Its latency is the first group's version on :func:`latency_cases` of
+    the whole cell."""
+    samples = row_samples(bank, key, cell_cases, on_chunk=on_chunk)
     cases = cell_cases.cases
     beyond = np.array([task.crossed_late for task in cases.tasks], dtype=bool)
-    curves = np.array([f"{task.family}/{task.curve_id}" for task in cases.tasks])
     scores = score_cell(
         samples,
         cases.truth,
@@ -285,9 +305,8 @@ def evaluate_row(
         cases.budget,
         beyond,
         key.bootstrap_rng(),
-        groups=curves,
+        groups=case_curves(cases),
     )
-    scores["latency_ms"] = measure_latency_ms(
-        versions[0].predictor, latency_cases(cases), latency_repeats
-    )
+    first = bank.version(key.predictor, cell_cases.groups[0].held_out).predictor
+    scores["latency_ms"] = measure_latency_ms(first, latency_cases(cases), latency_repeats)
     return {**dict(zip(KEY_COLUMNS, astuple(key), strict=True)), **scores}

@@ -43,6 +43,9 @@ Outputs in ``--out`` (default ``benchmarks/results/predictors``):
   says (code and weights included), appended and flushed to disk as each row finishes. A re-run
   skips the rows already there; a file with other columns (an earlier version's included), or one
   that cannot be parsed, is refused with an error.
+* ``pairs.csv`` (:mod:`benchmarks.prediction_pairs`): for every cell of the acceptance summary,
+  ``flow_matching``'s median error minus each baseline's on the same cases, with a paired 95%
+  interval; resumed like ``results.csv``.
 * ``results.md`` (:mod:`benchmarks.prediction_report`): an acceptance summary, then per protocol
   the case counts and one table per metric; cells with fewer than 30 feasible cases read
   ``too small (n=..)``. Also printed.
@@ -83,6 +86,13 @@ from benchmarks.common.atomic import write_atomically
 from benchmarks.leaderboard import available_cores
 from benchmarks.prediction_cells_figure import plot_cells, reported_cells
 from benchmarks.prediction_figure import figure_tasks, plot_figure
+from benchmarks.prediction_pairs import (
+    PAIR_KEY_COLUMNS,
+    PairKey,
+    PairsTable,
+    evaluate_pair,
+    pair_keys,
+)
 from benchmarks.prediction_protocols import (
     DEFAULT_HELD_OUT_DIR,
     FAMILIES,
@@ -95,7 +105,12 @@ from benchmarks.prediction_protocols import (
     train_command,
 )
 from benchmarks.prediction_reliability_figure import plot_reliability
-from benchmarks.prediction_report import format_markdown
+from benchmarks.prediction_report import (
+    ACCEPTANCE_FRACTIONS,
+    ACCEPTANCE_PREDICTOR,
+    BASELINES,
+    format_markdown,
+)
 from benchmarks.prediction_results import (
     ResultsFileError,
     ResultsTable,
@@ -260,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeats = QUICK_LATENCY_REPEATS if args.quick else LATENCY_REPEATS
     try:
         table = ResultsTable(args.out / "results.csv", resume=not args.no_resume)
+        pairs_table = PairsTable(args.out / "pairs.csv", resume=not args.no_resume)
     except ResultsFileError as error:
         parser.error(str(error))
     try:
@@ -290,8 +306,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         run_rows(table, bank, todo, cells, repeats=repeats, progress=not args.no_progress)
+        by_key = {RowKey.of(row): row for row in table.rows}
+        pairs = pair_keys(keys, by_key, ACCEPTANCE_PREDICTOR, BASELINES, ACCEPTANCE_FRACTIONS)
+        done_pairs = pairs_table.done()
+        pairs_todo = [pair for pair in pairs if PairKey.of(*pair) not in done_pairs]
+        run_pairs(pairs_table, bank, pairs_todo, cells, progress=not args.no_progress)
     except KeyboardInterrupt:
-        print(f"\nInterrupted: finished rows are in {table.path}; run again to resume.")
+        print(
+            f"\nInterrupted: finished rows are in {table.path} and {pairs_table.path}; run again "
+            "to resume."
+        )
         return 130
     elapsed = time.perf_counter() - start
 
@@ -300,6 +324,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         (row["predictor"], Cell(row["protocol"], row["set"], row["fraction"])): row
         for row in table.rows
         if RowKey.of(row) in wanted
+    }
+    wanted_pairs = {PairKey.of(*pair) for pair in pairs}
+    paired = {
+        (row["predictor"], row["baseline"], Cell(row["protocol"], row["set"], row["fraction"])): row
+        for row in pairs_table.rows
+        if PairKey(*(row[column] for column in PAIR_KEY_COLUMNS)) in wanted_pairs
     }
     settings = (
         f"Test split of the `{TASK_WORKLOAD}` workload; seed {args.seed}; {draws} target draw(s) "
@@ -310,15 +340,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.flow_matching is not None and "flow_matching" in names:
         settings += f" `flow_matching` is the checkpoint {args.flow_matching}, not the shipped one."
     markdown = format_markdown(
-        rows, names, list(cells), settings=settings, notes={"held_out": held_out_notes}
+        rows,
+        names,
+        list(cells),
+        settings=settings,
+        notes={"held_out": held_out_notes},
+        pairs=paired,
     )
     write_atomically(args.out / "results.md", markdown)
     print(markdown)
     reused = len(keys) - len(todo)
     print(
-        f"{len(todo)} row(s) run in {elapsed:.1f} s"
-        + (f", {reused} reused from {table.path}" if reused else "")
-        + f". Wrote {table.path} and {args.out / 'results.md'}."
+        f"{len(todo)} row(s) and {len(pairs_todo)} pair(s) run in {elapsed:.1f} s"
+        + (f", {reused} row(s) reused from {table.path}" if reused else "")
+        + f". Wrote {table.path}, {pairs_table.path} and {args.out / 'results.md'}."
     )
     if not args.no_figure:
         by_family = {family: [t for t in tasks if t.family == family] for family in FAMILIES}
@@ -393,6 +428,24 @@ def run_rows(
             bar.set_description(f"{key.predictor} {cell.label}")
             row = evaluate_row(bank, key, cells[cell], latency_repeats=repeats, on_chunk=bar.update)
             table.add(row)
+
+
+def run_pairs(
+    table: PairsTable,
+    bank: PredictorBank,
+    todo: Sequence[tuple[RowKey, RowKey]],
+    cells: dict[Cell, CellCases],
+    *,
+    progress: bool,
+) -> None:
+    """Compare the pairs of rows of ``todo`` (:mod:`benchmarks.prediction_pairs`), adding each
+    to ``table`` when it is done."""
+    total = sum(2 * len(cells[_cell(first)]) for first, _ in todo)
+    with tqdm(total=total, unit="case", disable=not progress) as bar:
+        for first, second in todo:
+            cell = _cell(first)
+            bar.set_description(f"{first.predictor} - {second.predictor} {cell.label}")
+            table.add(evaluate_pair(bank, first, second, cells[cell], on_chunk=bar.update))
 
 
 def _cell(key: RowKey) -> Cell:

@@ -41,8 +41,10 @@ Metrics (all pure NumPy):
 Intervals (95% by default):
 
 * :func:`bootstrap_median_interval` / :func:`bootstrap_mean_interval`: percentile-bootstrap
-  intervals of a median (errors) and of a mean (a share, e.g. coverage), ``resamples`` resamples
-  drawn at once (in chunks bounding the memory). Given ``groups`` (the prediction benchmark
+  intervals of a median (errors) and of a mean (a share, e.g. coverage);
+  :func:`bootstrap_median_difference_interval`: of the difference of two medians over the same
+  cases (two predictors' errors), resampled in pairs. Each draws its ``resamples`` resamples
+  at once (in chunks bounding the memory). Given ``groups`` (the prediction benchmark
   passes each case's curve), whole groups are resampled: cases drawn from one curve are not
   independent, and an interval that resampled them one by one would be too narrow.
 
@@ -551,6 +553,61 @@ def bootstrap_median_interval(
         True
     """
     values = _check_bootstrap_values(values, "bootstrap_median_interval")
+    return _bootstrap_interval(
+        values.size,
+        groups,
+        rng,
+        _resampled_medians(values),
+        resamples,
+        confidence,
+        "bootstrap_median_interval",
+    )
+
+
+def bootstrap_median_difference_interval(
+    first: np.ndarray,
+    second: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    groups: np.ndarray | None = None,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """Paired percentile-bootstrap ``confidence`` interval of ``median(first) -
+    median(second)``, for two sets of values of the same cases (e.g. two predictors' errors):
+    each resample takes the same cases (whole ``groups``, as :func:`bootstrap_median_interval`
+    draws them) from both, so what the cases share cancels out of the difference.
+
+    Raises:
+        MetricInputError: As :func:`bootstrap_median_interval`, or if the two differ in length.
+
+    Example:
+        >>> errors = np.arange(1.0, 101.0)
+        >>> bootstrap_median_difference_interval(errors + 0.5, errors, np.random.default_rng(0))
+        (0.5, 0.5)
+        >>> low, high = bootstrap_median_difference_interval(
+        ...     errors[::-1], errors, np.random.default_rng(0))
+        >>> bool(low < 0.0 < high)
+        True
+    """
+    where = "bootstrap_median_difference_interval"
+    first = _check_bootstrap_values(first, where)
+    second = _check_bootstrap_values(second, where)
+    if first.shape != second.shape:
+        raise MetricInputError(
+            f"{where}: first and second must hold values of the same cases, got "
+            f"{first.size} and {second.size} values."
+        )
+    first_medians, second_medians = _resampled_medians(first), _resampled_medians(second)
+
+    def differences(weights: np.ndarray) -> np.ndarray:
+        return first_medians(weights) - second_medians(weights)
+
+    return _bootstrap_interval(first.size, groups, rng, differences, resamples, confidence, where)
+
+
+def _resampled_medians(values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The statistic of :func:`_bootstrap_interval` that gives each resample's median."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
 
@@ -561,11 +618,10 @@ def bootstrap_median_interval(
         total = counts[:, -1:]
         low = np.sum(counts < (total + 1) // 2, axis=1)
         high = np.sum(counts < total // 2 + 1, axis=1)
-        return 0.5 * (ordered[low] + ordered[high])
+        result: np.ndarray = 0.5 * (ordered[low] + ordered[high])
+        return result
 
-    return _bootstrap_interval(
-        values.size, groups, rng, medians, resamples, confidence, "bootstrap_median_interval"
-    )
+    return medians
 
 
 def bootstrap_mean_interval(

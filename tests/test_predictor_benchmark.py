@@ -422,12 +422,46 @@ def test_quick_run_writes_every_output_and_resumes(
 
     # A re-run reuses every row; a new fraction adds its rows and leaves the others alone.
     assert bench.main(quick_args(tmp_path, "--fractions", "0.2", "0.4", "--no-figure")) == 0
-    assert "0 row(s) run" in capsys.readouterr().out
+    assert "0 row(s) and 0 pair(s) run" in capsys.readouterr().out
     assert read_rows(tmp_path / "results.csv") == rows
     assert bench.main(quick_args(tmp_path, "--fractions", "0.4", "0.8", "--no-figure")) == 0
-    assert "4 row(s) run" in capsys.readouterr().out
+    assert "4 row(s) and 0 pair(s) run" in capsys.readouterr().out
     again = read_rows(tmp_path / "results.csv")
     assert again[: len(rows)] == rows and len(again) == len(rows) + 4
+
+
+def test_pairs_compare_the_rows_own_samples_and_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each pair's difference is the difference of its two rows' median errors (the same
+    samples), every reported cell at an acceptance fraction gets one pair per baseline, and a
+    re-run reuses them."""
+    args = ["--predictors", "wls", "dkf", "flow_matching", "--protocols", "test", "--quick",
+            "--no-progress", "--no-figure", "--fractions", "0.2", "0.8", "--out", str(tmp_path)]  # fmt: skip
+    assert bench.main(args) == 0
+    rows = {
+        (r["predictor"], r["set"], r["fraction"]): r for r in read_rows(tmp_path / "results.csv")
+    }
+    pairs = read_rows(tmp_path / "pairs.csv")
+    reported = sorted(
+        name for (predictor, name, fraction), row in rows.items()
+        if predictor == "flow_matching" and fraction == "0.2" and float(row["feasible_cases"]) >= 30
+    )  # fmt: skip
+    assert reported and sorted({p["set"] for p in pairs}) == reported
+    assert {p["fraction"] for p in pairs} == {"0.2"}  # 80% observed is not an acceptance fraction
+    for pair in pairs:
+        first = rows[pair["predictor"], pair["set"], pair["fraction"]]
+        second = rows[pair["baseline"], pair["set"], pair["fraction"]]
+        expected = float(first["median_log_error"]) - float(second["median_log_error"])
+        assert float(pair["difference"]) == pytest.approx(expected, abs=1e-12)
+        assert float(pair["difference_low"]) <= float(pair["difference_high"])
+        assert pair["weights"] == f"{first['weights']}/{second['weights']}"
+    markdown = (tmp_path / "results.md").read_text()
+    assert "minus dkf (paired)" in markdown and "against dkf it is below 0 in" in markdown
+    capsys.readouterr()
+    assert bench.main(args) == 0
+    assert "0 row(s) and 0 pair(s) run" in capsys.readouterr().out
+    assert read_rows(tmp_path / "pairs.csv") == pairs
 
 
 def test_the_shift_protocol_reports_never_before_and_after_the_recorded_length(

@@ -14,6 +14,7 @@ from predictors.metrics import (
     MetricInputError,
     beyond_cap_as_never,
     bootstrap_mean_interval,
+    bootstrap_median_difference_interval,
     bootstrap_median_interval,
     brier_score,
     crps_log_work,
@@ -403,6 +404,28 @@ def test_reliability_needs_a_whole_number_of_bins() -> None:
     for bins in (0, 2.5, True):
         with pytest.raises(MetricInputError, match=r"^success_reliability: bins must be an int"):
             success_reliability(samples, truth, budget, bins)  # type: ignore[arg-type]
+
+
+def test_a_paired_difference_interval_is_narrower_than_its_parts_suggest() -> None:
+    """Two predictors whose errors share each case's difficulty: the paired interval of the
+    difference of medians is far narrower than the two medians' own intervals side by side,
+    and it resamples the same cases as bootstrap_median_interval (same generator, same draws)."""
+    rng = np.random.default_rng(5)
+    hardness = rng.exponential(size=400)
+    first = hardness + rng.normal(0.0, 0.05, size=400)
+    second = hardness + 0.1 + rng.normal(0.0, 0.05, size=400)
+    low, high = bootstrap_median_difference_interval(first, second, np.random.default_rng(1))
+    assert low < -0.05 and high < 0.0  # the 0.1 gap is resolved
+    first_low, first_high = bootstrap_median_interval(first, np.random.default_rng(1))
+    second_low, _ = bootstrap_median_interval(second, np.random.default_rng(1))
+    assert first_high > second_low  # the unpaired intervals overlap
+    same = bootstrap_median_difference_interval(first, first * 0.0, np.random.default_rng(1))
+    assert same == (first_low, first_high)
+
+
+def test_a_paired_difference_needs_values_of_the_same_cases() -> None:
+    with pytest.raises(MetricInputError, match="the same cases, got 3 and 2 values"):
+        bootstrap_median_difference_interval(np.ones(3), np.ones(2), np.random.default_rng(0))
 
 
 # --- bad input ------------------------------------------------------------------------------------

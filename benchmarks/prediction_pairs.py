@@ -1,0 +1,202 @@
+"""Paired comparisons of the prediction benchmark: one predictor's median error minus another's.
+
+Two predictors' rows on a cell score the same cases, so their difference is best judged on
+those cases together: the bootstrap resamples whole curves, the same ones for both predictors
+(:func:`predictors.metrics.bootstrap_median_difference_interval`), and what makes a curve hard
+for both cancels out. An interval that excludes 0 says which predictor errs less there; one
+that holds 0 says the cell does not tell them apart. This is sharper than asking whether the two
+rows' own intervals overlap.
+
+``pairs.csv`` holds one row per (predictor, baseline, cell), keyed like ``results.csv`` (both
+predictors' weights in ``weights``), appended as each is done, so a re-run reuses them. The
+samples are each row's own (:func:`benchmarks.prediction_results.row_samples`), so a pair's
+medians are its two rows' ``median_log_error``.
+
+Example:
+    >>> first = RowKey("flow_matching", "test", "rl", 0.2, 0, 64, 4, "abc", "w")
+    >>> second = RowKey("dkf", "test", "rl", 0.2, 0, 64, 4, "abc", "none")
+    >>> PairKey.of(first, second).weights
+    'w/none'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common.store import ResultsStore, StoreFormatError
+from benchmarks.prediction_protocols import CellCases, PredictorBank
+from benchmarks.prediction_results import (
+    ResultsFileError,
+    RowKey,
+    case_curves,
+    row_samples,
+)
+from predictors.metrics import (
+    MIN_FEASIBLE_CASES,
+    beyond_cap_as_never,
+    bootstrap_median_difference_interval,
+    log_ratio_errors,
+)
+
+PAIR_KEY_COLUMNS = (
+    "predictor",
+    "baseline",
+    "protocol",
+    "set",
+    "fraction",
+    "seed",
+    "samples",
+    "draws_per_curve",
+    "code",
+    "weights",
+)
+PAIR_METRIC_COLUMNS = ("feasible_cases", "difference", "difference_low", "difference_high")
+_TEXT_COLUMNS = frozenset({"predictor", "baseline", "protocol", "set", "code", "weights"})
+_INT_COLUMNS = frozenset({"seed", "samples", "draws_per_curve"})
+PAIR_SCHEMA: dict[str, type] = {
+    column: str if column in _TEXT_COLUMNS else int if column in _INT_COLUMNS else float
+    for column in (*PAIR_KEY_COLUMNS, *PAIR_METRIC_COLUMNS)
+}
+
+
+@dataclass(frozen=True)
+class PairKey:
+    """What identifies one row of ``pairs.csv`` (:data:`PAIR_KEY_COLUMNS`); ``weights`` is the
+    two rows' ``weights`` joined by ``/``."""
+
+    predictor: str
+    baseline: str
+    protocol: str
+    set: str
+    fraction: float
+    seed: int
+    samples: int
+    draws_per_curve: int
+    code: str
+    weights: str
+
+    @classmethod
+    def of(cls, first: RowKey, second: RowKey) -> PairKey:
+        """The pair of two rows of the same cell."""
+        return cls(
+            first.predictor,
+            second.predictor,
+            first.protocol,
+            first.set,
+            first.fraction,
+            first.seed,
+            first.samples,
+            first.draws_per_curve,
+            first.code,
+            f"{first.weights}/{second.weights}",
+        )
+
+
+class PairsTable:
+    """``pairs.csv``: the finished pairs, each appended and ``fsync``-ed as it ends.
+
+    Args:
+        path: The CSV file.
+        resume: Keep the pairs already in the file; otherwise start afresh.
+
+    Raises:
+        ResultsFileError: If the existing file has other columns or cannot be parsed.
+    """
+
+    def __init__(self, path: Path, *, resume: bool) -> None:
+        try:
+            self.store = ResultsStore(
+                path,
+                PAIR_SCHEMA,
+                key=PAIR_KEY_COLUMNS,
+                fresh=not resume,
+                advice="Use another --out directory, or --no-resume to replace it.",
+            )
+        except StoreFormatError as error:
+            raise ResultsFileError(str(error)) from None
+
+    @property
+    def path(self) -> Path:
+        """The CSV file."""
+        return self.store.path
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every parsed pair, in file order."""
+        return self.store.rows
+
+    def done(self) -> set[PairKey]:
+        """Keys of the pairs already in the file."""
+        return {PairKey(*(row[c] for c in PAIR_KEY_COLUMNS)) for row in self.rows}
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Append ``row`` to the file (flushed and ``fsync``-ed)."""
+        self.store.append(row)
+
+
+def feasible_errors(samples: np.ndarray, cell_cases: CellCases) -> np.ndarray:
+    """Each feasible case's ``|ln(c(median) / c(truth))|``, samples beyond the cap read as
+    "never" (as the rows score them)."""
+    cases = cell_cases.cases
+    errors = log_ratio_errors(beyond_cap_as_never(samples, cases.cap), cases.truth, cases.cap)
+    return errors[np.isfinite(cases.truth)]
+
+
+def evaluate_pair(
+    bank: PredictorBank,
+    first: RowKey,
+    second: RowKey,
+    cell_cases: CellCases,
+    *,
+    on_chunk: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The finished ``pairs.csv`` row of ``first.predictor`` against ``second.predictor`` on
+    ``cell_cases``: the difference of their median errors on the feasible cases, with its
+    paired 95% interval (curves resampled, by the cell's bootstrap generator)."""
+    first_errors, second_errors = (
+        feasible_errors(row_samples(bank, key, cell_cases, on_chunk=on_chunk), cell_cases)
+        for key in (first, second)
+    )
+    curves = case_curves(cell_cases.cases)[np.isfinite(cell_cases.cases.truth)]
+    low, high = bootstrap_median_difference_interval(
+        first_errors, second_errors, first.bootstrap_rng(), groups=curves
+    )
+    scores = {
+        "feasible_cases": float(len(curves)),
+        "difference": float(np.median(first_errors) - np.median(second_errors)),
+        "difference_low": low,
+        "difference_high": high,
+    }
+    return {
+        **dict(zip(PAIR_KEY_COLUMNS, astuple(PairKey.of(first, second)), strict=True)),
+        **scores,
+    }
+
+
+def pair_keys(
+    keys: Sequence[RowKey],
+    rows: Mapping[RowKey, Mapping[str, Any]],
+    predictor: str,
+    baselines: Sequence[str],
+    fractions: Sequence[float],
+) -> list[tuple[RowKey, RowKey]]:
+    """The (``predictor``'s row, a baseline's row) pairs of ``keys`` to compare: on every cell
+    at ``fractions`` where both were scored and ``predictor``'s row has at least
+    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases."""
+    by_cell: dict[tuple[str, str, float], dict[str, RowKey]] = {}
+    for key in keys:
+        by_cell.setdefault((key.protocol, key.set, key.fraction), {})[key.predictor] = key
+    pairs = []
+    for (_, _, fraction), named in by_cell.items():
+        first = named.get(predictor)
+        if fraction not in fractions or first is None:
+            continue
+        if rows[first]["feasible_cases"] < MIN_FEASIBLE_CASES:
+            continue
+        pairs += [(first, named[name]) for name in baselines if name in named]
+    return pairs
