@@ -76,10 +76,11 @@ def test_every_trial_journal_is_keyed_by_the_current_code(
     )
 
 
-def test_the_prediction_results_are_keyed_by_the_current_code() -> None:
-    keys = {row["code"] for row in rows_of(RESULTS / "predictors" / "results.csv")}
+@pytest.mark.parametrize("name", ["results.csv", "pairs.csv"])
+def test_the_prediction_results_are_keyed_by_the_current_code(name: str) -> None:
+    keys = {row["code"] for row in rows_of(RESULTS / "predictors" / name)}
     assert keys == {source_fingerprint(SCORED_CODE)}, (
-        f"benchmarks/results/predictors/results.csv holds rows of code {sorted(keys)}: run "
+        f"benchmarks/results/predictors/{name} holds rows of code {sorted(keys)}: run "
         "`python -m benchmarks.predictors --no-resume`."
     )
 
