@@ -35,6 +35,7 @@ from benchmarks.prediction_results import (
     RowKey,
     case_curves,
     row_samples,
+    schema_of,
 )
 from predictors.metrics import (
     MIN_FEASIBLE_CASES,
@@ -56,12 +57,7 @@ PAIR_KEY_COLUMNS = (
     "weights",
 )
 PAIR_METRIC_COLUMNS = ("feasible_cases", "difference", "difference_low", "difference_high")
-_TEXT_COLUMNS = frozenset({"predictor", "baseline", "protocol", "set", "code", "weights"})
-_INT_COLUMNS = frozenset({"seed", "samples", "draws_per_curve"})
-PAIR_SCHEMA: dict[str, type] = {
-    column: str if column in _TEXT_COLUMNS else int if column in _INT_COLUMNS else float
-    for column in (*PAIR_KEY_COLUMNS, *PAIR_METRIC_COLUMNS)
-}
+PAIR_SCHEMA = schema_of((*PAIR_KEY_COLUMNS, *PAIR_METRIC_COLUMNS))
 
 
 @dataclass(frozen=True)

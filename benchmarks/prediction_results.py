@@ -84,13 +84,20 @@ METRIC_COLUMNS = (
     *RELIABILITY_COLUMNS,
 )
 COLUMNS = (*KEY_COLUMNS, *METRIC_COLUMNS)
-_TEXT_COLUMNS = frozenset({"predictor", "protocol", "set", "code", "weights"})
+_TEXT_COLUMNS = frozenset({"predictor", "baseline", "protocol", "set", "code", "weights"})
 _INT_COLUMNS = frozenset({"seed", "samples", "draws_per_curve"})
-#: Each column's type: text, whole numbers, and floats for the rest.
-SCHEMA: dict[str, type] = {
-    column: str if column in _TEXT_COLUMNS else int if column in _INT_COLUMNS else float
-    for column in COLUMNS
-}
+
+
+def schema_of(columns: Sequence[str]) -> dict[str, type]:
+    """Each column's type: text (names, fingerprints), whole numbers (seed and counts of the
+    run's settings), and floats for the rest."""
+    return {
+        column: str if column in _TEXT_COLUMNS else int if column in _INT_COLUMNS else float
+        for column in columns
+    }
+
+
+SCHEMA = schema_of(COLUMNS)
 
 
 class ResultsFileError(ValueError):
