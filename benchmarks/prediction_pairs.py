@@ -2,7 +2,7 @@
 
 Two predictors' rows on a cell score the same cases, so their difference is best judged on
 those cases together: the bootstrap resamples whole curves, the same ones for both predictors
-(:func:`predictors.metrics.bootstrap_median_difference_interval`), and what makes a curve hard
+(:func:`predictors.bootstrap.bootstrap_median_difference_interval`), and what makes a curve hard
 for both cancels out. An interval that excludes 0 says which predictor errs less there; one
 that holds 0 says the cell does not tell them apart. This is sharper than asking whether the two
 rows' own intervals overlap.
@@ -37,12 +37,8 @@ from benchmarks.prediction_results import (
     row_samples,
     schema_of,
 )
-from predictors.metrics import (
-    MIN_FEASIBLE_CASES,
-    beyond_cap_as_never,
-    bootstrap_median_difference_interval,
-    log_ratio_errors,
-)
+from predictors.bootstrap import bootstrap_median_difference_interval
+from predictors.metrics import MIN_FEASIBLE_CASES, beyond_cap_as_never, log_ratio_errors
 
 PAIR_KEY_COLUMNS = (
     "predictor",

@@ -120,9 +120,10 @@ from benchmarks.prediction_results import (
 )
 from benchmarks.source_fingerprint import source_fingerprint
 from predictors.base import Predictor
+from predictors.bootstrap import BOOTSTRAP_RESAMPLES
 from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, PredictionTask, draw_tasks
 from predictors.checkpoint import CheckpointError
-from predictors.metrics import BOOTSTRAP_RESAMPLES, MIN_FEASIBLE_CASES
+from predictors.metrics import MIN_FEASIBLE_CASES
 from predictors.registry import known_predictors, make_predictor
 
 #: Observed fractions run by default.
