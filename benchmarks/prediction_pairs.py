@@ -28,10 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.store import ResultsStore, StoreFormatError
 from benchmarks.prediction_protocols import CellCases, PredictorBank
 from benchmarks.prediction_results import (
-    ResultsFileError,
+    BenchmarkTable,
     RowKey,
     case_curves,
     row_samples,
@@ -89,8 +88,8 @@ class PairKey:
         )
 
 
-class PairsTable:
-    """``pairs.csv``: the finished pairs, each appended and ``fsync``-ed as it ends.
+class PairsTable(BenchmarkTable):
+    """``pairs.csv``: one row per (predictor, baseline, cell), keyed by :data:`PAIR_KEY_COLUMNS`.
 
     Args:
         path: The CSV file.
@@ -101,34 +100,11 @@ class PairsTable:
     """
 
     def __init__(self, path: Path, *, resume: bool) -> None:
-        try:
-            self.store = ResultsStore(
-                path,
-                PAIR_SCHEMA,
-                key=PAIR_KEY_COLUMNS,
-                fresh=not resume,
-                advice="Use another --out directory, or --no-resume to replace it.",
-            )
-        except StoreFormatError as error:
-            raise ResultsFileError(str(error)) from None
-
-    @property
-    def path(self) -> Path:
-        """The CSV file."""
-        return self.store.path
-
-    @property
-    def rows(self) -> list[dict[str, Any]]:
-        """Every parsed pair, in file order."""
-        return self.store.rows
+        super().__init__(path, PAIR_SCHEMA, PAIR_KEY_COLUMNS, resume=resume)
 
     def done(self) -> set[PairKey]:
         """Keys of the pairs already in the file."""
         return {PairKey(*(row[c] for c in PAIR_KEY_COLUMNS)) for row in self.rows}
-
-    def add(self, row: dict[str, Any]) -> None:
-        """Append ``row`` to the file (flushed and ``fsync``-ed)."""
-        self.store.append(row)
 
 
 def feasible_errors(samples: np.ndarray, cell_cases: CellCases) -> np.ndarray:

@@ -141,35 +141,34 @@ class RowKey:
 
 
 # --------------------------------------------------------------------------------- results file
-class ResultsTable:
-    """``results.csv``: the finished rows, each appended and ``fsync``-ed as it ends.
-
-    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by :data:`KEY_COLUMNS`
-    (the code and weights fingerprints included).
+class BenchmarkTable:
+    """A CSV file of finished rows of the prediction benchmark, each appended and ``fsync``-ed
+    as it ends: a thin use of :class:`benchmarks.common.store.ResultsStore`, keyed by columns
+    that include the code and weights fingerprints.
 
     Args:
         path: The CSV file.
+        schema: Each column's type (:func:`schema_of`).
+        key: The key columns.
         resume: Keep the rows already in the file; otherwise start afresh (the first row
             added replaces the file).
 
     Raises:
-        ResultsFileError: If the existing file has other columns (e.g. an earlier version's,
-            keyed by workload) or a row that cannot be parsed.
+        ResultsFileError: If the existing file has other columns or a row that cannot be
+            parsed.
     """
 
-    def __init__(self, path: Path, *, resume: bool) -> None:
+    def __init__(
+        self, path: Path, schema: dict[str, type], key: Sequence[str], *, resume: bool
+    ) -> None:
         try:
-            self.store = ResultsStore(
-                path, SCHEMA, key=KEY_COLUMNS, fresh=not resume, advice=_ADVICE
-            )
+            self.store = ResultsStore(path, schema, key=key, fresh=not resume, advice=_ADVICE)
         except StoreFormatError as error:
-            if error.found is not None and "workload" in error.found:
-                raise ResultsFileError(
-                    f"{path} was written by an earlier version of this benchmark: its rows are "
-                    "keyed by workload, and rows are now keyed by protocol and set (and code and "
-                    f"weights), so none can be reused. {_ADVICE}"
-                ) from None
-            raise ResultsFileError(str(error)) from None
+            raise self._refusal(path, error) from None
+
+    def _refusal(self, path: Path, error: StoreFormatError) -> ResultsFileError:
+        """The error that refuses a file this table cannot resume from."""
+        return ResultsFileError(str(error))
 
     @property
     def path(self) -> Path:
@@ -181,13 +180,38 @@ class ResultsTable:
         """Every parsed row, in file order."""
         return self.store.rows
 
-    def done(self) -> set[RowKey]:
-        """Keys of the rows already in the file."""
-        return {RowKey.of(row) for row in self.rows}
-
     def add(self, row: dict[str, Any]) -> None:
         """Append ``row`` to the file (flushed and ``fsync``-ed)."""
         self.store.append(row)
+
+
+class ResultsTable(BenchmarkTable):
+    """``results.csv``: one row per predictor x cell, keyed by :data:`KEY_COLUMNS`.
+
+    Args:
+        path: The CSV file.
+        resume: As :class:`BenchmarkTable`.
+
+    Raises:
+        ResultsFileError: If the existing file has other columns (e.g. an earlier version's,
+            keyed by workload) or a row that cannot be parsed.
+    """
+
+    def __init__(self, path: Path, *, resume: bool) -> None:
+        super().__init__(path, SCHEMA, KEY_COLUMNS, resume=resume)
+
+    def _refusal(self, path: Path, error: StoreFormatError) -> ResultsFileError:
+        if error.found is not None and "workload" in error.found:
+            return ResultsFileError(
+                f"{path} was written by an earlier version of this benchmark: its rows are "
+                "keyed by workload, and rows are now keyed by protocol and set (and code and "
+                f"weights), so none can be reused. {_ADVICE}"
+            )
+        return super()._refusal(path, error)
+
+    def done(self) -> set[RowKey]:
+        """Keys of the rows already in the file."""
+        return {RowKey.of(row) for row in self.rows}
 
 
 _ADVICE = "Use another --out directory, or --no-resume to replace it."
