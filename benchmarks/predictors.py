@@ -52,7 +52,7 @@ Outputs in ``--out`` (default ``benchmarks/results/predictors``):
 * ``trajectories.png`` (:mod:`benchmarks.prediction_figure`): two test tasks per family at the
   middle requested fraction, with sampled futures and remaining work.
 * ``cells.png`` (:mod:`benchmarks.prediction_cells_figure`): every reported cell's median error
-  and coverage, with their intervals, per protocol.
+  and coverage, with their intervals, per protocol, and the paired differences of ``pairs.csv``.
 * ``reliability.png`` (:mod:`benchmarks.prediction_reliability_figure`): whether each
   predictor's probability of meeting the deadline comes true as often as it says.
 
@@ -109,6 +109,7 @@ from benchmarks.prediction_report import (
     ACCEPTANCE_FRACTIONS,
     ACCEPTANCE_PREDICTOR,
     BASELINES,
+    Pairs,
     format_markdown,
 )
 from benchmarks.prediction_results import (
@@ -358,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if not args.no_figure:
         by_family = {family: [t for t in tasks if t.family == family] for family in FAMILIES}
-        _write_figures(args, bank, by_family, fractions, rows, names, list(cells))
+        _write_figures(args, bank, by_family, fractions, rows, names, list(cells), paired)
     return 0
 
 
@@ -461,8 +462,9 @@ def _write_figures(
     rows: dict[tuple[str, Cell], dict[str, Any]],
     names: Sequence[str],
     cells: Sequence[Cell],
+    pairs: Pairs,
 ) -> None:
-    """``trajectories.png`` at the middle requested fraction, ``cells.png`` and
+    """``trajectories.png`` at the middle requested fraction, ``cells.png`` (with ``pairs``) and
     ``reliability.png`` (a note instead if matplotlib is missing, or if no cell has enough
     feasible cases for the last two)."""
     try:
@@ -482,7 +484,7 @@ def _write_figures(
     if not reported_cells(rows, cells):
         print(f"No cells.png or reliability.png: no cell has {MIN_FEASIBLE_CASES} feasible cases.")
         return
-    plot_cells(args.out / "cells.png", rows, names, cells)
+    plot_cells(args.out / "cells.png", rows, names, cells, pairs)
     print(f"Wrote {args.out / 'cells.png'} (every cell's error and coverage).")
     plot_reliability(args.out / "reliability.png", rows, names, cells)
     print(f"Wrote {args.out / 'reliability.png'} (the deadline probabilities' reliability).")

@@ -660,6 +660,24 @@ def test_the_cells_figure_needs_a_cell_with_enough_feasible_cases(tmp_path: Path
     assert not (tmp_path / "reliability.png").exists()
 
 
+def test_the_cells_figure_draws_the_pairs_in_a_third_row(tmp_path: Path) -> None:
+    cell = prediction_protocols.Cell("test", "rl", 0.2)
+    row = {"feasible_cases": 100.0}
+    for metric in ("median_log_error", "coverage_80"):
+        row |= {metric: 0.5, f"{metric}_low": 0.4, f"{metric}_high": 0.6}
+    rows = {(name, cell): row for name in ("wls", "flow_matching")}
+    pair = {"difference": -0.2, "difference_low": -0.3, "difference_high": -0.1}
+    for pairs, rows_drawn in ((None, 2), ({("flow_matching", "wls", cell): pair}, 3)):
+        path = tmp_path / f"cells_{rows_drawn}.png"
+        prediction_cells_figure.plot_cells(path, rows, ["wls", "flow_matching"], [cell], pairs)
+        assert path.read_bytes()[:4] == b"\x89PNG"
+    # the third row makes the figure taller
+    from PIL import Image
+
+    heights = [Image.open(tmp_path / f"cells_{n}.png").size[1] for n in (2, 3)]
+    assert heights[1] > heights[0]
+
+
 def test_the_reliability_figure_shows_the_pooled_sets_and_every_set_without_one() -> None:
     cells = [
         prediction_protocols.Cell(protocol, name, fraction)
