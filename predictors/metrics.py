@@ -22,8 +22,8 @@ Metrics (all pure NumPy):
 * :func:`interval_covered` / :func:`interval_coverage`: whether the truth lies in the central
   interval between the sample quantiles ``(1 - level) / 2`` and ``(1 + level) / 2``. An infinite
   truth is covered iff the upper quantile is ``inf``. :func:`interval_misses` tells the two ways
-  it fails apart (the truth below the interval or above it). With ``n`` exchangeable samples the interval
-  ``[X_(ceil(0.1 n)), X_(ceil(0.9 n))]`` covers a new draw with probability
+  it fails apart (the truth below the interval or above it). With ``n`` exchangeable samples the
+  interval ``[X_(ceil(0.1 n)), X_(ceil(0.9 n))]`` covers a new draw with probability
   ``(ceil(0.9 n) - ceil(0.1 n)) / (n + 1)``: 0.785 for 64 samples, 0.758 for 32.
 * :func:`crps_log_work`: the continuous ranked probability score of ``x = ln(1 + min(work, cap))``,
   ``CRPS(F, y) = integral (F(x) - 1{x >= y})^2 dx = E|X - y| - E|X - X'| / 2``, computed in
@@ -56,7 +56,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -357,7 +357,10 @@ def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> f
         ...             np.array([2.0, 2.0]))
         0.125
     """
-    probability, outcome = _success_forecasts(samples, truth, budget, "brier_score")
+    return _brier(*_success_forecasts(samples, truth, budget, "brier_score"))
+
+
+def _brier(probability: np.ndarray, outcome: np.ndarray) -> float:
     return float(np.mean((probability - outcome) ** 2))
 
 
@@ -393,7 +396,14 @@ def success_reliability(
         ([1.0, 3.0], [0.0, 0.6666666666666666], [1.0, 0.6666666666666666])
     """
     probability, outcome = _success_forecasts(samples, truth, budget, "success_reliability")
-    index = _probability_bins(probability, bins, "success_reliability")
+    return _reliability(probability, outcome, _check_bins(bins, "success_reliability"))
+
+
+def _reliability(
+    probability: np.ndarray, outcome: np.ndarray, bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`success_reliability` of forecasts already made."""
+    index = _probability_bins(probability, bins)
     cases = np.bincount(index, minlength=bins).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         predicted = np.bincount(index, weights=probability, minlength=bins) / cases
@@ -416,15 +426,24 @@ def success_calibration_error(
         0.25
     """
     probability, outcome = _success_forecasts(samples, truth, budget, "success_calibration_error")
-    index = _probability_bins(probability, bins, "success_calibration_error")
+    return _calibration_error(probability, outcome, _check_bins(bins, "success_calibration_error"))
+
+
+def _calibration_error(probability: np.ndarray, outcome: np.ndarray, bins: int) -> float:
+    """:func:`success_calibration_error` of forecasts already made."""
+    index = _probability_bins(probability, bins)
     weights = np.ones((1, len(index)))
     return float(_calibration_errors(weights, index, probability - outcome, bins)[0])
 
 
-def _probability_bins(probability: np.ndarray, bins: int, where: str) -> np.ndarray:
-    """The bin of each probability among ``bins`` of equal width on [0, 1] (1 in the last)."""
+def _check_bins(bins: int, where: str) -> int:
     if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
         raise MetricInputError(f"{where}: bins must be an int >= 1, got {bins!r}.")
+    return bins
+
+
+def _probability_bins(probability: np.ndarray, bins: int) -> np.ndarray:
+    """The bin of each probability among ``bins`` of equal width on [0, 1] (1 in the last)."""
     return np.minimum((probability * bins).astype(np.intp), bins - 1)
 
 
@@ -466,30 +485,49 @@ def score_predictions(
     Raises:
         MetricInputError: If the arrays do not describe the same cases, or hold NaN.
     """
-    samples, truth, cap, ratios = _scored_cases(samples, truth, cap, "score_predictions")
-    return _scores(samples, truth, cap, budget, ratios)
+    return _scores(_scored_cases(samples, truth, cap, budget, "score_predictions"))
+
+
+class _ScoredCases(NamedTuple):
+    """A batch of cases, checked, with what every score reads of them computed once."""
+
+    samples: np.ndarray  # samples beyond the cap read as "never"
+    truth: np.ndarray
+    cap: np.ndarray
+    ratios: np.ndarray  # :func:`log_ratios`
+    below: np.ndarray  # :func:`interval_misses` at INTERVAL_LEVEL
+    above: np.ndarray
+    probability: np.ndarray  # P(work <= budget) and whether it happened (:func:`brier_score`)
+    outcome: np.ndarray
 
 
 def _scored_cases(
-    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Checked ``samples``, ``truth`` and ``cap`` of at least one case, samples beyond the cap
-    read as "never", and their :func:`log_ratios`."""
+    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, budget: np.ndarray, where: str
+) -> _ScoredCases:
+    """Checked cases (at least one), samples beyond the cap read as "never", with their
+    :func:`log_ratios`, interval misses and deadline forecasts."""
     samples = _check_samples(samples, where)
     truth = _check_truth(truth, len(samples), where)
     if len(samples) == 0:
         raise MetricInputError(f"{where}: there are no cases to score.")
     cap = _check_cap(cap, len(samples), where)
     samples = beyond_cap_as_never(samples, cap)
-    return samples, truth, cap, _checked_log_ratios(samples, truth, cap)
+    below, above = _interval_misses(samples, truth, INTERVAL_LEVEL, where)
+    return _ScoredCases(
+        samples,
+        truth,
+        cap,
+        _checked_log_ratios(samples, truth, cap),
+        below,
+        above,
+        *_success_forecasts(samples, truth, budget, where),
+    )
 
 
-def _scores(
-    samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, budget: np.ndarray, ratios: np.ndarray
-) -> dict[str, float]:
-    """:func:`score_predictions` of :func:`_scored_cases`, given their :func:`log_ratios`."""
+def _scores(cases: _ScoredCases) -> dict[str, float]:
+    """:func:`score_predictions` of :func:`_scored_cases`."""
+    samples, truth, cap, ratios, below, above, probability, outcome = cases
     infeasible = np.isinf(truth)
-    below, above = interval_misses(samples, truth, INTERVAL_LEVEL)
     return {
         "cases": float(len(samples)),
         "feasible_cases": float(len(samples) - infeasible.sum()),
@@ -501,8 +539,8 @@ def _scores(
         "below_80": float(np.mean(below)),
         "above_80": float(np.mean(above)),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
-        "brier": brier_score(samples, truth, budget),
-        "success_calibration_error": success_calibration_error(samples, truth, budget),
+        "brier": _brier(probability, outcome),
+        "success_calibration_error": _calibration_error(probability, outcome, RELIABILITY_BINS),
     }
 
 
@@ -572,8 +610,9 @@ def score_cell(
         >>> scores["feasible_cases"], scores["never_before"], scores["never_after"]
         (2.0, 0.0, 1.0)
     """
-    samples, truth, cap, ratios = _scored_cases(samples, truth, cap, "score_cell")
-    scores = _scores(samples, truth, cap, budget, ratios)
+    cases = _scored_cases(samples, truth, cap, budget, "score_cell")
+    samples, truth = cases.samples, cases.truth
+    scores = _scores(cases)
     beyond = np.asarray(beyond)
     feasible = np.isfinite(truth)
     if beyond.dtype != np.bool_ or beyond.shape != feasible.shape:
@@ -586,7 +625,7 @@ def score_cell(
             f"score_cell: groups must label each of the {feasible.size} cases, got shape "
             f"{np.shape(groups)}."
         )
-    errors = np.abs(ratios[feasible])
+    errors = np.abs(cases.ratios[feasible])
     settings: dict[str, Any] = {"resamples": resamples, "confidence": confidence}
     low, high = (
         bootstrap_median_interval(
@@ -595,10 +634,10 @@ def score_cell(
         if errors.size
         else (float("nan"), float("nan"))
     )
-    covered = interval_covered(samples, truth, INTERVAL_LEVEL).astype(np.float64)
+    covered = (~(cases.below | cases.above)).astype(np.float64)
     coverage_low, coverage_high = bootstrap_mean_interval(covered, rng, groups=groups, **settings)
     calibration_low, calibration_high = _calibration_error_interval(
-        samples, truth, budget, rng, groups, resamples, confidence
+        cases.probability, cases.outcome, rng, groups, resamples, confidence
     )
     before, before_cases = never_share(samples, feasible & ~beyond)
     after, after_cases = never_share(samples, feasible & beyond)
@@ -614,23 +653,22 @@ def score_cell(
         "never_before_cases": float(before_cases),
         "never_after": after,
         "never_after_cases": float(after_cases),
-        **reliability_scores(samples, truth, budget),
+        **_reliability_scores(cases.probability, cases.outcome),
     }
 
 
 def _calibration_error_interval(
-    samples: np.ndarray,
-    truth: np.ndarray,
-    budget: np.ndarray,
+    probability: np.ndarray,
+    outcome: np.ndarray,
     rng: np.random.Generator,
     groups: np.ndarray | None,
     resamples: int,
     confidence: float,
 ) -> tuple[float, float]:
     """The bootstrap interval of :func:`success_calibration_error`, resampling whole
-    ``groups`` as :func:`bootstrap_mean_interval` does (the bins are kept; their cases vary)."""
-    probability, outcome = _success_forecasts(samples, truth, budget, "score_cell")
-    index = _probability_bins(probability, RELIABILITY_BINS, "score_cell")
+    ``groups`` as :func:`bootstrap_mean_interval` does (the bins are kept; their cases vary),
+    of forecasts already made."""
+    index = _probability_bins(probability, RELIABILITY_BINS)
     gap = probability - outcome
 
     def errors(weights: np.ndarray) -> np.ndarray:
@@ -658,5 +696,10 @@ def reliability_scores(
         >>> scores["success_bin2_cases"], scores["success_bin2_predicted"], scores["success_bin0_cases"]
         (1.0, 0.5, 0.0)
     """
-    table = np.stack(success_reliability(samples, truth, budget), axis=1)
+    return _reliability_scores(*_success_forecasts(samples, truth, budget, "reliability_scores"))
+
+
+def _reliability_scores(probability: np.ndarray, outcome: np.ndarray) -> dict[str, float]:
+    """:func:`reliability_scores` of forecasts already made."""
+    table = np.stack(_reliability(probability, outcome, RELIABILITY_BINS), axis=1)
     return dict(zip(RELIABILITY_COLUMNS, table.ravel().tolist(), strict=True))
