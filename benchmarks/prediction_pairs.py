@@ -15,7 +15,7 @@ medians are its two rows' ``median_log_error``.
 Example:
     >>> first = RowKey("flow_matching", "test", "rl", 0.2, 0, 64, 4, "abc", "w")
     >>> second = RowKey("dkf", "test", "rl", 0.2, 0, 64, 4, "abc", "none")
-    >>> PairKey.of(first, second).weights
+    >>> PairKey.between(first, second).weights
     'w/none'
 """
 
@@ -72,7 +72,12 @@ class PairKey:
     weights: str
 
     @classmethod
-    def of(cls, first: RowKey, second: RowKey) -> PairKey:
+    def of(cls, row: Mapping[str, Any]) -> PairKey:
+        """The key of a parsed row."""
+        return cls(*(row[column] for column in PAIR_KEY_COLUMNS))
+
+    @classmethod
+    def between(cls, first: RowKey, second: RowKey) -> PairKey:
         """The pair of two rows of the same cell."""
         return cls(
             first.predictor,
@@ -104,32 +109,36 @@ class PairsTable(BenchmarkTable):
 
     def done(self) -> set[PairKey]:
         """Keys of the pairs already in the file."""
-        return {PairKey(*(row[c] for c in PAIR_KEY_COLUMNS)) for row in self.rows}
+        return {PairKey.of(row) for row in self.rows}
 
 
-def feasible_errors(samples: np.ndarray, cell_cases: CellCases) -> np.ndarray:
-    """Each feasible case's ``|ln(c(median) / c(truth))|``, samples beyond the cap read as
-    "never" (as the rows score them)."""
+def row_errors(
+    bank: PredictorBank,
+    key: RowKey,
+    cell_cases: CellCases,
+    *,
+    on_chunk: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Each feasible case's ``|ln(c(median) / c(truth))|`` of row ``key`` (its own samples,
+    :func:`benchmarks.prediction_results.row_samples`; beyond the cap read as "never", as the
+    row scores them)."""
+    samples = row_samples(bank, key, cell_cases, on_chunk=on_chunk)
     cases = cell_cases.cases
     errors = log_ratio_errors(beyond_cap_as_never(samples, cases.cap), cases.truth, cases.cap)
     return errors[np.isfinite(cases.truth)]
 
 
 def evaluate_pair(
-    bank: PredictorBank,
     first: RowKey,
     second: RowKey,
+    first_errors: np.ndarray,
+    second_errors: np.ndarray,
     cell_cases: CellCases,
-    *,
-    on_chunk: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The finished ``pairs.csv`` row of ``first.predictor`` against ``second.predictor`` on
-    ``cell_cases``: the difference of their median errors on the feasible cases, with its
-    paired 95% interval (curves resampled, by the cell's bootstrap generator)."""
-    first_errors, second_errors = (
-        feasible_errors(row_samples(bank, key, cell_cases, on_chunk=on_chunk), cell_cases)
-        for key in (first, second)
-    )
+    ``cell_cases``, given their :func:`row_errors`: the difference of their median errors on
+    the feasible cases, with its paired 95% interval (curves resampled, by the cell's bootstrap
+    generator)."""
     curves = case_curves(cell_cases.cases)[np.isfinite(cell_cases.cases.truth)]
     low, high = bootstrap_median_difference_interval(
         first_errors, second_errors, first.bootstrap_rng(), groups=curves
@@ -141,7 +150,7 @@ def evaluate_pair(
         "difference_high": high,
     }
     return {
-        **dict(zip(PAIR_KEY_COLUMNS, astuple(PairKey.of(first, second)), strict=True)),
+        **dict(zip(PAIR_KEY_COLUMNS, astuple(PairKey.between(first, second)), strict=True)),
         **scores,
     }
 

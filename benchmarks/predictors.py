@@ -79,6 +79,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from benchmarks.arguments import non_negative_int, positive_int
@@ -87,11 +88,11 @@ from benchmarks.leaderboard import available_cores
 from benchmarks.prediction_cells_figure import plot_cells, reported_cells
 from benchmarks.prediction_figure import figure_tasks, plot_figure
 from benchmarks.prediction_pairs import (
-    PAIR_KEY_COLUMNS,
     PairKey,
     PairsTable,
     evaluate_pair,
     pair_keys,
+    row_errors,
 )
 from benchmarks.prediction_protocols import (
     DEFAULT_HELD_OUT_DIR,
@@ -311,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         by_key = {RowKey.of(row): row for row in table.rows}
         pairs = pair_keys(keys, by_key, ACCEPTANCE_PREDICTOR, BASELINES, ACCEPTANCE_FRACTIONS)
         done_pairs = pairs_table.done()
-        pairs_todo = [pair for pair in pairs if PairKey.of(*pair) not in done_pairs]
+        pairs_todo = [pair for pair in pairs if PairKey.between(*pair) not in done_pairs]
         run_pairs(pairs_table, bank, pairs_todo, cells, progress=not args.no_progress)
     except KeyboardInterrupt:
         print(
@@ -327,11 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in table.rows
         if RowKey.of(row) in wanted
     }
-    wanted_pairs = {PairKey.of(*pair) for pair in pairs}
+    wanted_pairs = {PairKey.between(*pair) for pair in pairs}
     paired = {
         (row["predictor"], row["baseline"], Cell(row["protocol"], row["set"], row["fraction"])): row
         for row in pairs_table.rows
-        if PairKey(*(row[column] for column in PAIR_KEY_COLUMNS)) in wanted_pairs
+        if PairKey.of(row) in wanted_pairs
     }
     settings = (
         f"Test split of the `{TASK_WORKLOAD}` workload; seed {args.seed}; {draws} target draw(s) "
@@ -441,13 +442,18 @@ def run_pairs(
     progress: bool,
 ) -> None:
     """Compare the pairs of rows of ``todo`` (:mod:`benchmarks.prediction_pairs`), adding each
-    to ``table`` when it is done."""
-    total = sum(2 * len(cells[_cell(first)]) for first, _ in todo)
-    with tqdm(total=total, unit="case", disable=not progress) as bar:
+    to ``table`` when it is done; a row in several pairs is predicted once."""
+    keys = list(dict.fromkeys(key for pair in todo for key in pair))
+    errors: dict[RowKey, np.ndarray] = {}
+    with tqdm(total=sum(len(cells[_cell(key)]) for key in keys), unit="case",
+              disable=not progress) as bar:  # fmt: skip
         for first, second in todo:
             cell = _cell(first)
             bar.set_description(f"{first.predictor} - {second.predictor} {cell.label}")
-            table.add(evaluate_pair(bank, first, second, cells[cell], on_chunk=bar.update))
+            for key in (first, second):
+                if key not in errors:
+                    errors[key] = row_errors(bank, key, cells[cell], on_chunk=bar.update)
+            table.add(evaluate_pair(first, second, errors[first], errors[second], cells[cell]))
 
 
 def _cell(key: RowKey) -> Cell:
