@@ -19,7 +19,12 @@ from typing import Any
 from benchmarks.common.figures import pyplot, save_png
 from benchmarks.prediction_cells_figure import reported_cells
 from benchmarks.prediction_protocols import Cell
-from predictors.metrics import MIN_FEASIBLE_CASES, RELIABILITY_BINS
+from predictors.metrics import (
+    MIN_FEASIBLE_CASES,
+    RELIABILITY_BINS,
+    RELIABILITY_PARTS,
+    reliability_column,
+)
 
 #: Marker area (points^2) of a bin holding every case of its cell.
 FULL_BIN_AREA = 400.0
@@ -50,17 +55,16 @@ def bin_points(row: Mapping[str, Any]) -> list[tuple[float, float, float]]:
     """(mean predicted, observed share, cases) of each non-empty bin of a results row.
 
     Example:
-        >>> row = {f"success_bin{b}_{part}": value for b in range(5)
+        >>> row = {reliability_column(b, part): value for b in range(5)
         ...        for part, value in (("cases", float(b)), ("predicted", 0.2 * b), ("observed", 0.5))}
         >>> bin_points(row)[0]
         (0.2, 0.5, 1.0)
     """
     points = []
     for index in range(RELIABILITY_BINS):
-        cases = row[f"success_bin{index}_cases"]
+        cases, predicted, observed = (row[reliability_column(index, p)] for p in RELIABILITY_PARTS)
         if cases > 0:
-            prefix = f"success_bin{index}_"
-            points.append((row[prefix + "predicted"], row[prefix + "observed"], cases))
+            points.append((predicted, observed, cases))
     return points
 
 

@@ -20,7 +20,8 @@ itself). Each is checked on prediction cases drawn from the validation curves
 (:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
 to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of the cases
 of every cell the prediction benchmark would report (each family and all families pooled, at
-each observed fraction; :func:`predictors.calibration.fit_spread_in_every_cell`).
+each observed fraction, for the tasks as drawn and under each length or resolution shift;
+:func:`predictors.calibration.fit_spread_in_every_cell`).
 
 Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` protocol::
 
@@ -65,6 +66,7 @@ from benchmarks.common.threads import set_torch_threads
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
 from predictors.calibration import (
+    VALIDATION_SETS,
     CurveSubset,
     calibration_cells,
     fit_spread,
@@ -373,20 +375,22 @@ def calibrate(
     config's ``spread_centre`` names), and its scores there
     (median error, coverage before and after, overall and per cell, and milliseconds per
     16 x 16 sampling call)."""
-    cases = validation_cases(curves, seed)
-    histories = [h for group in cases for h in group.histories]
-    truth = np.concatenate([group.truth for group in cases])
-    cap = np.concatenate([group.cap for group in cases])
+    groups = validation_cases(curves, seed)
+    histories = [h for group in groups for h in group.cases.histories]
+    truth = np.concatenate([group.cases.truth for group in groups])
+    cap = np.concatenate([group.cases.cap for group in groups])
     predictor = flow_matching.FlowMatching(model, config, spread=1.0)
     raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
     families = np.array([h.family for h in histories])
-    fractions = np.concatenate([np.full(len(group), group.fraction) for group in cases])
-    cells = calibration_cells(families, fractions, truth)
+    fractions = np.concatenate([np.full(len(g.cases), g.cases.fraction) for g in groups])
+    task_sets = np.concatenate([np.full(len(g.cases), g.task_set) for g in groups])
+    cells = calibration_cells(families, fractions, truth, task_sets)
     centre = config.spread_centre
     spread, by_cell = fit_spread_in_every_cell(raw, truth, cells, centre=centre)
     calibrated = spread_samples(raw, spread, centre)
     scores = {
         "cases": len(truth),
+        "task_sets": sorted(set(task_sets.tolist()), key=VALIDATION_SETS.index),
         "feasible": int(np.isfinite(truth).sum()),
         "sampler": f"{config.solver} x {config.solver_steps}",
         "spread": spread,

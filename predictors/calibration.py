@@ -6,16 +6,21 @@ share of each family's train-split curves aside (by curve, seeded) as **validati
 the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`), and
 :func:`validation_cases` observes them at several fractions.
 
+The validation cases come in :data:`VALIDATION_SETS`: the tasks as drawn, and the same tasks
+under each length or resolution shift of the prediction benchmark
+(:data:`predictors.shifted_curves.SHIFTS`), so that a calibration is checked, and fitted, on
+jobs longer or more finely sampled than the shipped curves too, without reading a test curve.
+
 :func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
 factor by which each task's samples are spread around their median sample in log-work
 (:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
 :data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_cell` asks it of
-every cell of the validation cases, formed by the prediction benchmark's rule
-(:func:`calibration_cells`: each family at each observed fraction, and all families pooled at
-each fraction, if the cell has :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases;
-the validation families include ``synthetic``, which the benchmark does not score):
-one factor for all, the largest of the cells' own, so that no family or stage of training is
-left under-covered by the others' being easy.
+every cell of the validation cases (:func:`calibration_cells`: in each task set, each family at
+each observed fraction, and all families pooled at each fraction, if the cell has
+:data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases; the validation families include
+``synthetic``, which the benchmark does not score): one factor for all, the largest of the
+cells' own, so that no family, stage of training or shift is left under-covered by the others'
+being easy.
 
 Example:
     >>> samples = np.exp(np.random.default_rng(0).normal(size=(400, 64)))
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,6 +41,7 @@ from mara_env import get_config
 from mara_env.traces import CurvePool, TraceSource
 from predictors.cases import PredictionCases, draw_tasks, make_cases
 from predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
+from predictors.shifted_curves import SHIFTS, shift_tasks
 from predictors.window_predictor import spread_samples
 
 #: Share of each family's train-split curves kept for validation.
@@ -45,6 +52,17 @@ CALIBRATION_FRACTIONS = (0.1, 0.2, 0.4, 0.8)
 TARGET_COVERAGE = 0.8
 #: Spread factors tried by :func:`fit_spread`.
 SPREAD_GRID = np.round(np.arange(0.5, 4.001, 0.02), 2)
+#: Name of the validation tasks as drawn (their cells' names carry no prefix).
+DRAWN = "drawn"
+#: Task sets of the validation cases: the tasks as drawn, then each shift of them.
+VALIDATION_SETS = (DRAWN, *SHIFTS)
+
+
+class ValidationGroup(NamedTuple):
+    """The validation cases of one task set, family and observed fraction."""
+
+    task_set: str
+    cases: PredictionCases
 
 
 @dataclass(frozen=True)
@@ -106,17 +124,32 @@ def validation_cases(
     seed: int,
     fractions: Sequence[float] = CALIBRATION_FRACTIONS,
     draws_per_curve: int = 4,
-) -> list[PredictionCases]:
+    task_sets: Sequence[str] = VALIDATION_SETS,
+) -> list[ValidationGroup]:
     """Cases of every family of ``curves`` at every fraction, drawn by the benchmark's rule
-    with the ``training`` preset's task settings."""
-    cases: list[PredictionCases] = []
+    with the ``training`` preset's task settings, in each of ``task_sets`` (:data:`DRAWN`, or
+    a shift's name: the same drawn tasks, shifted as in the benchmark's ``shift`` protocol).
+
+    Raises:
+        ValueError: For an unknown task set.
+    """
+    unknown = [name for name in task_sets if name not in VALIDATION_SETS]
+    if unknown:
+        raise ValueError(
+            f"validation_cases: unknown task set(s) {unknown}; choose from {list(VALIDATION_SETS)}."
+        )
+    groups: list[ValidationGroup] = []
     for family in curves.families:
         config = get_config("training", workload=family)
-        tasks = draw_tasks(
+        drawn = draw_tasks(
             family, seed=seed, draws_per_curve=draws_per_curve, config=config, source=curves
         )
-        cases.extend(make_cases(tasks, fraction) for fraction in fractions)
-    return cases
+        for task_set in task_sets:
+            tasks = drawn if task_set == DRAWN else shift_tasks(drawn, SHIFTS[task_set])
+            groups.extend(
+                ValidationGroup(task_set, make_cases(tasks, fraction)) for fraction in fractions
+            )
+    return groups
 
 
 def fit_spread(
@@ -146,32 +179,43 @@ def fit_spread(
 
 
 def calibration_cells(
-    families: np.ndarray, fractions: np.ndarray, truth: np.ndarray
+    families: np.ndarray,
+    fractions: np.ndarray,
+    truth: np.ndarray,
+    task_sets: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Masks of the cells of a batch of cases, named and formed as the prediction benchmark's:
     ``"<family> <fraction>"`` for each family at each observed fraction and ``"pooled
-    <fraction>"`` for all families at it, keeping the cells with at least
-    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases (finite ``truth``; a small
-    cell's cases still count in the pooled cell of their fraction).
+    <fraction>"`` for all families at it, within each task set (``task_sets``, one name per
+    case; default: all :data:`DRAWN`); the cells of a shifted set are named after it, e.g.
+    ``"duration_x2 rl 40%"``. Only cells with at least
+    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases (finite ``truth``) are kept
+    (a small cell's cases still count in the pooled cell of their fraction).
 
     Example:
         >>> families = np.array(["rl"] * 40 + ["vision"] * 20)
         >>> fractions = np.full(60, 0.2)
         >>> sorted(calibration_cells(families, fractions, np.ones(60)))
         ['pooled 20%', 'rl 20%']
+        >>> sets = np.repeat(["drawn", "duration_x2"], 30)
+        >>> sorted(calibration_cells(families, fractions, np.ones(60), sets))
+        ['duration_x2 pooled 20%', 'pooled 20%', 'rl 20%']
     """
     families, fractions = np.asarray(families), np.asarray(fractions, dtype=np.float64)
+    task_sets = np.full(len(families), DRAWN) if task_sets is None else np.asarray(task_sets)
     feasible = np.isfinite(np.asarray(truth, dtype=np.float64))
     cells: dict[str, np.ndarray] = {}
-    for fraction in np.unique(fractions):
-        at_fraction = fractions == fraction
-        members = {
-            str(family): at_fraction & (families == family) for family in np.unique(families)
-        }
-        members["pooled"] = at_fraction
-        for name, mask in members.items():
-            if np.count_nonzero(mask & feasible) >= MIN_FEASIBLE_CASES:
-                cells[f"{name} {fraction:.0%}"] = mask
+    for task_set in np.unique(task_sets):
+        prefix = "" if task_set == DRAWN else f"{task_set} "
+        for fraction in np.unique(fractions):
+            at_fraction = (fractions == fraction) & (task_sets == task_set)
+            members = {
+                str(family): at_fraction & (families == family) for family in np.unique(families)
+            }
+            members["pooled"] = at_fraction
+            for name, mask in members.items():
+                if np.count_nonzero(mask & feasible) >= MIN_FEASIBLE_CASES:
+                    cells[f"{prefix}{name} {fraction:.0%}"] = mask
     return cells
 
 

@@ -677,11 +677,26 @@ def _calibration_error_interval(
     return bootstrap_interval(len(gap), groups, rng, errors, resamples, confidence, "score_cell")
 
 
+#: What :func:`reliability_scores` gives of each bin: its cases, mean prediction, observed share.
+RELIABILITY_PARTS = ("cases", "predicted", "observed")
+
+
+def reliability_column(index: int, part: str) -> str:
+    """The key of bin ``index``'s ``part`` (one of :data:`RELIABILITY_PARTS`) in
+    :func:`reliability_scores`.
+
+    Example:
+        >>> reliability_column(2, "observed")
+        'success_bin2_observed'
+    """
+    return f"success_bin{index}_{part}"
+
+
 #: The keys of :func:`reliability_scores`, bin by bin.
 RELIABILITY_COLUMNS = tuple(
-    f"success_bin{index}_{part}"
+    reliability_column(index, part)
     for index in range(RELIABILITY_BINS)
-    for part in ("cases", "predicted", "observed")
+    for part in RELIABILITY_PARTS
 )
 
 

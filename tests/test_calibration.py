@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mara_env import get_config
 from mara_env.sources import default_trace_source
 from predictors.base import TaskHistory
 from predictors.calibration import (
+    VALIDATION_SETS,
     CurveSubset,
     calibration_cells,
     fit_spread,
@@ -17,8 +19,10 @@ from predictors.calibration import (
     split_train_curves,
     validation_cases,
 )
+from predictors.cases import draw_tasks
 from predictors.curve_windows import FUTURE_EPOCHS
 from predictors.metrics import interval_coverage, sample_quantiles
+from predictors.shifted_curves import SHIFTS, shift_task
 from predictors.window_predictor import WindowPredictor, spread_samples
 
 
@@ -60,9 +64,12 @@ def test_a_subset_serves_only_its_train_split_rows() -> None:
 def test_validation_cases_come_from_the_validation_curves_only() -> None:
     source = default_trace_source()
     _, validation = split_train_curves(source, ("tabular",), seed=3)
-    cases = validation_cases(validation, seed=0, fractions=(0.2,), draws_per_curve=1)
+    groups = validation_cases(
+        validation, seed=0, fractions=(0.2,), draws_per_curve=1, task_sets=("drawn",)
+    )
+    assert [group.task_set for group in groups] == ["drawn"]
     curves = {tuple(source.pool("tabular", "train").losses[r]) for r in validation.rows["tabular"]}
-    for task in cases[0].tasks:
+    for task in groups[0].cases.tasks:
         assert task.family == "tabular"
         padded = np.concatenate(
             [
@@ -73,6 +80,31 @@ def test_validation_cases_come_from_the_validation_curves_only() -> None:
             ]
         )
         assert tuple(padded) in curves
+
+
+def test_validation_cases_under_a_shift_are_the_drawn_tasks_shifted() -> None:
+    _, validation = split_train_curves(default_trace_source(), ("rl",), seed=3)
+    groups = validation_cases(validation, seed=0, fractions=(0.2, 0.4), draws_per_curve=1)
+    assert [(g.task_set, g.cases.fraction) for g in groups] == [
+        (task_set, fraction) for task_set in VALIDATION_SETS for fraction in (0.2, 0.4)
+    ]
+    config = get_config("training", workload="rl")
+    drawn = draw_tasks("rl", seed=0, draws_per_curve=1, config=config, source=validation)
+    by_curve = {task.curve_id: task for task in drawn}
+    for group in groups:
+        shift = SHIFTS.get(group.task_set)
+        for task in group.cases.tasks:
+            original = by_curve[task.curve_id]
+            expected = original if shift is None else shift_task(original, shift)
+            assert np.array_equal(task.curve, expected.curve)
+            assert (task.speed, task.deadline, task.steps_to_target, task.source_length) == (
+                expected.speed,
+                expected.deadline,
+                expected.steps_to_target,
+                expected.source_length,
+            )
+    with pytest.raises(ValueError, match="unknown task set"):
+        validation_cases(validation, seed=0, task_sets=("length_x3",))
 
 
 def test_spreading_keeps_medians_never_and_zero() -> None:
@@ -145,6 +177,15 @@ def test_calibration_cells_are_the_benchmarks_cells_with_enough_feasible_cases()
     assert cells["pooled 20%"].sum() == 80  # the small rl cell's cases count in the pooled one
     split = calibration_cells(families, fractions, np.ones(80))
     assert sorted(split) == ["pooled 10%", "pooled 40%"]  # 20 cases per family and fraction
+    task_sets = np.repeat(["drawn", "duration_x2"], 40)  # rl drawn, vision shifted
+    by_set = calibration_cells(families, np.full(80, 0.2), np.ones(80), task_sets)
+    assert sorted(by_set) == [
+        "duration_x2 pooled 20%",
+        "duration_x2 vision 20%",
+        "pooled 20%",
+        "rl 20%",
+    ]
+    assert not (by_set["pooled 20%"] & by_set["duration_x2 pooled 20%"]).any()
 
 
 def test_the_spread_covers_the_hardest_cell() -> None:
