@@ -382,8 +382,10 @@ def calibrate(
     predictor = flow_matching.FlowMatching(model, config, spread=1.0)
     raw = predictor.predict(histories, VALIDATION_SAMPLES, np.random.default_rng(seed)).samples
     families = np.array([h.family for h in histories])
-    fractions = np.concatenate([np.full(len(g.cases), g.cases.fraction) for g in groups])
-    task_sets = np.concatenate([np.full(len(g.cases), g.task_set) for g in groups])
+    fractions = np.concatenate(
+        [np.full(len(group.cases), group.cases.fraction) for group in groups]
+    )
+    task_sets = np.concatenate([np.full(len(group.cases), group.task_set) for group in groups])
     cells = calibration_cells(families, fractions, truth, task_sets)
     centre = config.spread_centre
     spread, by_cell = fit_spread_in_every_cell(raw, truth, cells, centre=centre)
