@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import predictors
 from mara_env import get_config
 from mara_env.sources import default_trace_source
 from predictors.base import TaskHistory
@@ -201,3 +205,25 @@ def test_the_spread_covers_the_hardest_cell() -> None:
     assert covered == pytest.approx(0.8, abs=0.05)
     with pytest.raises(ValueError, match="no cell to fit"):
         fit_spread_in_every_cell(samples, truth, {})
+
+
+#: Cards of the shipped flow-matching checkpoints calibrated by the current rule (the
+#: target-blind one keeps the rule MARA's policy was trained with).
+CALIBRATED_CARDS = (
+    "flow_matching.json",
+    "flow_matching_teacher.json",
+    "held_out/flow_matching_without_rl.json",
+    "held_out/flow_matching_without_tabular.json",
+    "held_out/flow_matching_without_vision.json",
+)
+
+
+@pytest.mark.parametrize("name", CALIBRATED_CARDS)
+def test_shipped_checkpoints_are_calibrated_on_every_validation_set(name: str) -> None:
+    card = json.loads((Path(predictors.__file__).parent / "checkpoints" / name).read_text())
+    facts = card["facts"]
+    scores = facts.get("distillation", facts)["validation"]
+    assert scores["task_sets"] == list(VALIDATION_SETS)
+    by_cell = scores["spread_by_cell"]
+    assert {cell.split()[0] for cell in by_cell} >= {"resolution_x2", "duration_x2"}
+    assert card["config"]["spread"] == scores["spread"] == max(by_cell.values())
