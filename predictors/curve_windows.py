@@ -56,6 +56,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -94,15 +95,16 @@ def context_size(reads_target: bool) -> int:
     return CONTEXT_SIZE + (TARGET_FEATURES if reads_target else 0)
 
 
-def target_gaps(last_log_loss: np.ndarray, log_target: np.ndarray, log_scale: float) -> np.ndarray:
-    """The target entry of contexts: ln(last loss / target) / scale, at most
+@njit(cache=True)
+def target_gap(last_log_loss: float, log_target: float, log_scale: float) -> float:
+    """The target entry of a context: ln(last loss / target) / scale, at most
     :data:`MAX_TARGET_GAP`.
 
     Example:
-        >>> target_gaps(np.log([1.0, 1.0]), np.log([0.5, 1e-9]), 1.0).round(4).tolist()
-        [0.6931, 8.0]
+        >>> round(target_gap(0.0, np.log(0.5), 1.0), 4), target_gap(0.0, np.log(1e-9), 1.0)
+        (0.6931, 8.0)
     """
-    return np.minimum((last_log_loss - log_target) / log_scale, MAX_TARGET_GAP)
+    return min((last_log_loss - log_target) / log_scale, MAX_TARGET_GAP)
 
 
 def encode_context(
@@ -134,8 +136,8 @@ def encode_context(
     context = rows[0].astype(np.float64)
     if log_target is None:
         return context
-    gap = target_gaps(np.array([log_loss[-1]]), np.array([log_target]), log_scale)
-    return np.concatenate([context, gap])
+    gap = target_gap(float(log_loss[-1]), float(log_target), float(log_scale))
+    return np.concatenate([context, [gap]])
 
 
 def encode_rows(
@@ -151,9 +153,8 @@ def encode_rows(
     lengths = np.fromiter((len(e) for e in epochs), dtype=np.intp, count=len(epochs))
     flat_epochs = np.concatenate(epochs) if len(epochs) else np.zeros(0)
     flat_loss = np.concatenate(log_losses) if len(epochs) else np.zeros(0)
-    family_index = np.array(
-        [_family_index(family, known_families) for family in families], dtype=np.intp
-    )
+    positions = _family_positions(tuple(known_families))
+    family_index = np.array([positions.get(family, -1) for family in families], dtype=np.intp)
     out = np.zeros((len(lengths), CONTEXT_SIZE), dtype=np.float32)
     _encode_flat(flat_epochs, flat_loss, lengths, family_index, log_scale, budget_epochs, out)
     return out
@@ -165,35 +166,80 @@ def encode_contexts(
     known_families: Collection[str] = FAMILY_NAMES,
     reads_target: bool = False,
 ) -> np.ndarray:
-    """``(n_tasks, context_size(reads_target))`` float32 contexts of a batch of histories."""
+    """``(n_tasks, context_size(reads_target))`` float32 contexts of a batch of histories.
+
+    One pass in Python gathers each history's arrays and numbers (an epoch's batch is a few
+    histories, so the calls, not the arithmetic, are what costs); one compiled call does the
+    rest (:func:`_encode_histories`).
+    """
     n = len(histories)
     out = np.zeros((n, context_size(reads_target)), dtype=np.float32)
     if n == 0:
         return out
-    lengths = np.empty(n, dtype=np.intp)
-    # per history: speed, budget, target (one pass over the batch; it is often an epoch's few)
-    scalars = np.empty((n, 3))
-    family_index = np.empty(n, dtype=np.intp)
-    for row, history in enumerate(histories):
-        lengths[row] = len(history.work)
-        scalars[row] = history.speed, history.budget, history.target
-        family_index[row] = _family_index(history.family, known_families)
-    speed = scalars[:, 0]
-    # one division and one log over every history's points at once
-    flat_epochs = np.concatenate([h.work for h in histories]) / np.repeat(speed, lengths)
-    flat_loss = np.log(np.concatenate([h.loss for h in histories]))
-    _encode_flat(
-        flat_epochs, flat_loss, lengths, family_index, log_scale, scalars[:, 1] / speed, out
+    positions = _family_positions(tuple(known_families))
+    works, losses, numbers = [], [], []
+    for history in histories:
+        works.append(history.work)
+        losses.append(history.loss)
+        numbers.append(
+            (history.speed, history.budget, history.target, positions.get(history.family, -1))
+        )
+    _encode_histories(
+        np.concatenate(works),
+        np.concatenate(losses),
+        np.fromiter(map(len, works), np.intp, n),
+        np.array(numbers),
+        float(log_scale),
+        reads_target,
+        out,
     )
-    if reads_target:
-        log_target = np.log(scalars[:, 2])
-        out[:, CONTEXT_SIZE] = target_gaps(flat_loss[np.cumsum(lengths) - 1], log_target, log_scale)
     return out
 
 
-def _family_index(family: str, known_families: Collection[str]) -> int:
-    """The family's one-hot position, or -1 if the model does not know it."""
-    return FAMILY_NAMES.index(family) if family in known_families and family in FAMILY_NAMES else -1
+@njit(cache=True)
+def _encode_histories(
+    flat_work: np.ndarray,
+    flat_loss: np.ndarray,
+    lengths: np.ndarray,
+    numbers: np.ndarray,
+    log_scale: float,
+    reads_target: bool,
+    out: np.ndarray,
+) -> None:
+    """Write into ``out`` (zeros on entry) the contexts of histories given as their
+    concatenated work and losses, their lengths and ``(n, 4)`` numbers: speed, budget, target
+    and the family's one-hot position (-1: unknown). Node-epochs are work / speed, log-losses
+    ``ln`` of the losses, as NumPy computes them (the same operations, so the same bits)."""
+    n = lengths.size
+    if n and (np.min(lengths) < 1 or np.sum(lengths) != flat_work.size):
+        raise ValueError("contexts need at least one point per history.")
+    flat_epochs = np.empty(flat_work.size)
+    flat_log_loss = np.log(flat_loss)
+    budget_epochs = np.empty(n)
+    family_index = np.empty(n, np.intp)
+    start = 0
+    for row in range(n):
+        speed = numbers[row, 0]
+        end = start + lengths[row]
+        for index in range(start, end):
+            flat_epochs[index] = flat_work[index] / speed
+        budget_epochs[row] = numbers[row, 1] / speed
+        family_index[row] = np.intp(numbers[row, 3])
+        if reads_target:
+            log_target = np.log(numbers[row, 2])
+            out[row, CONTEXT_SIZE] = target_gap(flat_log_loss[end - 1], log_target, log_scale)
+        start = end
+    _encode_compiled(
+        flat_epochs, flat_log_loss, lengths, budget_epochs, family_index, log_scale, out
+    )
+
+
+@functools.cache
+def _family_positions(known_families: tuple[str, ...]) -> dict[str, int]:
+    """Each known family's one-hot position (families absent read as unknown, -1)."""
+    return {
+        family: FAMILY_NAMES.index(family) for family in known_families if family in FAMILY_NAMES
+    }
 
 
 def _encode_flat(
@@ -207,7 +253,7 @@ def _encode_flat(
 ) -> None:
     """Write into the first :data:`CONTEXT_SIZE` columns of ``out`` (zeros on entry) the
     contexts of histories given as their concatenated node-epochs and log-losses, their lengths
-    and their families' one-hot positions (:func:`_family_index`; :func:`_encode_compiled`
+    and their families' one-hot positions (:func:`_family_positions`; :func:`_encode_compiled`
     computes them).
 
     Raises:

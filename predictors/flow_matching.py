@@ -71,6 +71,7 @@ from predictors.curve_windows import (
     context_size,
     encode_contexts,
 )
+from predictors.silu import add_and_silu
 from predictors.window_predictor import SPREAD_CENTRES, WindowPredictor
 
 SOLVERS = ("euler", "midpoint", "rk4")
@@ -269,12 +270,12 @@ class SamplingField:
 
     An epoch's batch is a few tasks times a few samples: at that size a torch call's overhead
     weighs more than its arithmetic, so sampling runs in NumPy (float32, matrix products by
-    its BLAS) on copies of the weights. The products over samples are split into blocks of
-    rows small enough that OpenBLAS (NumPy's BLAS) runs each on the calling thread: above
-    :data:`SINGLE_THREAD_PRODUCT` multiply-adds it wakes its other threads, which costs more
-    than it saves at this size and stalls when the machine is busy. Each task's context
-    embedding is added to its samples by broadcasting (not by repeating it), and the input
-    layer's time features are computed once per solver time. ``benchmarks.wrapper_throughput``
+    its BLAS) on copies of the weights (biases as ``(1, width)`` rows). The products are split
+    into blocks of rows small enough that OpenBLAS (NumPy's BLAS) runs each on the calling
+    thread (:func:`single_thread_product`). Between two products, the bias, the residual
+    branch (or each task's context embedding, which is never repeated per sample) and the next
+    SiLU take one compiled call (:func:`predictors.silu.add_and_silu`), and the input layer's
+    time features are computed once per solver time. ``benchmarks.wrapper_throughput``
     measures what sampling adds to an epoch. The numbers are the module's own, up to float
     rounding (``tests/test_flow_matching.py``).
 
@@ -286,7 +287,7 @@ class SamplingField:
         def weights(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
             return (
                 layer.weight.detach().numpy().T.copy(),
-                layer.bias.detach().numpy().copy(),
+                layer.bias.detach().numpy().reshape(1, -1).copy(),
             )
 
         first, second = model.context_net[0], model.context_net[2]
@@ -302,7 +303,7 @@ class SamplingField:
     def embed_context(self, context: np.ndarray) -> np.ndarray:
         """``(n, hidden)`` embedding of ``(n, context size)`` float32 contexts."""
         (w1, b1), (w2, b2) = self.context_layers
-        embedding = _silu(context @ w1 + b1) @ w2
+        embedding = add_and_silu(context @ w1, b1) @ w2
         embedding += b2
         return embedding
 
@@ -320,19 +321,13 @@ class SamplingField:
         """Velocity at ``(n_tasks, n_samples, WINDOW_SIZE)`` windows, one ``time`` for every
         row; ``embedding`` is ``(n_tasks, hidden)``."""
         n_tasks, n_samples, _ = window.shape
-        hidden_size = len(self.input_bias)
-        rows = rows_per_product(n_samples, max(hidden_size, WINDOW_SIZE), hidden_size)
-        hidden = (window.reshape(-1, rows, WINDOW_SIZE) @ self.window_weight).reshape(
-            n_tasks, n_samples, hidden_size
-        )
-        hidden += (embedding + self.time_bias(time))[:, None, :]
-        hidden = hidden.reshape(-1, rows, hidden_size)
-        for weight, bias in self.blocks:
-            update = _silu(hidden) @ weight
-            update += bias
-            hidden += update
+        hidden = single_thread_product(window.reshape(-1, WINDOW_SIZE), self.window_weight)
+        # each task's rows get its embedding and the time's bias
+        activated = add_and_silu(hidden, embedding + self.time_bias(time), rows_per_bias=n_samples)
+        for weight, bias in self.blocks:  # a residual block, then the next one's activation
+            activated = add_and_silu(hidden, bias, addend=single_thread_product(activated, weight))
         weight, bias = self.output
-        velocity = _silu(hidden) @ weight
+        velocity = single_thread_product(activated, weight)
         velocity += bias
         return velocity.reshape(n_tasks, n_samples, -1)
 
@@ -343,28 +338,28 @@ SINGLE_THREAD_PRODUCT = 4 * 65_536
 
 
 @functools.cache
-def rows_per_product(n_samples: int, fan_in: int, fan_out: int) -> int:
-    """The most rows, dividing ``n_samples``, whose product with a ``(fan_in, fan_out)`` matrix
+def rows_per_product(n_rows: int, fan_in: int, fan_out: int) -> int:
+    """The most rows, dividing ``n_rows``, whose product with a ``(fan_in, fan_out)`` matrix
     stays within :data:`SINGLE_THREAD_PRODUCT` multiply-adds (at least 1).
 
     Example:
-        >>> rows_per_product(16, 128, 128), rows_per_product(64, 128, 128), rows_per_product(33, 128, 128)
-        (16, 16, 11)
+        >>> rows_per_product(16, 128, 128), rows_per_product(80, 128, 128), rows_per_product(80, 36, 128)
+        (16, 16, 40)
     """
-    rows = n_samples
-    while rows > 1 and (n_samples % rows or rows * fan_in * fan_out > SINGLE_THREAD_PRODUCT):
+    rows = n_rows
+    while rows > 1 and (n_rows % rows or rows * fan_in * fan_out > SINGLE_THREAD_PRODUCT):
         rows -= 1
     return rows
 
 
-def _silu(x: np.ndarray) -> np.ndarray:
-    """``x * sigmoid(x)`` as ``x / (1 + exp(-x))``, in a new array (``exp`` overflows to ``inf``
-    for ``x < -88``, which gives the right limit, 0)."""
-    with np.errstate(over="ignore"):
-        out = np.negative(x)
-        np.exp(out, out=out)
-    out += 1.0
-    return np.divide(x, out, out=out)
+def single_thread_product(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``rows @ weight`` for 2-D ``rows``, in blocks of :func:`rows_per_product` rows: above
+    :data:`SINGLE_THREAD_PRODUCT` multiply-adds OpenBLAS wakes its other threads, which costs
+    more than it saves at this size and stalls when the machine is busy."""
+    n_rows, fan_in = rows.shape
+    block = rows_per_product(n_rows, fan_in, weight.shape[1])
+    product: np.ndarray = (rows.reshape(-1, block, fan_in) @ weight).reshape(n_rows, -1)
+    return product
 
 
 def integrate(velocity: Callable[[Any, float], Any], state: Any, solver: str, steps: int) -> Any:

@@ -70,12 +70,11 @@ class WindowPredictor(ABC):
     ) -> RemainingWork:
         """Samples of remaining work: where each sampled window first reaches the target."""
         windows = np.ascontiguousarray(self._windows(histories, n_samples, rng), np.float64)
-        n = len(histories)
-        log_gap = np.log(np.fromiter((h.loss[-1] / h.target for h in histories), np.float64, n))
-        speed = np.fromiter((h.speed for h in histories), np.float64, n)
-        samples = np.empty((n, n_samples))
+        # per task: loss / target (whose log is the gap the window must fall) and speed
+        numbers = np.array([(h.loss[-1] / h.target, h.speed) for h in histories])
+        samples = np.empty((len(histories), n_samples))
         on_median = check_spread_centre(self.spread_centre) == "median"
-        _remaining_work_compiled(windows, log_gap, speed, float(self.spread), on_median, samples)
+        _remaining_work_compiled(windows, numbers, float(self.spread), on_median, samples)
         return RemainingWork(samples)
 
     def sample_trajectories(
@@ -151,19 +150,20 @@ def _spread_compiled(samples: np.ndarray, spread: float, on_median: bool, out: n
 @njit(cache=True)
 def _remaining_work_compiled(
     windows: np.ndarray,
-    log_gap: np.ndarray,
-    speed: np.ndarray,
+    numbers: np.ndarray,
     spread: float,
     on_median: bool,
     out: np.ndarray,
 ) -> None:
     """Write each task's remaining-work samples into its row of ``out``: where each of its
-    ``(n_tasks, n_samples, WINDOW_SIZE)`` windows reaches its ``log_gap``, times its speed,
-    spread around the row's centre (:func:`spread_samples`; not if ``spread`` is 1)."""
+    ``(n_tasks, n_samples, WINDOW_SIZE)`` windows reaches its gap to the target (the log of
+    ``numbers[task, 0]``, its loss / target), times its speed (``numbers[task, 1]``), spread
+    around the row's centre (:func:`spread_samples`; not if ``spread`` is 1)."""
     logs = np.empty(out.shape[1])
     for task in range(out.shape[0]):
+        log_gap, speed = np.log(numbers[task, 0]), numbers[task, 1]
         for sample in range(out.shape[1]):
-            out[task, sample] = epochs_to_level(windows[task, sample], log_gap[task]) * speed[task]
+            out[task, sample] = epochs_to_level(windows[task, sample], log_gap) * speed
         if spread != 1.0:
             _spread_row(out[task], spread, on_median, logs, out[task])
 

@@ -46,9 +46,13 @@ def test_future_window_is_the_running_minimum_of_the_padded_curve() -> None:
         np.testing.assert_allclose(future_window(log_curve, current, speed), expected)
 
 
+# no subnormal numbers: the reference's own interpolation underflows on them (a slope of 5e-324
+# over an offset's width rounds to 0)
 @given(
-    st.lists(st.floats(-3.0, 0.5), min_size=WINDOW_SIZE, max_size=WINDOW_SIZE),
-    st.floats(-0.5, 3.0),
+    st.lists(
+        st.floats(-3.0, 0.5, allow_subnormal=False), min_size=WINDOW_SIZE, max_size=WINDOW_SIZE
+    ),
+    st.floats(-0.5, 3.0, allow_subnormal=False),
 )
 @settings(max_examples=200, deadline=None)
 def test_epochs_to_cross_matches_a_dense_linear_interpolation(
@@ -338,7 +342,7 @@ def test_products_split_into_blocks_of_rows_give_the_same_velocity(
     window = rng.normal(size=(3, 12, WINDOW_SIZE)).astype(np.float32)
     embedding = field.embed_context(rng.normal(size=(3, CONTEXT_SIZE)).astype(np.float32))
     whole = field.velocity_at(window, 0.0, embedding)
-    monkeypatch.setattr(module, "rows_per_product", lambda n_samples, fan_in, fan_out: 4)
+    monkeypatch.setattr(module, "rows_per_product", lambda n_rows, fan_in, fan_out: 4)
     np.testing.assert_allclose(
         field.velocity_at(window, 0.0, embedding), whole, rtol=1e-4, atol=1e-5
     )
@@ -464,19 +468,6 @@ def test_batched_contexts_equal_one_history_at_a_time(specs: list) -> None:
     for row, h in enumerate(histories):
         expected = _reference_context(h.work / h.speed, np.log(h.loss), h.budget / h.speed)
         np.testing.assert_allclose(contexts[row, : len(expected)], expected, rtol=1e-5, atol=1e-5)
-
-
-def test_silu_of_extreme_values_matches_torch_without_warnings() -> None:
-    import warnings
-
-    from predictors.flow_matching import _silu
-
-    values = np.array([-1e4, -90.0, -1.0, 0.0, 1.0, 90.0, 1e4], dtype=np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        got = _silu(values)
-    expected = torch.nn.functional.silu(torch.from_numpy(values)).numpy()
-    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-30)
 
 
 def test_sampling_does_not_call_torch(
