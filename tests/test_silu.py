@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from predictors.silu import silu
+from predictors.silu import add_and_silu, silu
 
 #: Relative tolerance of the compiled SiLU, and the absolute one where the exact value is tinier.
 RELATIVE, ABSOLUTE = 1e-6, 1e-30
@@ -75,3 +75,58 @@ def test_silu_reads_strided_views_and_leaves_its_input_alone() -> None:
 def test_silu_refuses_anything_but_float32_arrays(values: object) -> None:
     with pytest.raises(TypeError, match="float32"):
         silu(values)  # type: ignore[arg-type]
+
+
+def test_add_and_silu_adds_then_activates_as_numpy_would() -> None:
+    rng = np.random.default_rng(3)
+    hidden = rng.normal(size=(6, 5)).astype(np.float32)
+    addend = rng.normal(size=(6, 5)).astype(np.float32)
+    bias = rng.normal(size=(1, 5)).astype(np.float32)
+    expected_sum = hidden + (addend + bias)
+    activated = add_and_silu(hidden, bias, addend=addend)
+    np.testing.assert_array_equal(hidden, expected_sum)  # in place, with NumPy's rounding
+    np.testing.assert_array_equal(activated, silu(expected_sum))
+
+
+def test_add_and_silu_gives_each_group_of_rows_its_own_bias() -> None:
+    hidden = np.zeros((6, 2), dtype=np.float32)
+    per_task = np.array([[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]], dtype=np.float32)
+    add_and_silu(hidden, per_task, rows_per_bias=2)
+    np.testing.assert_array_equal(hidden, np.repeat(per_task, 2, axis=0))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"hidden": np.zeros((2, 3)), "bias": np.zeros((1, 3), np.float32)}, TypeError),
+        (
+            {"hidden": np.zeros((3, 2), np.float32).T, "bias": np.zeros((1, 3), np.float32)},
+            TypeError,
+        ),
+        (
+            {"hidden": np.zeros((2, 3), np.float32), "bias": np.zeros((1, 4), np.float32)},
+            ValueError,
+        ),
+        (
+            {
+                "hidden": np.zeros((4, 3), np.float32),
+                "bias": np.zeros((1, 3), np.float32),
+                "rows_per_bias": 2,
+            },
+            ValueError,
+        ),
+        (
+            {
+                "hidden": np.zeros((2, 3), np.float32),
+                "bias": np.zeros((1, 3), np.float32),
+                "addend": np.zeros((3, 3), np.float32),
+            },
+            ValueError,
+        ),
+    ],
+)
+def test_add_and_silu_refuses_arrays_that_do_not_fit(
+    arguments: dict[str, np.ndarray], error: type[Exception]
+) -> None:
+    with pytest.raises(error, match="add_and_silu"):
+        add_and_silu(**arguments)  # type: ignore[arg-type]
