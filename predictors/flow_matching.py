@@ -23,8 +23,10 @@ the target lies below the last loss (:mod:`predictors.curve_windows` says why an
 of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
 checkpoint, kept because MARA's shipped policy was trained on its features.
 
-**Cost.** Sampling runs in NumPy on copies of the weights, with noise from the caller's NumPy
-generator (:class:`SamplingField`): torch is used to train and to load checkpoints. The shipped
+**Cost.** Sampling runs without torch on copies of the weights: the matrix products in NumPy,
+the biases, residuals and activations between them in compiled code (:mod:`predictors.silu`),
+with noise from the caller's NumPy generator (:class:`SamplingField`); torch is used to train
+and to load checkpoints. The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
 (:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and

@@ -71,7 +71,7 @@ class WindowPredictor(ABC):
         """Samples of remaining work: where each sampled window first reaches the target."""
         windows = np.ascontiguousarray(self._windows(histories, n_samples, rng), np.float64)
         # per task: loss / target (whose log is the gap the window must fall) and speed
-        numbers = np.array([(h.loss[-1] / h.target, h.speed) for h in histories])
+        numbers = np.array([(h.loss[-1] / h.target, h.speed) for h in histories]).reshape(-1, 2)
         samples = np.empty((len(histories), n_samples))
         on_median = check_spread_centre(self.spread_centre) == "median"
         _remaining_work_compiled(windows, numbers, float(self.spread), on_median, samples)

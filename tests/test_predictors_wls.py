@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predictors import WLS, DiscountedLeastSquares, PredictorInputError, TaskHistory
+from predictors.registry import known_predictors, make_predictor
 
 
 @given(
@@ -180,3 +181,10 @@ def test_bad_sample_counts_raise(n_samples: object) -> None:
     history = TaskHistory(np.arange(4.0), np.linspace(1.0, 0.5, 4), target=0.1)
     with pytest.raises(PredictorInputError, match="n_samples"):
         WLS().predict([history], n_samples, np.random.default_rng(0))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", known_predictors())
+def test_every_registered_predictor_predicts_an_empty_batch(name: str) -> None:
+    """An epoch in which no task reported asks for nothing, and gets nothing."""
+    samples = make_predictor(name).predict([], 8, np.random.default_rng(0)).samples
+    assert samples.shape == (0, 8)
