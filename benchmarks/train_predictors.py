@@ -16,7 +16,8 @@ it elsewhere with ``--out``).
 Flow matching is trained as a velocity field (the **teacher**, sampled with ``--solver-steps``
 midpoint steps; written beside the checkpoint as ``*_teacher.pt``), then **distilled** into a
 one-step sampler (:mod:`predictors.distillation`, ``--distill-updates``; 0 ships the teacher
-itself). Each is checked on prediction cases drawn from the validation curves
+itself), which keeps its final weights (:func:`predictors.distillation.distill` says why). Each
+is checked on prediction cases drawn from the validation curves
 (:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
 to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of the cases
 of every cell the prediction benchmark would report (each family and all families pooled, at

@@ -80,8 +80,15 @@ def distill(
     """A student trained to sample in one step (module docstring): ``student`` if given (e.g. a
     narrower untrained network), else a copy of ``teacher``.
 
+    The student keeps its **final** weights (the learning rate has decayed by then). Its
+    validation loss, logged as training goes, is a mean over one noise draw per validation
+    context, and the teacher takes a few of those draws far from all the others: a handful of
+    pairs can carry a large share of that mean, so the weights of its lowest value may come
+    from early in training, chosen by those few pairs. The prediction cases on which the
+    student is then calibrated (``benchmarks.train_predictors``) score it instead.
+
     Returns:
-        The student (eval mode, best validation weights) and the ``fit`` log.
+        The student (eval mode, final weights) and the ``fit`` log.
     """
     generator = torch.Generator().manual_seed(settings.seed + 7)
     teacher = teacher.eval()
@@ -99,5 +106,6 @@ def distill(
         data[1],
         on_update,
         validate_every=max(settings.updates // 20, 1),
+        keep_best=False,
     )
     return student, log

@@ -253,10 +253,12 @@ def fit(
     validation: tuple[np.ndarray, np.ndarray],
     on_update: Callable[[int, float, float | None], None] | None = None,
     validate_every: int = 1000,
+    keep_best: bool = True,
 ) -> list[tuple[int, float, float]]:
     """Minimise ``objective`` with AdamW; keep the weights with the lowest validation loss.
 
-    The model is left in eval mode with the best weights.
+    The model is left in eval mode with the best weights (with ``keep_best=False``, the final
+    ones; the validation loss is logged either way).
 
     Args:
         model: The model to train in place.
@@ -266,6 +268,8 @@ def fit(
         on_update: Called after every update with (update, training loss, validation loss or
             None).
         validate_every: Updates between validation passes.
+        keep_best: Whether to keep the weights of the lowest validation loss seen (else the
+            weights after the last update).
 
     Returns:
         ``(update, training loss, validation loss)`` rows.
@@ -298,7 +302,7 @@ def fit(
                 valid_generator.manual_seed(settings.seed + 1)
                 valid_loss = float(objective(model, valid_contexts, valid_windows, valid_generator))
             log.append((update, running, valid_loss))
-            if valid_loss < best_loss:
+            if keep_best and valid_loss < best_loss:
                 best_loss = valid_loss
                 best_state = {k: v.clone() for k, v in model.state_dict().items()}
         if on_update is not None:
