@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from predictors.distillation import distill, one_step_loss, teacher_pairs
+from predictors.curve_windows import WINDOW_SIZE
+from predictors.distillation import distill, narrowed_copy, one_step_loss, teacher_pairs
 from predictors.flow_matching import FlowMatchingConfig, VelocityField
 from predictors.training import TrainingSettings, fit, make_examples
 
@@ -57,3 +58,36 @@ def test_fit_keeps_the_best_or_the_final_weights(keep_best: bool) -> None:
     losses = [row[2] for row in log]
     assert losses == sorted(losses) and losses[0] < losses[-1]
     assert kept == pytest.approx(losses[0] if keep_best else losses[-1], rel=1e-6)
+
+
+def _velocity(model: VelocityField, contexts: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return model.velocity_at(windows, 0.3, model.embed_context(contexts))
+
+
+def test_a_narrowed_copy_drops_the_units_that_carry_nothing() -> None:
+    """Units with no weight in and no bias stay at 0 (SiLU(0) = 0), so they add nothing: the
+    copy without them, and the copy at full width, compute what the teacher does."""
+    torch.manual_seed(0)
+    config = FlowMatchingConfig(hidden=16, blocks=2, reads_target=True)
+    teacher = VelocityField(config).eval()
+    idle_stream, idle_inner = [1, 7, 12], [0, 5, 9]
+    with torch.no_grad():
+        for layer in (teacher.input, teacher.context_net[2], *(b[1] for b in teacher.blocks)):
+            layer.weight[idle_stream] = 0.0  # nothing writes to these units of the stream
+            layer.bias[idle_stream] = 0.0
+        teacher.context_net[0].weight[idle_inner] = 0.0
+        teacher.context_net[0].bias[idle_inner] = 0.0
+    contexts = torch.randn(5, teacher.context_net[0].in_features)
+    windows = torch.randn(5, WINDOW_SIZE)
+    expected = _velocity(teacher, contexts, windows)
+    narrow = narrowed_copy(teacher, FlowMatchingConfig(hidden=13, blocks=2, reads_target=True))
+    torch.testing.assert_close(_velocity(narrow, contexts, windows), expected)
+    same = narrowed_copy(teacher, config)
+    torch.testing.assert_close(_velocity(same, contexts, windows), expected, rtol=0.0, atol=0.0)
+
+
+def test_a_narrowed_copy_is_no_wider_than_its_teacher() -> None:
+    teacher = VelocityField(FlowMatchingConfig(hidden=8, blocks=1))
+    with pytest.raises(ValueError, match="no wider than its teacher"):
+        narrowed_copy(teacher, FlowMatchingConfig(hidden=9, blocks=1))

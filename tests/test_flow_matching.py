@@ -257,12 +257,19 @@ def test_training_script_quick_run_writes_a_loadable_checkpoint(tmp_path) -> Non
     assert predictor.predict([history], 4, np.random.default_rng(0)).samples.shape == (1, 4)
 
 
-def test_a_narrower_student_is_distilled_from_fresh_weights(tmp_path) -> None:
+def test_a_narrower_student_starts_from_the_teachers_strongest_units(tmp_path) -> None:
     args = ["--quick", "--student-hidden", "8", "--out", str(tmp_path / "fm.pt"), "--no-progress"]
     out = train_predictors.main(args)
     card = json.loads(card_path(out).read_text())
     assert card["config"]["hidden"] == 8 and card["facts"]["distillation"]["student_hidden"] == 8
+    assert card["facts"]["distillation"]["student_start"] == "the teacher's 8 strongest units"
     assert FlowMatching.load(out).model.context_net[0].out_features == 8
+
+
+def test_a_student_wider_than_its_teacher_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        train_predictors.parse_args(["--hidden", "64", "--student-hidden", "96"])
+    assert "between 1 and the teacher's width (--hidden 64), got 96" in capsys.readouterr().err
 
 
 def test_recalibration_rewrites_the_card_and_keeps_the_weights(tmp_path) -> None:
