@@ -45,8 +45,8 @@ it was trained on.
 of its own training split, around each task's median sample (the current rule, which keeps the
 point prediction where it was sampled), and rewrites its card, without training;
 ``--student-hidden`` sets the student's width: the shipped student keeps 96 of the teacher's
-128 units per layer (:func:`predictors.distillation.narrowed_copy`), which makes sampling about
-two fifths cheaper, and learns from there.
+128 units per layer (:func:`predictors.distillation.narrowed_copy`: two fifths fewer
+multiply-adds per sample), and learns from there.
 """
 
 from __future__ import annotations
