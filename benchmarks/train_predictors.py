@@ -172,6 +172,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    student_given = args.student_hidden is not None
     for name, value in SHIPPED_SETTINGS[args.model].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -193,9 +194,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.distill_updates < 0:
         parser.error("--distill-updates must be >= 0")
     if args.student_hidden is not None and not 1 <= args.student_hidden <= args.hidden:
+        given = "got" if student_given else "the shipped default is"
         parser.error(
             f"--student-hidden must be between 1 and the teacher's width (--hidden "
-            f"{args.hidden}), got {args.student_hidden}"
+            f"{args.hidden}), {given} {args.student_hidden}; pass --student-hidden N with N <= "
+            f"{args.hidden}"
         )
     for name in ("updates", "examples", "hidden", "blocks", "solver_steps", "threads"):
         if getattr(args, name) < 1:

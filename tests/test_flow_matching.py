@@ -270,6 +270,9 @@ def test_a_student_wider_than_its_teacher_is_refused(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         train_predictors.parse_args(["--hidden", "64", "--student-hidden", "96"])
     assert "between 1 and the teacher's width (--hidden 64), got 96" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # the shipped default (96) is wider than this teacher
+        train_predictors.parse_args(["--hidden", "64"])
+    assert "(--hidden 64), the shipped default is 96" in capsys.readouterr().err
 
 
 def test_recalibration_rewrites_the_card_and_keeps_the_weights(tmp_path) -> None:
