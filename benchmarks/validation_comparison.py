@@ -126,6 +126,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for path in (args.first, args.second):
         if not path.is_file() or not card_path(path).is_file():
             parser.error(f"{path}: no checkpoint with its JSON card beside it")
+        try:
+            training_split(path)
+        except (KeyError, TypeError, ValueError):
+            parser.error(
+                f"{card_path(path)}: the card names no training split (facts.seed and "
+                "config.known_families); train the checkpoint with "
+                "python -m benchmarks.train_predictors"
+            )
     if training_split(args.first) != training_split(args.second):
         parser.error(
             f"{args.first} and {args.second} were trained on different splits (seed, families "

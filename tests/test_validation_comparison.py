@@ -3,6 +3,10 @@ validation cases."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
 from benchmarks import train_predictors, validation_comparison
@@ -28,3 +32,16 @@ def test_checkpoints_of_different_splits_are_refused(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         validation_comparison.main([str(shipped_checkpoint()), without_rl])
     assert "trained on different splits" in capsys.readouterr().err
+
+
+def test_a_card_without_its_training_split_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "fm.pt"
+    shutil.copy(shipped_checkpoint(), copy)
+    card = json.loads(shipped_checkpoint().with_suffix(".json").read_text())
+    del card["facts"]["seed"]
+    copy.with_suffix(".json").write_text(json.dumps(card))
+    with pytest.raises(SystemExit):
+        validation_comparison.main([str(copy), str(shipped_checkpoint())])
+    assert "the card names no training split" in capsys.readouterr().err
