@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.arguments import positive_int
+from benchmarks.prediction_results import case_curves
 from mara_env.sources import default_trace_source
 from predictors.bootstrap import bootstrap_median_difference_interval
 from predictors.calibration import split_train_curves, validation_cases
@@ -56,7 +57,6 @@ def cell_errors(
 ) -> list[CellErrors]:
     """Per validation cell (task set x family x fraction), both models' errors."""
     _, curves = split_train_curves(default_trace_source(), first.config.known_families, seed)
-    families = list(curves.families)
     cells = []
     for group in validation_cases(curves, seed):
         cases = group.cases
@@ -71,11 +71,9 @@ def cell_errors(
             )[feasible]
             for model in (first, second)
         ]
-        family = cases.histories[0].family
-        # a curve is the same in every task set: key it by family and curve id
-        keys = np.array([families.index(t.family) * 1_000_000 + t.curve_id for t in cases.tasks])
-        name = f"{group.task_set} {family} {cases.fraction:.0%}"
-        cells.append(CellErrors(name, errors[0], errors[1], keys[feasible]))
+        name = f"{group.task_set} {cases.histories[0].family} {cases.fraction:.0%}"
+        # a curve keeps its name in every task set, so pooled rows resample it once
+        cells.append(CellErrors(name, errors[0], errors[1], case_curves(cases)[feasible]))
     return cells
 
 
@@ -123,30 +121,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--pooled-only", action="store_true", help="print the pooled rows only")
     args = parser.parse_args(argv)
+    splits = []
     for path in (args.first, args.second):
         if not path.is_file() or not card_path(path).is_file():
             parser.error(f"{path}: no checkpoint with its JSON card beside it")
         try:
-            training_split(path)
+            splits.append(training_split(path))
         except (KeyError, TypeError, ValueError):
             parser.error(
                 f"{card_path(path)}: the card names no training split (facts.seed and "
                 "config.known_families); train the checkpoint with "
                 "python -m benchmarks.train_predictors"
             )
-    if training_split(args.first) != training_split(args.second):
+    if splits[0] != splits[1]:
         parser.error(
             f"{args.first} and {args.second} were trained on different splits (seed, families "
-            f"{training_split(args.first)} against {training_split(args.second)}): one "
-            "model's validation curves would be the other's training curves."
+            f"{splits[0]} against {splits[1]}): one model's validation curves would be the "
+            "other's training curves."
         )
+    args.seed = splits[0][0]
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the comparison table; returns the exit status."""
     args = parse_args(argv)
-    seed, _ = training_split(args.first)
+    seed = args.seed
     first, second = FlowMatching.load(args.first), FlowMatching.load(args.second)
     cells = cell_errors(first, second, seed, args.samples)
     print(f"Validation cases of the train split (seed {seed}), {args.samples} samples per case.")
