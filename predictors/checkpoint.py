@@ -16,13 +16,14 @@ Example:
     >>> load_checkpoint(path, expected_config={"width": 3})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was saved with width=2 but this code expects width=3...
+    predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was made for another version of this code: its width: 2, expected 3...
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -98,17 +99,105 @@ def _write_card(path: Path, card: Mapping[str, Any]) -> None:
     _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
 
 
+#: Relative tolerance within which a float setting of a card matches what this code expects.
+#: NumPy's ``geomspace``, ``exp``, ``log`` and ``pow`` differ in the last bit or two across NumPy
+#: versions and CPU instruction sets (about 2e-16 relative each); a real change of a setting is
+#: many orders of magnitude larger than this bound.
+CONFIG_RELATIVE_TOLERANCE = 1e-9
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _relative_difference(saved: float, expected: float) -> float:
+    scale = max(abs(saved), abs(expected))
+    return 0.0 if saved == expected else abs(saved - expected) / scale
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    if len(text) <= 60:
+        return text
+    if isinstance(value, (list, tuple)):
+        return f"[{len(value)} entries]"
+    return text[:57] + "..."
+
+
+def config_difference(saved: Any, expected: Any) -> str | None:
+    """How a card's setting ``saved`` differs from ``expected``, or ``None`` if it does not.
+
+    Floats agree within :data:`CONFIG_RELATIVE_TOLERANCE` (relative), so that a grid computed on
+    another CPU or NumPy version still matches; ints, bools and strings agree exactly; lists and
+    dicts entry by entry. The description is short even for long lists: it names the length or
+    the entry with the largest relative difference.
+
+    Example:
+        >>> config_difference([0.25, 0.30068833436982756], [0.25, 0.3006883343698275]) is None
+        True
+        >>> config_difference([0.25, 0.3], [0.25, 0.31])
+        'entry 1 is 0.3, expected 0.31 (relative difference 0.032)'
+        >>> config_difference([1.0] * 40, [1.0] * 36)
+        '40 entries, expected 36'
+        >>> config_difference(3, 3.0) is None, config_difference(True, 1)
+        (True, 'True, expected 1')
+    """
+    if _is_number(saved) and _is_number(expected):
+        if isinstance(saved, int) and isinstance(expected, int):
+            return None if saved == expected else f"{saved!r}, expected {expected!r}"
+        difference = _relative_difference(float(saved), float(expected))
+        if difference <= CONFIG_RELATIVE_TOLERANCE:
+            return None
+        return f"{saved!r}, expected {expected!r} (relative difference {difference:.2g})"
+    if isinstance(saved, (list, tuple)) and isinstance(expected, (list, tuple)):
+        if len(saved) != len(expected):
+            return f"{len(saved)} entries, expected {len(expected)}"
+        differing = [
+            (index, text)
+            for index, (a, b) in enumerate(zip(saved, expected, strict=True))
+            if (text := config_difference(a, b)) is not None
+        ]
+        if not differing:
+            return None
+
+        def size(entry: tuple[int, str]) -> float:
+            a, b = saved[entry[0]], expected[entry[0]]
+            return _relative_difference(a, b) if _is_number(a) and _is_number(b) else math.inf
+
+        index, text = max(differing, key=size)
+        others = f" and {len(differing) - 1} more" if len(differing) > 1 else ""
+        return f"entry {index} is {text}{others}"
+    if isinstance(saved, Mapping) and isinstance(expected, Mapping):
+        if set(saved) != set(expected):
+            return f"keys {sorted(saved)}, expected {sorted(expected)}"
+        for key in expected:
+            text = config_difference(saved[key], expected[key])
+            if text is not None:
+                return f"[{key!r}] is {text}"
+        return None
+    if type(saved) is type(expected) and saved == expected:
+        return None
+    return f"{_short(saved)}, expected {_short(expected)}"
+
+
 def check_config(path: Path, config: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
-    """Check that a checkpoint card's ``config`` has every entry of ``expected``.
+    """Check that a checkpoint card's ``config`` has every entry of ``expected``, comparing as
+    :func:`config_difference` does (floats within :data:`CONFIG_RELATIVE_TOLERANCE`).
 
     Raises:
-        CheckpointError: Naming the first entry that differs.
+        CheckpointError: Naming the first entry that differs and how.
     """
     for key, value in expected.items():
-        if config.get(key) != value:
+        difference: str | None
+        if key not in config:
+            difference = f"no {key!r} in its card, expected {_short(value)}"
+        else:
+            difference = config_difference(config[key], value)
+        if difference is not None:
             raise CheckpointError(
-                f"Checkpoint {path} was saved with {key}={config.get(key)!r} but this code "
-                f"expects {key}={value!r}. Retrain the model with this version of the package."
+                f"Checkpoint {path} was made for another version of this code: its {key}: "
+                f"{difference}. Use the checkpoint shipped with this version of the package, or "
+                f"retrain the model with it."
             )
 
 
