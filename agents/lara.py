@@ -192,8 +192,8 @@ def nodes_needed(processing: np.ndarray, time_left: np.ndarray, alpha: np.ndarra
     (1 / alpha)`` nodes are needed.
 
     Example:
-        >>> nodes_needed(np.array([2.0, 8.0]), np.array([4.0, 4.0]), np.array([0.5, 0.5])).tolist()
-        [0.5, 4.0]
+        >>> nodes_needed(np.array([2.0, 8.0]), np.array([4.0, 4.0]), np.array([0.5, 0.5])).round(12)
+        array([0.5, 4. ])
     """
     ratio = np.asarray(processing, dtype=np.float64) / np.asarray(time_left, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):

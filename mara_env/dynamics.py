@@ -19,8 +19,6 @@ this file (a few seconds once, then well under one).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import literal_unroll, njit
 
@@ -35,7 +33,7 @@ from mara_env.layout import (
     SPEED_SCALE,
     TIME_SCALE,
 )
-from mara_env.rules import loss_after, progress_gain_of_task
+from mara_env.rules import log_of_loss_of_task, loss_after, progress_gain_of_task
 from mara_env.task_fields import (
     AGE_AT_0,
     AGE_PER_EPOCH,
@@ -90,7 +88,7 @@ def write_task_rows(
     for task_id in range(rows.shape[0]):
         row = rows[task_id]
         initial = float(initial_loss[task_id])
-        log_initial = math.log(initial)
+        log_initial = log_initial_loss[task_id]
         row[LOSS] = row[PREVIOUS_LOSS] = row[INITIAL_LOSS] = initial
         row[LOG_LOSS] = row[LOG_PREVIOUS_LOSS] = log_initial
         row[SPEED] = speed[task_id]
@@ -98,7 +96,7 @@ def write_task_rows(
         row[TARGET] = target[task_id]
         row[DEADLINE] = end = float(deadline[task_id])
         row[ARRIVAL] = start = float(arrival[task_id])
-        row[LOG_INITIAL_LOSS] = log_initial_loss[task_id]
+        row[LOG_INITIAL_LOSS] = log_initial
         row[LOG_GAP] = log_gap[task_id]
         row[FAMILY] = family[task_id]
         window = max(end - start, 1.0)
@@ -427,7 +425,7 @@ def advance_clusters(
             )
             slot[b, column, WORK] += nodes[column]
             loss = loss_after(curves, slot_curve[b, column], slot[b, column, PROGRESS])
-            log_loss = math.log(loss)
+            log_loss = log_of_loss_of_task(loss)
             slot[b, column, LOSS] = loss
             slot[b, column, LOG_LOSS] = log_loss
             fraction = (slot[b, column, LOG_INITIAL_LOSS] - log_loss) / slot[b, column, LOG_GAP]

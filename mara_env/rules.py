@@ -8,6 +8,8 @@ clairvoyant reference and the prediction code all call these, so that a rule is 
 * :func:`progress_gain` (a ufunc; ``progress_gain_of_task`` for compiled code): the curve steps
   a task advances in one epoch, ``speed * share**alpha`` where ``share`` is the sum of its
   nodes' effective shares of the epoch;
+* :func:`log_of_loss` (a ufunc; ``log_of_loss_of_task`` for compiled code): ``ln(loss)``, the
+  one log every log-loss of the world is taken with;
 * :func:`effective_share`: that sum when ``held`` of ``nodes`` nodes trained the task in the
   previous epoch and the others pay ``switch_cost``;
 * :func:`first_step_at_or_below`: the first curve step >= 1 whose loss is at or below a target;
@@ -105,6 +107,19 @@ def _progress_gain(speed: float, share: float, alpha: float) -> float:
 progress_gain_of_task = njit(cache=True)(_progress_gain)
 #: The rule as a NumPy ufunc, for numbers and arrays: ``speed * share**alpha``.
 progress_gain = vectorize(["float64(float64, float64, float64)"], cache=True)(_progress_gain)
+
+
+def _log_of_loss(loss: float) -> float:
+    """``ln(loss)``."""
+    return math.log(loss)
+
+
+#: ln of a loss, compiled: every log-loss of the world (a task's loss at arrival and after each
+#: epoch, its target) is taken by this one function, so that "no change since arrival" is
+#: exactly 0 on every machine (NumPy's SIMD ``log`` and the C library's may round differently).
+log_of_loss_of_task = njit(cache=True)(_log_of_loss)
+#: The same as a NumPy ufunc, for arrays.
+log_of_loss = vectorize(["float64(float64)"], cache=True)(_log_of_loss)
 
 
 def first_step_at_or_below(

@@ -35,6 +35,7 @@ from mara_env.rules import (
     deadline_of,
     draw_term_numbers,
     first_step_at_or_below,
+    log_of_loss,
     loss_at,
     lowest_recorded_loss,
     task_terms,
@@ -87,13 +88,13 @@ class TaskTable:
 
     @cached_property
     def log_initial_loss(self) -> np.ndarray:
-        """ln(initial_loss)."""
-        return np.log(self.initial_loss)
+        """ln(initial_loss) (:func:`mara_env.rules.log_of_loss`)."""
+        return np.asarray(log_of_loss(self.initial_loss))
 
     @cached_property
     def log_target(self) -> np.ndarray:
-        """ln(target)."""
-        return np.log(self.target)
+        """ln(target) (:func:`mara_env.rules.log_of_loss`)."""
+        return np.asarray(log_of_loss(self.target))
 
     @cached_property
     def log_gap(self) -> np.ndarray:

@@ -332,8 +332,8 @@ def crps_log_work(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np
     confident "never" on an infeasible case scores 0.
 
     Example:
-        >>> crps_log_work(np.array([[np.e - 1.0]]), np.array([0.0]), np.array([100.0])).tolist()
-        [1.0]
+        >>> crps_log_work(np.array([[np.e - 1.0]]), np.array([0.0]), np.array([100.0])).round(12)
+        array([1.])
     """
     samples = _check_samples(samples, "crps_log_work")
     truth = _check_truth(truth, len(samples), "crps_log_work")

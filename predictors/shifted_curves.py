@@ -69,7 +69,7 @@ def resample_curve(curve: np.ndarray, factor: int = 2) -> np.ndarray:
         ShiftError: For a bad curve or factor.
 
     Example:
-        >>> resample_curve(np.array([1.0, 0.25, 0.25])).tolist()
+        >>> resample_curve(np.array([1.0, 0.25, 0.25])).round(12).tolist()
         [1.0, 0.5, 0.25, 0.25, 0.25, 0.25]
     """
     if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:

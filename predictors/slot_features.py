@@ -54,7 +54,7 @@ def success_thresholds(alpha: np.ndarray, max_nodes: float) -> np.ndarray:
     ``max_nodes`` nodes (the ``thresholds`` of :func:`slot_features`).
 
     Example:
-        >>> success_thresholds(np.array([1.0, 0.5]), 4).tolist()
+        >>> success_thresholds(np.array([1.0, 0.5]), 4).round(12).tolist()
         [[1.0, 4.0], [1.0, 2.0]]
     """
     all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)

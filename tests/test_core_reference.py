@@ -1,8 +1,10 @@
 """The batched core against the per-cluster reference it replaced (``reference_cluster``).
 
 Whole episodes with random legal choices: after every epoch the events, metrics, per-task records,
-queue, privileged answers and every node's observation and mask must be equal, so that a seed
-plays the same episode as before the core was batched.
+queue, privileged answers and every node's observation and mask must agree, so that a seed
+plays the same episode as before the core was batched. The core's compiled ``**`` and the
+reference's ``np.power`` may round differently in the last bit on some CPUs, so integer outcomes
+and masks are compared exactly and floats within :data:`mara_env.portability.MAX_ULPS`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from reference_cluster import ReferenceObservationBuilder, ReferenceSimulator
 
 from mara_env import get_config
 from mara_env.observation import ObservationBuilder
+from mara_env.portability import differences
 from mara_env.simulator import ClusterSimulator
 
 CASES = [
@@ -27,6 +30,31 @@ CASES = [
     ("training", {"arrival_horizon": 30}),
     ("load_2x", {"arrival_horizon": 30}),
 ]
+
+
+def outcome(simulator: ClusterSimulator | ReferenceSimulator) -> dict[str, object]:
+    """Everything the two must agree on after an epoch."""
+    state = simulator.state
+    facts: dict[str, object] = {
+        name: getattr(state, name)
+        for name in ("status", "progress", "work", "loss", "end_epoch", "node_task")
+    }
+    return {
+        **facts,
+        "metrics": simulator.episode_metrics(),
+        "queue": list(state.queue),
+        "slots": state.slots.tolist(),
+        "history_loss": state.history_loss,
+        "history_progress": state.history_progress,
+        "remaining_work": simulator.privileged_remaining_work(),
+        "ended": (simulator.terminated, simulator.truncated),
+    }
+
+
+def assert_agree(fast: object, slow: object, where: str) -> None:
+    """Integers exactly, floats within the promised ulps (:mod:`mara_env.portability`)."""
+    found = differences(fast, slow, scale=1.0, where=where)
+    assert not found, "\n".join(found)
 
 
 def play_against_reference(config_name: str, overrides: dict, seed: int) -> int:
@@ -43,24 +71,13 @@ def play_against_reference(config_name: str, overrides: dict, seed: int) -> int:
         mask = fast_view.mask()
         assert np.array_equal(mask, slow_view.mask())
         for node in range(config.n_nodes):
-            assert np.array_equal(fast_view.observe(node), slow_view.observe(node))
+            assert_agree(fast_view.observe(node), slow_view.observe(node), f"node {node}")
         choice = rng.choice(np.flatnonzero(mask), size=config.n_nodes)
-        events = fast.advance(choice)
-        assert dataclasses.astuple(events) == dataclasses.astuple(slow.advance(choice))
+        events = dataclasses.asdict(fast.advance(choice)), dataclasses.asdict(slow.advance(choice))
+        assert_agree(*events, "events")
         fast_view.refresh()
         slow_view.refresh()
-        state, reference = fast.state, slow.state
-        assert fast.episode_metrics() == slow.episode_metrics()
-        assert state.queue == reference.queue
-        assert state.slots.tolist() == reference.slots.tolist()
-        for name in ("status", "progress", "work", "loss", "end_epoch", "node_task"):
-            assert np.array_equal(getattr(state, name), getattr(reference, name)), name
-        assert state.history_loss == reference.history_loss
-        assert state.history_progress == reference.history_progress
-        assert np.array_equal(
-            fast.privileged_remaining_work(), slow.privileged_remaining_work(), equal_nan=True
-        )
-        assert (fast.terminated, fast.truncated) == (slow.terminated, slow.truncated)
+        assert_agree(outcome(fast), outcome(slow), f"epoch {epochs}")
         epochs += 1
     return epochs
 

@@ -20,6 +20,7 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks import train_mara
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed
 from mara_env.observation import GLOBAL_FEATURES
+from mara_env.portability import differences
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
 
@@ -123,7 +124,8 @@ def test_decode_scores_given_actions_with_the_probabilities_it_samples_with(
     max_nodes: int | None, temperature: float
 ) -> None:
     """Scoring sampled actions (PPO; every node at once) reproduces the log-probabilities and
-    entropies of sampling them (one node after another), bit for bit."""
+    entropies of sampling them (one node after another), within the promised ulps: the two
+    multiply matrices of other shapes, which may round differently on some CPUs."""
     policy = small_policy()
     slots, globals_, mask = random_batch(16, 5, seed=6)
     previous = torch.randint(0, 6, (16, 4), generator=torch.Generator().manual_seed(1))
@@ -134,8 +136,11 @@ def test_decode_scores_given_actions_with_the_probabilities_it_samples_with(
             encoded, mask, previous, generator=torch.Generator().manual_seed(0), **options
         )
         scored = policy.decode(encoded, mask, previous, actions=sampled.actions, **options)
-    assert torch.equal(sampled.log_prob, scored.log_prob)
-    assert torch.equal(sampled.entropy, scored.entropy)
+    for name in ("log_prob", "entropy"):
+        found = differences(
+            getattr(sampled, name).numpy(), getattr(scored, name).numpy(), scale=1.0, where=name
+        )
+        assert not found, found
 
 
 def test_slot_embeddings_are_permutation_equivariant() -> None:

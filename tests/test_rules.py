@@ -14,6 +14,7 @@ from mara_env.core import FEATURES, FIELD, ClusterBatch, task_rows
 from mara_env.families import FAMILY_NAMES
 from mara_env.layout import S_FAMILY
 from mara_env.observation import slot_columns
+from mara_env.portability import differences
 from mara_env.rules import (
     HOPELESS_TARGET_RANGE,
     draw_term_numbers,
@@ -80,15 +81,18 @@ def test_loss_at_broadcasts_rows_against_progress_and_keeps_the_curves_dtype() -
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_progress_gain_is_speed_times_share_to_the_alpha_bit_for_bit(seed: int) -> None:
-    """The compiled rule (a ufunc, which the compiled epoch calls per task) gives exactly what
-    the NumPy expression gives, shares of 0 included."""
+def test_progress_gain_is_speed_times_share_to_the_alpha(seed: int) -> None:
+    """The compiled rule (a ufunc, which the compiled epoch calls per task) gives what the NumPy
+    expression gives, within the promised ulps (the C library's ``pow`` and NumPy's SIMD
+    ``power`` may round differently in the last bit), and exactly 0 for shares of 0."""
     rng = np.random.default_rng(seed)
     speed = rng.uniform(0.0, 40.0, size=50)
     share = np.where(rng.random(50) < 0.2, 0.0, rng.uniform(0.0, 16.0, size=50))
     alpha = rng.uniform(0.05, 1.0, size=50)
     expected = np.multiply(speed, np.power(share, alpha))
-    assert np.array_equal(progress_gain(speed, share, alpha), expected)
+    gain = progress_gain(speed, share, alpha)
+    assert not differences(gain, expected)
+    assert np.array_equal(gain == 0.0, share == 0.0)
     assert float(progress_gain(float(speed[0]), float(share[0]), 1.0)) == speed[0] * share[0]
 
 
