@@ -66,6 +66,7 @@ from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks,
 __all__ = [
     "ACTIVE",
     "COMPLETED",
+    "COUNT_METRICS",
     "EXPIRED",
     "FEATURES",
     "FIELD",
@@ -80,6 +81,22 @@ __all__ = [
 
 #: Tasks one episode may draw at most (the arrival serial in the observation must stay exact).
 MAX_TASKS_PER_EPISODE = 99_999
+
+#: Metrics of :meth:`ClusterBatch.episode_metrics` that count events or node-epochs (whole
+#: numbers, stored as floats): equal on every machine, while the others (rates, means) agree
+#: within :data:`mara_env.portability.MAX_ULPS`.
+COUNT_METRICS = frozenset(
+    (
+        "completed",
+        "arrived",
+        "expired",
+        "switches",
+        "wasted_node_epochs",
+        "epochs",
+        "illegal_actions",
+        "conflicts",
+    )
+)
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchmarks.leaderboard import main
+from benchmarks.leaderboard import validate as validate_module
+from benchmarks.leaderboard.cells import CellOutcome
 from benchmarks.leaderboard.records import decode, encode
+from mara_env.portability import MAX_ULPS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "benchmarks" / "results" / "leaderboard"
@@ -57,8 +63,54 @@ def test_a_clean_run_validates(results: Path, capsys: pytest.CaptureFixture[str]
     assert "integrity: every one of the" in printed
     assert "tables: episodes.csv, episodes.json, leaderboard.json, leaderboard.md equal" in printed
     assert "fingerprints: the shared code and the code and weights of 2 agents equal" in printed
-    assert "replay: 8 of 8 episodes (all) replayed from scratch: every metric equal." in printed
+    assert (
+        "replay: 8 of 8 episodes (all) replayed from scratch: every count equal, every float "
+        f"within {MAX_ULPS} ulps; 8 of them equal bit for bit." in printed
+    )
     assert printed.rstrip().endswith("Valid: every check passed.")
+
+
+def replayed_elsewhere(monkeypatch: pytest.MonkeyPatch, column: str, ulps: int) -> None:
+    """Replays as on another machine: ``column`` of every replayed episode ``ulps`` off."""
+    original = validate_module.execute_cells
+
+    def execute_cells(cells: list, backend: object, callback: Callable, **options: object) -> None:
+        def shifted(outcome: CellOutcome) -> None:
+            if outcome.row:
+                value = outcome.row[column]
+                away = value + ulps * np.spacing(value)
+                outcome = dataclasses.replace(outcome, row={**outcome.row, column: away})
+            callback(outcome)
+
+        original(cells, backend, shifted, **options)
+
+    monkeypatch.setattr(validate_module, "execute_cells", execute_cells)
+
+
+def test_floats_a_few_ulps_off_validate_and_are_counted(
+    results: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Results made on another CPU or NumPy version: the last bits of a float metric differ."""
+    replayed_elsewhere(monkeypatch, "mean_slack_at_completion", 3)
+    code, printed = validate(results, capsys, "--sample", "all")
+    assert code == 0, printed
+    assert "0 of them equal bit for bit." in printed
+
+
+@pytest.mark.parametrize(
+    ("column", "ulps"), [("completed", 1), ("mean_slack_at_completion", 10**6)]
+)
+def test_a_count_one_ulp_off_or_a_float_far_off_fails(
+    results: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    column: str,
+    ulps: int,
+) -> None:
+    replayed_elsewhere(monkeypatch, column, ulps)
+    code, printed = validate(results, capsys, "--sample", "all")
+    assert code == 1
+    assert re.search(rf"DIFFERS: edf .* seed \d+: {column} recorded", printed)
 
 
 def test_one_changed_metric_of_one_line_fails(

@@ -9,14 +9,20 @@ results folder and prints every difference it finds:
 2. **Tables**: the last finished run recorded in the journal is rendered again, from the journal
    alone (its episodes, configs, labels, fingerprints, provenance and command): the statistics,
    ranks and intervals of ``leaderboard.json`` and ``leaderboard.md`` and every row of
-   ``episodes.csv`` and ``episodes.json`` must equal the files byte for byte (the plots are not
-   compared).
+   ``episodes.csv`` and ``episodes.json`` must equal the files, but for numbers with a fraction
+   that agree within :data:`mara_env.portability.MAX_ULPS` (a statistic recomputed on another
+   machine may differ in its last bits; whole numbers such as ranks must be equal). The plots
+   are not compared.
 3. **Fingerprints**: the recorded fingerprints of the shared code and of each agent's code and
    weights must equal the installed ones (a difference names the modules or checkpoints that
    changed), and each recorded config must equal what the installed preset gives.
 4. **Replay**: a sample of the run's episodes is played again from scratch with the installed
-   code (on the chosen backend), and every recorded metric is compared exactly (wall-time
-   columns aside). The default sample is one episode per agent, workload and load, drawn at
+   code (on the chosen backend), and every recorded metric is compared (wall-time columns
+   aside): counts (:data:`mara_env.core.COUNT_METRICS`) and every other integer or text exactly,
+   float metrics (rates, means) within :data:`mara_env.portability.MAX_ULPS` units in the last
+   place, since another CPU or NumPy version may round differently in the last bit. The check
+   also says how many replayed episodes matched bit for bit (all of them, on the machine that
+   made the run). The default sample is one episode per agent, workload and load, drawn at
    random; ``--sample all`` replays every episode, ``--sample N`` that many.
 
 What the default catches: any edit of a journal line that leaves its check hash alone (check 1,
@@ -34,6 +40,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +57,8 @@ from benchmarks.leaderboard.records import JournalContents
 from benchmarks.leaderboard.report import render_tables
 from benchmarks.leaderboard.summary import build_leaderboard
 from mara_env import ClusterConfig, ConfigError
+from mara_env.core import COUNT_METRICS
+from mara_env.portability import MAX_ULPS, differences
 
 #: ``--sample`` values: a count, every episode, or one per agent, workload and load.
 ALL = "all"
@@ -144,11 +153,12 @@ def validate_results(
     chosen, how = _sample(rows, sample, seed)
     if contents.suspect:
         how += f"; and the {len(contents.suspect)} edited line(s)"
-    replayed = _replay([*chosen, *contents.suspect], contents, backend, progress)
+    replayed, identical = _replay([*chosen, *contents.suspect], contents, backend, progress)
     findings.check(
         "replay",
         replayed,
-        f"{len(chosen)} of {len(rows)} episodes ({how}) replayed from scratch: every metric equal.",
+        f"{len(chosen)} of {len(rows)} episodes ({how}) replayed from scratch: every count equal, "
+        f"every float within {MAX_ULPS} ulps; {identical} of them equal bit for bit.",
     )
     if sample != ALL and rows:
         findings.notes.append(
@@ -184,7 +194,13 @@ def _check_tables(
             plots=[(title, name) for title, name in run["plots"]],
         )
         names = ", ".join(tables)
-        problems += _compare_tables(directory, tables)
+        found, close = _compare_tables(directory, tables)
+        problems += found
+        if close and not found:
+            findings.notes.append(
+                f"{close} table line(s) agree with their recomputation within {MAX_ULPS} ulps, "
+                "not bit for bit (statistics computed on another machine or NumPy version)."
+            )
         missing = len(grid.cells()) - len(rows)
         if missing:
             findings.notes.append(f"{missing} cells of the run's grid have no episode.")
@@ -231,8 +247,11 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
     return grid, []
 
 
-def _compare_tables(directory: Path, tables: dict[str, str]) -> list[str]:
+def _compare_tables(directory: Path, tables: dict[str, str]) -> tuple[list[str], int]:
+    """The tables' differences from their recomputation, and how many lines agree only within
+    :data:`MAX_ULPS` (statistics recomputed on another machine may differ in the last bits)."""
     problems = []
+    close = 0
     for name, text in tables.items():
         path = directory / name
         if not path.is_file():
@@ -240,16 +259,45 @@ def _compare_tables(directory: Path, tables: dict[str, str]) -> list[str]:
             continue
         written = path.read_text().splitlines()
         expected = text.splitlines()
-        if written != expected:
-            number = next(
-                (i for i, (a, b) in enumerate(zip(written, expected, strict=False)) if a != b),
-                min(len(written), len(expected)),
-            )
+        pairs = list(zip(written, expected, strict=False))
+        number = next(
+            (i for i, (a, b) in enumerate(pairs) if not _lines_agree(a, b)),
+            len(pairs) if len(written) != len(expected) else None,
+        )
+        if number is not None:
             problems.append(
                 f"{name} line {number + 1} differs from its recomputation: "
                 f"{_line(written, number)} in the file, {_line(expected, number)} recomputed"
             )
-    return problems
+        close += sum(a != b for a, b in pairs)
+    return problems, close
+
+
+#: A number in a table: an optional sign, digits, an optional fraction and exponent.
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _lines_agree(written: str, recomputed: str) -> bool:
+    """Equal, or equal but for numbers with a fraction or exponent that agree within
+    :data:`MAX_ULPS` (whole numbers must be equal).
+
+    Example:
+        >>> _lines_agree('"low": 0.4999390695236999,', '"low": 0.49993906952369976,')
+        True
+        >>> _lines_agree("| 1 | edf | 0.52 |", "| 2 | edf | 0.52 |")
+        False
+    """
+    if written == recomputed:
+        return True
+    if _NUMBER.sub("#", written) != _NUMBER.sub("#", recomputed):
+        return False
+    for a, b in zip(_NUMBER.findall(written), _NUMBER.findall(recomputed), strict=True):
+        if a == b:
+            continue
+        fractional = any(mark in a + b for mark in ".eE")
+        if not fractional or differences(float(a), float(b)):
+            return False
+    return True
 
 
 def _line(lines: list[str], number: int) -> str:
@@ -322,9 +370,11 @@ def _sample(rows: list[dict[str, Any]], sample: Sample, seed: int | None) -> tup
 
 def _replay(
     rows: list[dict[str, Any]], contents: JournalContents, backend: Backend, progress: bool
-) -> list[str]:
-    """Play ``rows`` again from their recorded cells; every metric that differs."""
+) -> tuple[list[str], int]:
+    """Play ``rows`` again from their recorded cells: every metric that differs, and how many
+    episodes came out bit for bit equal."""
     problems: list[str] = []
+    identical = 0
     cells: dict[str, tuple[Cell, dict[str, Any]]] = {}
     for row in rows:
         try:
@@ -345,16 +395,21 @@ def _replay(
         cells[cell.key] = (cell, row)
 
     def compare(outcome: CellOutcome) -> None:
+        nonlocal identical
         recorded = cells[outcome.cell.key][1]
         if outcome.error is not None:
             problems.append(f"{_where(recorded)}: the replay failed: {outcome.error}")
             return
+        exact = True
         for key, value in recorded.items():
             if key in TIMING_COLUMNS:
                 continue
             again = outcome.row.get(key, "(missing)")
-            if not _equal(value, again):
+            exact = exact and _identical(value, again)
+            found = differences(again, value, max_ulps=0 if key in COUNT_METRICS else MAX_ULPS)
+            if found:
                 problems.append(f"{_where(recorded)}: {key} recorded {value!r}, replayed {again!r}")
+        identical += exact
 
     execute_cells(
         [cell for cell, _ in cells.values()],
@@ -363,14 +418,15 @@ def _replay(
         progress=progress,
         description="replay",
     )
-    return problems
+    return problems, identical
 
 
 def _where(row: dict[str, Any]) -> str:
     return f"{row.get('agent')} {row.get('config')} seed {row.get('seed')}"
 
 
-def _equal(a: Any, b: Any) -> bool:
+def _identical(a: Any, b: Any) -> bool:
+    """Equal bit for bit (two NaNs are)."""
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return bool(a == b) and type(a) is type(b)
