@@ -34,6 +34,7 @@ from agents.random_agent import RandomScheduler
 from agents.registry import (
     AGENTS,
     VARIANTS,
+    AgentBuildError,
     AgentImportError,
     UnknownAgentError,
     known_agents,
@@ -48,6 +49,7 @@ from agents.uniform import UniformShare
 __all__ = [
     "AGENTS",
     "VARIANTS",
+    "AgentBuildError",
     "AgentImportError",
     "Clairvoyant",
     "EarliestDeadlineFirst",

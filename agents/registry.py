@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -134,6 +135,10 @@ class AgentImportError(ImportError):
     """An import path that does not lead to a scheduler."""
 
 
+class AgentBuildError(RuntimeError):
+    """An import path that leads to a scheduler class or factory which raised when called."""
+
+
 def known_agents(*, variants: bool = False) -> tuple[str, ...]:
     """Names of the shipped schedulers (with ``variants=True``, of :data:`VARIANTS` too)."""
     return tuple(AGENTS) + (tuple(VARIANTS) if variants else ())
@@ -152,19 +157,22 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
         UnknownAgentError: For a name that is not known and not an import path.
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
+        AgentBuildError: If an import path's class or factory raises when called (a registered
+            agent's own error, e.g. a ``CheckpointError``, passes through).
     """
     factory = AGENTS.get(name_or_path) or VARIANTS.get(name_or_path)
     if factory is None:
         if ":" not in name_or_path:
             raise UnknownAgentError(
-                f"Unknown agent {name_or_path!r}. Known agents: {', '.join(AGENTS)}; variants: "
-                f"{', '.join(VARIANTS)}; or give an import path 'package.module:ClassName'."
+                f"Unknown agent {name_or_path!r}.{_suggestion(name_or_path)} Known agents: "
+                f"{', '.join(AGENTS)}; variants: {', '.join(VARIANTS)}; or give an import path "
+                "'package.module:ClassName'."
             )
         factory = _import_factory(name_or_path)
         try:
             scheduler = factory(**kwargs)
         except Exception as error:
-            raise AgentImportError(
+            raise AgentBuildError(
                 f"Building agent {name_or_path!r} failed: {type(error).__name__}: {error}. An "
                 "import-path agent must be a class or factory callable without arguments."
             ) from error
@@ -177,6 +185,21 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
             "methods (see agents.base.Scheduler)."
         )
     return scheduler
+
+
+def _suggestion(name: str) -> str:
+    """What ``name`` was probably meant to be: a close registered name, or an import path
+    written with a dot where the colon goes (``my_sched.MySched`` for ``my_sched:MySched``)."""
+    close = difflib.get_close_matches(name, [*AGENTS, *VARIANTS], n=1)
+    if close:
+        return f" Did you mean {close[0]!r}?"
+    module, dot, attribute = name.rpartition(".")
+    if dot and module and attribute:
+        return (
+            f" Did you mean the import path '{module}:{attribute}'? An import path puts a colon "
+            "between the module and the class."
+        )
+    return ""
 
 
 def _import_factory(path: str) -> Callable[..., Scheduler]:

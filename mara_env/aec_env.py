@@ -40,11 +40,16 @@ Rewards:
 Episode end:
     Terminates when the arrival horizon has passed and every arrived task has completed or
     expired; truncates at ``max_epochs`` (a safety limit that does not bind with the presets).
+    Every form then refuses ``step()`` with :class:`mara_env.EnvStateError` until ``reset()``
+    (PettingZoo's own wrapper only logs a warning; the vector form resets the sub-env itself,
+    see its autoreset mode).
 
 Infos:
-    After each epoch, every node's info holds the epoch's events: ``epoch``, ``completed`` and
-    ``expired`` (task ids), ``arrived`` (count), ``switches``, ``illegal_actions`` (this epoch)
-    and ``conflicts``.
+    After each epoch, every node's info holds the epoch's counts, as the vector form reports
+    them per sub-env: ``epoch``, ``completed``, ``expired``, ``arrived``, ``switches``,
+    ``illegal_actions`` and ``conflicts``; then the ids of the tasks that completed or expired
+    (``completed_tasks``, ``expired_tasks``; lists, single forms only) and, after the episode's
+    last epoch, its ``completion_rate``.
 
 Arguments:
     ``config``: a preset name (see ``mara_env.PRESETS``) or a ``ClusterConfig``;

@@ -31,17 +31,31 @@ def epoch_reward(events: EpochEvents, config: ClusterConfig) -> float:
     return float(team_reward(len(events.completed), events.shaping, config))
 
 
-def epoch_info(events: EpochEvents, illegal: int, conflicts: int) -> dict[str, Any]:
-    """The info dict describing one epoch's events."""
-    return {
+def epoch_info(
+    events: EpochEvents, illegal: int, conflicts: int, metrics: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """The info dict describing one epoch's events.
+
+    The counts (``epoch``, ``completed``, ``expired``, ``arrived``, ``switches``,
+    ``illegal_actions``, ``conflicts``) are those the vector form reports per sub-env; the single
+    forms add the ids of the tasks that completed or expired (``completed_tasks``,
+    ``expired_tasks``) and, when ``metrics`` of an ended episode are given, its
+    ``completion_rate``, as the vector form does at an episode's end.
+    """
+    info: dict[str, Any] = {
         "epoch": events.epoch,
-        "completed": list(events.completed),
-        "expired": list(events.expired),
+        "completed": len(events.completed),
+        "expired": len(events.expired),
         "arrived": len(events.arrived),
         "switches": events.switches,
         "illegal_actions": illegal,
         "conflicts": conflicts,
+        "completed_tasks": list(events.completed),
+        "expired_tasks": list(events.expired),
     }
+    if metrics is not None:
+        info["completion_rate"] = metrics["completion_rate"]
+    return info
 
 
 def finish_epoch(
@@ -54,7 +68,9 @@ def finish_epoch(
     """Advance the world with legal ``slot_choice`` and refresh the observations."""
     events = simulator.advance(slot_choice)
     builder.refresh()
-    return epoch_reward(events, simulator.config), epoch_info(events, illegal, conflicts)
+    ended = simulator.terminated or simulator.truncated
+    metrics = simulator.episode_metrics() if ended else None
+    return epoch_reward(events, simulator.config), epoch_info(events, illegal, conflicts, metrics)
 
 
 def joint_epoch(

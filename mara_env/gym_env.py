@@ -77,6 +77,8 @@ class ClusterGymEnv(ClusterEnvBase, gym.Env[np.ndarray, np.ndarray]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.simulator.has_episode:
             raise EnvStateError("step() called before reset(); call env.reset(seed=...) first.")
+        if self.simulator.terminated or self.simulator.truncated:
+            raise EnvStateError("step() called after the episode ended; call env.reset() first.")
         reward, info = joint_epoch(self.simulator, self.builder, action, strict=self.strict)
         if self.render_mode == "human":
             self.render()

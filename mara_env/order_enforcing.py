@@ -2,9 +2,10 @@
 
 :func:`mara_env.env` wraps :class:`mara_env.raw_env` in PettingZoo's ``OrderEnforcingWrapper``,
 which checks the order of calls but reports ``step()`` before ``reset()`` with a bare
-``AssertionError``. :class:`OrderEnforcing` keeps every check of that wrapper and raises
+``AssertionError`` and ``step()`` after the episode ended with a logged warning only.
+:class:`OrderEnforcing` keeps every check of that wrapper and raises
 :class:`mara_env.EnvStateError` (what was called, and what to call first) for the calls that need
-an episode, as the unwrapped forms do.
+an episode, and for ``step()`` once the episode has ended, as every other form does.
 
 Example:
     >>> import mara_env
@@ -26,7 +27,8 @@ from mara_env.errors import EnvStateError
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` raising :class:`EnvStateError` before the first ``reset``."""
+    """``OrderEnforcingWrapper`` raising :class:`EnvStateError` before the first ``reset`` and
+    for ``step`` after the episode ended."""
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo prints its own wrapper: the environment's name
@@ -40,6 +42,11 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def step(self, action: Any) -> None:
         self._require_reset("step()")
+        if not self.agents:  # PettingZoo's wrapper only logs a warning here
+            name = self.metadata.get("name", type(self.unwrapped).__name__)
+            raise EnvStateError(
+                f"{name}: step() called after the episode ended; call env.reset() first."
+            )
         super().step(action)
 
     def observe(self, agent: str) -> Any:

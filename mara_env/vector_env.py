@@ -29,7 +29,8 @@ generator, like ``reset()`` without a seed:
 Infos: one dict of ``(N,)`` arrays, each with its ``_key`` mask (Gymnasium's convention):
 ``epoch``, ``completed``, ``expired`` and ``arrived`` (counts), ``switches``,
 ``illegal_actions`` and ``conflicts`` for the sub-envs that stepped; ``completion_rate`` for
-the sub-envs whose episode ended in this step.
+the sub-envs whose episode ended in this step. These are the single env's info keys and values,
+less its lists of task ids (``completed_tasks``, ``expired_tasks``).
 
 Example:
     >>> import gymnasium as gym

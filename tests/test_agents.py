@@ -20,6 +20,7 @@ import agents
 import mara_env
 from agents import (
     AGENTS,
+    AgentBuildError,
     AgentImportError,
     EpochScheduler,
     NotResetError,
@@ -320,13 +321,24 @@ def test_unknown_agent_lists_known_names() -> None:
         ("agents.priority:", "expected 'package.module:ClassName'"),
         (":EarliestDeadlineFirst", "expected 'package.module:ClassName'"),
         ("agents.registry:AGENTS", "not a class or factory"),
-        ("agents.statistics:Summary", "Building agent"),
         ("agents.tracking:SlotTracker", "not a scheduler"),
     ],
 )
 def test_bad_import_paths_say_what_failed(path: str, message: str) -> None:
     with pytest.raises(AgentImportError, match=message):
         make_agent(path)
+
+
+def test_a_factory_that_raises_is_a_build_error() -> None:
+    with pytest.raises(
+        AgentBuildError, match=r"Building agent 'agents\.statistics:Summary' failed"
+    ):
+        make_agent("agents.statistics:Summary")
+
+
+def test_a_dot_for_the_colon_suggests_the_import_path() -> None:
+    with pytest.raises(UnknownAgentError, match="Did you mean the import path 'my_sched:Mine'"):
+        make_agent("my_sched.Mine")
 
 
 def test_import_path_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

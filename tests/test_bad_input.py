@@ -354,21 +354,59 @@ def test_simulator_before_reset_raises_env_state_error() -> None:
             call()
 
 
-def test_stepping_after_the_episode_ended_raises() -> None:
-    """After the last dead step (AEC) or the final step (Parallel), step() raises."""
-    env = mara_env.raw_env(config="tiny")
-    env.reset(seed=0)
+def _play_aec_to_the_end(env: Any) -> dict[str, Any]:
+    """Step ``env`` (AEC) to the end with idle nodes; the last epoch's info."""
+    info: dict[str, Any] = {}
     for _agent in env.agent_iter():
-        _, _, termination, truncation, _ = env.last()
+        _, _, termination, truncation, info = env.last()
         env.step(None if termination or truncation else env.config.idle_action)
-    with pytest.raises(EnvStateError, match="ended"):
-        env.step(0)
-    parallel = mara_env.parallel_env(config="tiny")
-    parallel.reset(seed=0)
-    while parallel.agents:
-        parallel.step(dict.fromkeys(parallel.agents, parallel.config.idle_action))
-    with pytest.raises(EnvStateError, match="ended"):
-        parallel.step({"node_0": 0, "node_1": 0})
+    return info
+
+
+def _play_parallel_to_the_end(env: Any) -> dict[str, Any]:
+    infos: dict[str, Any] = {}
+    while env.agents:
+        _, _, _, _, infos = env.step(dict.fromkeys(env.agents, env.config.idle_action))
+    return infos["node_0"]
+
+
+def _play_gym_to_the_end(env: Any) -> dict[str, Any]:
+    idle = np.full(env.unwrapped.config.n_nodes, env.unwrapped.config.idle_action)
+    while True:
+        _, _, terminated, truncated, info = env.step(idle)
+        if terminated or truncated:
+            return info
+
+
+@pytest.mark.parametrize(
+    ("make", "play", "action"),
+    [
+        (lambda: mara_env.raw_env(config="tiny"), _play_aec_to_the_end, 0),
+        (lambda: mara_env.env(config="tiny"), _play_aec_to_the_end, 0),
+        (
+            lambda: mara_env.parallel_env(config="tiny"),
+            _play_parallel_to_the_end,
+            {"node_0": 0, "node_1": 0},
+        ),
+        (lambda: gym.make(mara_env.ENV_ID, config="tiny"), _play_gym_to_the_end, [0, 0]),
+    ],
+    ids=["aec raw", "aec wrapped", "parallel", "gymnasium"],
+)
+def test_every_form_refuses_to_step_after_the_episode_ended_until_reset(
+    make: Callable[[], Any], play: Callable[[Any], dict[str, Any]], action: Any
+) -> None:
+    """One documented behaviour: ``EnvStateError`` (PettingZoo's own wrapper only warns); the
+    last epoch's info holds the episode's completion rate, as the vector form's does."""
+    env = make()
+    env.reset(seed=0)
+    info = play(env)
+    metrics = env.unwrapped.episode_metrics()
+    assert info["completion_rate"] == metrics["completion_rate"]
+    assert isinstance(info["completed"], int) and isinstance(info["completed_tasks"], list)
+    with pytest.raises(EnvStateError, match="after the episode ended"):
+        env.step(action)
+    env.reset(seed=1)
+    env.step(action)  # a new episode steps again
 
 
 # ---------------------------------------------------------------------------- render modes

@@ -251,7 +251,7 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
         (["--agents", "nope"], "Unknown agent 'nope'. Known agents: random"),
         (["--agent", "no_such_module_q:X"], "Cannot import module 'no_such_module_q'"),
         (["--agent", "agents:NoSuchClass"], "has no attribute 'NoSuchClass'"),
-        (["--agent", "agents.statistics:Summary"], "Building agent"),
+        (["--agents", "my_sched.MySched"], "Did you mean the import path 'my_sched:MySched'?"),
         (["--workloads", "rl", "nlp"], "Unknown workload(s) ['nlp']"),
         (["--config", "huge"], "Unknown config preset 'huge'. Known presets"),
         (["--seeds", "0"], "expected a whole number >= 1"),
@@ -273,7 +273,7 @@ def test_bad_arguments_fail_early_and_clearly(
     assert not (tmp_path / "o").exists()  # nothing ran, nothing was written
 
 
-def test_an_agent_missing_a_dependency_says_what_to_install(
+def test_an_agent_missing_a_dependency_is_left_out_and_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_module(
@@ -287,11 +287,40 @@ def test_an_agent_missing_a_dependency_says_what_to_install(
         """,
         monkeypatch,
     )
-    with pytest.raises(SystemExit):
-        main([*TINY, *QUIET, "--agents", "edf", "--agent", "leaderboard_heavy_agent:Heavy"])
+    out = tmp_path / "o"
+    argv = ["--agents", "edf", "--agent", "leaderboard_heavy_agent:Heavy", "--output", str(out)]
+    assert main([*TINY, *QUIET, "--no-plots", *argv]) == 1
     error = capsys.readouterr().err
     assert "needs 'not_installed_dependency_q'" in error
     assert "pip install 'mara-env[torch]'" in error
+    assert {row["agent"] for row in journal_rows(out)} == {"edf"}
+
+
+def test_an_agent_that_cannot_be_built_is_left_out_in_one_line_and_the_others_are_ranked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    argv = ["--agents", "edf", "fcfs", "--agent", "agents.statistics:Summary", "--output", str(out)]
+    assert main([*TINY, *QUIET, "--no-plots", *argv]) == 1
+    captured = capsys.readouterr()
+    left_out = [line for line in captured.err.splitlines() if "agents.statistics:Summary" in line]
+    assert len(left_out) == 2  # when it fails, and again at the end
+    assert left_out[-1].startswith(
+        "mara-leaderboard: agent 'agents.statistics:Summary' was left out, it cannot be built: "
+        "AgentBuildError: Building agent"
+    )
+    assert "usage:" not in captured.err
+    assert {row["agent"] for row in journal_rows(out)} == {"edf", "fcfs"}
+    assert "| edf |" in (out / "leaderboard.md").read_text()
+
+
+def test_no_agent_that_builds_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, *QUIET, "--agents", "agents.statistics:Summary", "--output", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "no agent could be built" in capsys.readouterr().err
 
 
 def test_foreign_or_corrupt_results_are_reported_never_overwritten(

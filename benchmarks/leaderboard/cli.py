@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents import known_agents
+from agents.registry import AgentImportError, UnknownAgentError
 from benchmarks.arguments import positive_float, positive_int
 from benchmarks.leaderboard.backends import (
     Backend,
@@ -182,28 +183,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
-    """Build and fingerprint each agent once, so that a typo or a missing dependency fails
-    before any episode; returns ``{agent: built agent}``."""
-    built = {}
+def build_agents(agents: Sequence[str]) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
+    """Build and fingerprint each agent once, so that a failure shows before any episode.
+
+    Returns:
+        ``{agent: built agent}`` for those that built, and ``{agent: why}`` (one readable line
+        with the cause) for those that did not.
+
+    Raises:
+        agents.registry.UnknownAgentError: For a name that is no agent, and
+        agents.registry.AgentImportError: for an import path that leads to no scheduler (usage
+            errors, not failures to build).
+    """
+    built, failed = {}, {}
     for agent in agents:
         try:
             built[agent] = build_agent(agent)
+        except (UnknownAgentError, AgentImportError):
+            raise
         except Exception as error:
-            message = (
-                str(error)
-                if isinstance(error, (ImportError, ValueError))
-                else (f"Building agent {agent!r} failed: {type(error).__name__}: {error}")
-            )
-            missing = _missing_module(error)
-            own_module = agent.partition(":")[0]
-            if missing is not None and not (own_module + ".").startswith(missing + "."):
-                message += (
-                    f" Agent {agent!r} needs {missing!r}, which is not installed: install it "
-                    "(pip install 'mara-env[torch]' for the learned agents) or leave the agent "
-                    "out with --agents."
-                )
-            parser.error(message)
+            failed[agent] = _why_not_built(agent, error)
+    return built, failed
+
+
+def _why_not_built(agent: str, error: Exception) -> str:
+    """One line: the error's type and first line (at most 300 characters), and what to do when
+    a dependency is missing."""
+    lines = str(error).strip().splitlines() or [""]
+    text = lines[0] if len(lines[0]) <= 300 else lines[0][:297] + "..."
+    message = f"{type(error).__name__}: {text}"
+    missing = _missing_module(error)
+    own_module = agent.partition(":")[0]
+    if missing is not None and not (own_module + ".").startswith(missing + "."):
+        message += (
+            f" It needs {missing!r}, which is not installed: install it (pip install "
+            "'mara-env[torch]' for the learned agents) or leave the agent out with --agents."
+        )
+    return message
+
+
+def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
+    """:func:`build_agents`, where any agent that does not build is a usage error (the scripts
+    that need every agent they are given); returns ``{agent: built agent}``."""
+    try:
+        built, failed = build_agents(agents)
+    except (UnknownAgentError, AgentImportError) as error:
+        parser.error(str(error))
+    for agent, why in failed.items():
+        parser.error(f"Agent {agent!r} cannot be built: {why}")
     return built
 
 
@@ -250,8 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the leaderboard (or ``--validate`` a results folder); returns the exit code.
 
     Returns:
-        0 on success; 1 if some cells failed (or, validating, something differs); 2 for bad
-        arguments or unusable results; 130 after Ctrl-C.
+        0 on success; 1 if some cells failed or some agents could not be built (the others are
+        ranked; each failure is one line on stderr) or, validating, something differs; 2 for
+        bad arguments or unusable results; 130 after Ctrl-C.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -267,8 +295,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         except ResultsFileError as error:
             parser.error(str(error))
-    specs = tuple(dict.fromkeys([*args.agents, *args.agent]))
-    built = check_agents(parser, specs)
+    requested = tuple(dict.fromkeys([*args.agents, *args.agent]))
+    try:
+        built, failed = build_agents(requested)
+    except (UnknownAgentError, AgentImportError) as error:
+        parser.error(str(error))
+    for agent, why in failed.items():
+        print(f"mara-leaderboard: agent {agent!r} cannot be built: {why}", file=sys.stderr)
+    if not built:
+        parser.error("no agent could be built (see above).")
+    specs = tuple(spec for spec in requested if spec in built)
     labels, notes = agent_labels({spec: agent.scheduler for spec, agent in built.items()})
     for note in notes:
         print(f"Note: {note}", file=sys.stderr)
@@ -316,7 +352,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     manifests.update({agent.manifest.digest: agent.manifest for agent in built.values()})
     with journal:
         try:
-            return run_grid(grid, journal, backend, manifests, settings)
+            code = run_grid(grid, journal, backend, manifests, settings)
+            for agent, why in failed.items():
+                print(
+                    f"mara-leaderboard: agent {agent!r} was left out, it cannot be built: {why}",
+                    file=sys.stderr,
+                )
+            return max(code, 1) if failed else code
         except KeyboardInterrupt:  # before or after the episodes (during them it is deferred)
             print(
                 f"\nInterrupted: finished episodes are saved in {journal.path}; run the same "
