@@ -10,4 +10,4 @@ from __future__ import annotations
 
 from mara_env.installation import check_installation
 
-check_installation(distributions=False)
+check_installation(distributions=False, verbose=False)

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +83,7 @@ from tqdm.auto import tqdm
 
 from benchmarks.arguments import non_negative_int, positive_int
 from benchmarks.common.atomic import write_atomically
+from benchmarks.common.machine import platform_line
 from benchmarks.leaderboard import available_cores
 from benchmarks.prediction_cells_figure import plot_cells, reported_cells
 from benchmarks.prediction_figure import figure_tasks, plot_figure
@@ -338,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Test split of the `{TASK_WORKLOAD}` workload; seed {args.seed}; {draws} target draw(s) "
         f"per test curve{' (--quick)' if args.quick else ''}; {args.samples} samples per case; "
         f"{BOOTSTRAP_RESAMPLES} bootstrap resamples; latency over {repeats} calls. Machine: "
-        f"{available_cores()} CPU cores ({platform.machine()}), Python {platform.python_version()}."
+        f"{available_cores()} CPU cores; {platform_line()}."
     )
     if args.flow_matching is not None and "flow_matching" in names:
         settings += f" `flow_matching` is the checkpoint {args.flow_matching}, not the shipped one."

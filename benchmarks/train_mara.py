@@ -134,6 +134,7 @@ from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from agents.statistics import mean_ci
 from benchmarks.arguments import attribute_help
+from benchmarks.common.machine import platform_line
 from benchmarks.common.seeds import training_seeds
 from benchmarks.mara_rollout_worker import Rollout, RolloutPlan, RolloutWorker
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, feature_predictor
@@ -1061,6 +1062,7 @@ def _run(
         "validation_workers": trainer.validation.workers,
         "rollout_workers": trainer.rollout_workers if settings.rollout_lag else 0,
         "machine": f"{platform.machine()}, 2 CPU cores (shared)",
+        "platform": platform_line(),
         "torch": torch.__version__,
         "log": str(log),
     }

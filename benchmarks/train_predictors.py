@@ -64,6 +64,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from benchmarks.common.machine import platform_line
 from benchmarks.common.threads import set_torch_threads
 from mara_env.sources import default_trace_source
 from predictors import flow_matching, normalizing_flow
@@ -295,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "best_update": best[0],
         "training_seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {args.threads} torch threads, torch {torch.__version__}",
+        "platform": platform_line(),
         "log": [[u, round(t, 5), round(v, 5)] for u, t, v in log],
     }
     if isinstance(model, flow_matching.VelocityField):

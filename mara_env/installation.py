@@ -18,7 +18,8 @@ distribution and what to do; :func:`check_installation` raises them as one
 
 Example:
     >>> from mara_env import check_installation
-    >>> check_installation()  # silent when the four packages are mara-env's own
+    >>> check_installation()  # doctest: +ELLIPSIS
+    mara-env ...: mara_env, agents, predictors, benchmarks import from .... The installation is fine.
     >>> installation_problems()
     []
 """
@@ -73,13 +74,18 @@ def installation_problems(
 
 
 def check_installation(
-    working_directory: str | Path | None = None, *, distributions: bool = True
+    working_directory: str | Path | None = None,
+    *,
+    distributions: bool = True,
+    verbose: bool = True,
 ) -> None:
-    """Raise if one of the four import packages is hidden or shared with another distribution.
+    """Raise if one of the four import packages is hidden or shared with another distribution;
+    otherwise say where they import from (``verbose``).
 
     Args:
         working_directory: See :func:`installation_problems`.
         distributions: See :func:`installation_problems`.
+        verbose: Print one line saying that all is well, and where the packages are.
 
     Raises:
         InstallationError: Listing every problem, each with what to do about it.
@@ -87,6 +93,19 @@ def check_installation(
     problems = installation_problems(working_directory, distributions=distributions)
     if problems:
         raise InstallationError("\n".join(problems))
+    if verbose:
+        checked = "; no other distribution provides them" if distributions else ""
+        print(
+            f"mara-env {_version()}: {', '.join(IMPORT_PACKAGES)} import from {PACKAGES_ROOT}"
+            f"{checked}. The installation is fine."
+        )
+
+
+def _version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def _shadowing_entry(directory: Path, name: str) -> Path | None:

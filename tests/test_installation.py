@@ -32,9 +32,12 @@ def fake_distribution(site: Path, name: str, top_level: str) -> None:
     (info / "RECORD").write_text(f"{top_level}/__init__.py,,\n")
 
 
-def test_a_clean_installation_has_no_problems() -> None:
+def test_a_clean_installation_has_no_problems(capsys: pytest.CaptureFixture[str]) -> None:
     assert installation_problems(ROOT) == []  # the source tree holds our own packages
     check_installation()
+    assert "The installation is fine." in capsys.readouterr().out
+    check_installation(verbose=False)
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,9 @@
 Everything a reader needs to trust or reproduce a table: the package version, the git revision
 of the source tree (when it is a git checkout), the trace data's fingerprint and the SHA-256 of
 the shipped trace file, the SHA-256 of every shipped checkpoint (read from the JSON cards beside
-them in ``predictors/checkpoints/`` and ``agents/checkpoints/``), the library versions and the
-machine. What a cell's result depends on (and its key holds) is in
+them in ``predictors/checkpoints/`` and ``agents/checkpoints/``), the library versions, the
+machine and its platform line (:func:`benchmarks.common.machine.platform_line`: CPU model,
+NumPy's SIMD extensions, NumPy, Numba, torch, Python). What a cell's result depends on (and its key holds) is in
 :mod:`benchmarks.leaderboard.fingerprints`.
 
 Example:
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import mara_env
+from benchmarks.common.machine import platform_line
 from benchmarks.leaderboard.backends import available_cores
 from mara_env import SHIPPED_TRACES, default_trace_source
 
@@ -104,6 +106,7 @@ def provenance() -> dict[str, Any]:
         "python": platform.python_version(),
         "libraries": {"numpy": np.__version__, **_versions("gymnasium", "pettingzoo", "torch")},
         "machine": f"{available_cores()} CPU cores ({platform.machine()}, {platform.system()})",
+        "platform": platform_line(),
     }
 
 

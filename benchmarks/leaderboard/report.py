@@ -188,6 +188,8 @@ def _provenance_lines(facts: dict[str, Any]) -> list[str]:
         lines.append("- checkpoints: none shipped")
     libraries = ", ".join(f"{name} {version}" for name, version in facts["libraries"].items())
     lines.append(f"- Python {facts.get('python')}, {libraries}; {facts.get('machine')}")
+    if "platform" in facts:
+        lines.append(f"- platform: {facts['platform']}")
     if "run" in facts:
         lines.append(f"- {facts['run']}")
     return lines
