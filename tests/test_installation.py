@@ -107,18 +107,34 @@ def test_a_foreign_distribution_owning_agents_is_named(
     assert "pip uninstall openai-agents" in problem
 
 
-def test_mara_leaderboard_stops_beside_a_local_agents_folder(tmp_path: Path) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "__init__.py").write_text("")
+def test_mara_leaderboard_imports_a_users_module_but_never_shadows_its_own_packages(
+    tmp_path: Path,
+) -> None:
+    """Run from a folder that holds the user's scheduler beside folders named like our packages
+    (a clone of the repository, say): the scheduler is found, our packages stay the installed
+    ones, all four from one place."""
+    for name in ("agents", "predictors"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f"raise RuntimeError('local {name}')\n")
+    (tmp_path / "my_sched_q.py").write_text(
+        "from agents import EarliestDeadlineFirst\n\n\nclass Mine(EarliestDeadlineFirst):\n"
+        "    name = 'mine'\n"
+    )
+    arguments = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "1"]
     result = subprocess.run(
-        [console_script(), "--quick"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [
+            console_script(),
+            *arguments,
+            *("--agents", "my_sched_q:Mine", "--no-plots", "--no-progress", "--workers", "1"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert result.returncode == 2
-    assert result.stderr.startswith(
-        f"mara-leaderboard: error: {tmp_path / 'agents'} is imported as 'agents'"
-    )
-    assert "Traceback" not in result.stderr
-    assert not (tmp_path / "leaderboard_results").exists()
+    assert result.returncode == 0, result.stderr
+    assert "local agents" not in result.stderr and "local predictors" not in result.stderr
+    assert "| mine |" in (tmp_path / "leaderboard_results" / "leaderboard.md").read_text()
 
 
 def test_mara_leaderboard_stops_when_another_distribution_owns_agents(tmp_path: Path) -> None:
