@@ -186,3 +186,26 @@ def test_the_committed_leaderboard_follows_from_the_code(
     code, printed = validate(COMMITTED, capsys, "--sample", "3")
     assert code == 0, printed
     assert "+dirty" not in (COMMITTED / "leaderboard.md").read_text()
+
+
+def test_a_users_scheduler_that_cannot_be_imported_here_is_not_checked_not_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = "validate_user_agent_gone_q"
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / f"{module}.py").write_text(
+        "from agents import EarliestDeadlineFirst\n\n\nclass Mine(EarliestDeadlineFirst):\n"
+        "    name = 'mine'\n"
+    )
+    with monkeypatch.context() as inside:
+        inside.syspath_prepend(str(folder))
+        out = tmp_path / "results"
+        argv = [*TINY, *QUIET, "--no-plots", "--agents", "edf", f"{module}:Mine"]
+        assert main([*argv, "--output", str(out)]) == 0
+    sys.modules.pop(module, None)  # validated elsewhere: the module is not importable
+    code, printed = validate(out, capsys, "--sample", "all")
+    assert code == 3, printed
+    assert f"cannot check: mine: cannot import {module}" in printed
+    assert "Not valid" not in printed and "DIFFERS" not in printed
+    assert "replay: 4 of 4 episodes" in printed  # edf's episodes are still replayed

@@ -162,8 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="Check the results in DIR instead of running: every line's integrity hash, every "
         f"table recomputed from {JOURNAL}, the recorded code fingerprints against the "
-        "installed code, and a replay from scratch of a sample of episodes (--sample), each "
-        "metric compared exactly. Prints what differs; exits 1 on any difference.",
+        "installed code, and a replay from scratch of a sample of episodes (--sample): counts "
+        "compared exactly, float metrics within a few ulps (another CPU or NumPy version may "
+        "round the last bits otherwise). Prints what differs; exits 1 on any difference, 3 if "
+        "an agent cannot be imported here and nothing else differs.",
     )
     parser.add_argument(
         "--sample",
@@ -279,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 on success; 1 if some cells failed or some agents could not be built (the others are
         ranked; each failure is one line on stderr) or, validating, something differs; 2 for
-        bad arguments or unusable results; 130 after Ctrl-C.
+        bad arguments or unusable results; 3 validating, when an agent cannot be imported here
+        and nothing else differs; 130 after Ctrl-C.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

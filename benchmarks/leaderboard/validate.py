@@ -31,14 +31,17 @@ code or weights since the run (check 3). An episode altered *and* given a recomp
 is caught only by the replay, with probability (sample size) / (episodes) per validation; each
 validation draws a fresh sample (its seed is printed; ``--sample-seed`` repeats one).
 
-Exit code 0 when nothing differs, 1 otherwise; a folder without a readable journal is a usage
-error (2).
+Exit code 0 when nothing differs, 1 otherwise; 3 when nothing differs but some agents could not
+be checked (a scheduler of the user's, given by an import path whose module cannot be imported
+where the validation runs: ``cannot check`` names it); a folder without a readable journal is a
+usage error (2).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import math
 import re
 from collections.abc import Sequence
@@ -60,6 +63,9 @@ from mara_env import ClusterConfig, ConfigError
 from mara_env.core import COUNT_METRICS
 from mara_env.portability import MAX_ULPS, differences
 
+#: Exit code of a validation that passed but could not check everything (an agent that cannot be
+#: imported here).
+CANNOT_CHECK = 3
 #: ``--sample`` values: a count, every episode, or one per agent, workload and load.
 ALL = "all"
 DEFAULT_SAMPLE = None
@@ -85,10 +91,12 @@ def parse_sample(text: str) -> int | str:
 
 @dataclass
 class Findings:
-    """What a validation found: differences (each fails it) and notes (informative)."""
+    """What a validation found: differences (each fails it), what could not be checked here
+    (an agent that cannot be imported) and notes (informative)."""
 
     differences: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
 
     def check(self, title: str, found: Sequence[str], passed: str) -> None:
         """Print one check's outcome and keep its differences."""
@@ -136,11 +144,15 @@ def validate_results(
     if run is None:
         findings.check("tables", ["the journal records no finished run: no tables to check"], "")
         grid, rows = None, contents.rows
-    else:
+    unimportable = _unimportable_agents(contents.rows)
+    for agent, why in unimportable.items():
+        findings.unchecked.append(f"{agent}: {why}")
+        print(f"  cannot check: {agent}: {why}")
+    if run is not None:
         grid, rows = _check_tables(directory, run, contents, findings)
         findings.check(
             "fingerprints",
-            _compare_fingerprints(run, contents, grid),
+            _compare_fingerprints(run, contents, grid, skip=set(unimportable)),
             f"the shared code and the code and weights of {len(run['grid']['agents'])} agents "
             "equal the installed ones.",
         )
@@ -150,10 +162,12 @@ def validate_results(
                 f"the run's source tree had uncommitted changes (git revision {revision}); the "
                 "fingerprints identify its code."
             )
+    rows = [row for row in rows if row["agent"] not in unimportable]
     chosen, how = _sample(rows, sample, seed)
     if contents.suspect:
         how += f"; and the {len(contents.suspect)} edited line(s)"
-    replayed, identical = _replay([*chosen, *contents.suspect], contents, backend, progress)
+    suspect = [row for row in contents.suspect if row.get("agent") not in unimportable]
+    replayed, identical = _replay([*chosen, *suspect], contents, backend, progress)
     findings.check(
         "replay",
         replayed,
@@ -171,6 +185,12 @@ def validate_results(
     if findings.differences:
         print(f"Not valid: {len(findings.differences)} difference(s), listed above.")
         return 1
+    if findings.unchecked:
+        print(
+            f"Not checked in full: {len(findings.unchecked)} agent(s) cannot be imported here "
+            "(listed above); everything else passed."
+        )
+        return CANNOT_CHECK
     print("Valid: every check passed.")
     return 0
 
@@ -307,8 +327,29 @@ def _line(lines: list[str], number: int) -> str:
     return repr(line if len(line) <= 120 else line[:117] + "...")
 
 
+def _unimportable_agents(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """``{agent: why}`` for the recorded agents given by an import path whose module cannot be
+    found here (a user's scheduler, validated from a folder where it is not importable)."""
+    found: dict[str, str] = {}
+    for row in rows:
+        agent, spec = row.get("agent"), str(row.get("agent_spec", ""))
+        module = spec.partition(":")[0]
+        if ":" not in spec or agent in found or not module:
+            continue
+        try:
+            missing = importlib.util.find_spec(module) is None
+        except (ImportError, ValueError):
+            missing = True
+        if missing:
+            found[str(agent)] = (
+                f"cannot import {module} (its spec {spec!r}); run the validation where that "
+                "module is importable (from the folder that holds it, or with it installed)"
+            )
+    return found
+
+
 def _compare_fingerprints(
-    run: dict[str, Any], contents: JournalContents, grid: Grid | None
+    run: dict[str, Any], contents: JournalContents, grid: Grid | None, skip: set[str]
 ) -> list[str]:
     problems = []
     recorded = run["fingerprints"]
@@ -319,6 +360,8 @@ def _compare_fingerprints(
             + _changes(shared, contents.manifests.get(recorded["shared"]))
         )
     for agent, spec in run["specs"].items():
+        if agent in skip:
+            continue
         try:
             installed = build_agent(spec).manifest
         except Exception as error:  # an agent that no longer builds is a difference
