@@ -254,7 +254,10 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
         (["--agents", "my_sched.MySched"], "Did you mean the import path 'my_sched:MySched'?"),
         (["--workloads", "rl", "nlp"], "Unknown workload(s) ['nlp']"),
         (["--config", "huge"], "Unknown config preset 'huge'. Known presets"),
-        (["--seeds", "0"], "expected a whole number >= 1"),
+        (["--seeds", "0"], "evaluation seeds start at 1000"),
+        (["--seeds", "12-14"], "evaluation seeds start at 1000"),
+        (["--seeds", "1000", "1002"], "the seeds must be consecutive"),
+        (["--seeds", "ten"], "not whole numbers; give a count"),
         (["--loads", "-1"], "expected a number > 0"),
         (["--backend", "spark"], "invalid choice: 'spark'"),
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
@@ -271,6 +274,21 @@ def test_bad_arguments_fail_early_and_clearly(
     assert message in error
     assert "mara-env[torch]" not in error  # no install hint for a typo
     assert not (tmp_path / "o").exists()  # nothing ran, nothing was written
+
+
+@pytest.mark.parametrize(
+    ("seeds", "expected"),
+    [(["2"], {1000, 1001}), (["1003-1004"], {1003, 1004}), (["1007", "1008"], {1007, 1008})],
+)
+def test_seeds_are_a_count_a_range_or_consecutive_seeds(
+    seeds: list[str], expected: set[int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    argv = [*TINY, *QUIET, "--no-plots", "--agents", "edf", "--output", str(out)]
+    assert main([*argv, "--seeds", *seeds]) == 0
+    assert {row["seed"] for row in journal_rows(out)} == expected
+    code = main(["--validate", str(out), *QUIET, "--sample", "all"])
+    assert code == 0, capsys.readouterr().out
 
 
 def test_an_agent_missing_a_dependency_is_left_out_and_says_what_to_install(

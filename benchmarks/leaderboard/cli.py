@@ -27,6 +27,7 @@ from benchmarks.leaderboard.grid import (
     QUICK_ARRIVAL_HORIZON,
     QUICK_SEEDS,
     Grid,
+    parse_seeds,
 )
 from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
@@ -90,9 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seeds",
-        type=positive_int,
+        nargs="+",
         default=None,
-        help=f"Evaluation seeds per agent, workload and load (default {DEFAULT_SEEDS}; "
+        metavar="SEEDS",
+        help="Evaluation seeds per agent, workload and load: a count N (seeds "
+        f"{EVALUATION_SEED_BASE}..{EVALUATION_SEED_BASE}+N-1), a range such as "
+        f"{EVALUATION_SEED_BASE}-{EVALUATION_SEED_BASE + 9}, or consecutive seeds such as "
+        f"{EVALUATION_SEED_BASE + 5} {EVALUATION_SEED_BASE + 6} (default {DEFAULT_SEEDS}; "
         f"{QUICK_SEEDS} with --quick).",
     )
     parser.add_argument(
@@ -318,11 +323,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     shared = shared_manifest()
     try:
+        seeds = (
+            parse_seeds(args.seeds)
+            if args.seeds is not None
+            else range(
+                EVALUATION_SEED_BASE,
+                EVALUATION_SEED_BASE + (QUICK_SEEDS if args.quick else DEFAULT_SEEDS),
+            )
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    try:
         grid = Grid(
             agents=tuple(labels[spec] for spec in specs),
             workloads=tuple(dict.fromkeys(args.workloads)),
             load_factors=tuple(dict.fromkeys(args.loads)),
-            n_seeds=args.seeds or (QUICK_SEEDS if args.quick else DEFAULT_SEEDS),
+            n_seeds=len(seeds),
+            first_seed=seeds.start,
             base=args.config,
             quick=args.quick,
             fingerprint=shared.digest,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +117,45 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
 
 
+def parse_seeds(values: Sequence[str]) -> range:
+    """``--seeds``: a count of evaluation seeds from :data:`EVALUATION_SEED_BASE` (``10``), an
+    inclusive range (``1000-1009``), or consecutive seeds (``1000 1001 1002``).
+
+    Example:
+        >>> parse_seeds(["3"]), parse_seeds(["1005-1009"]), parse_seeds(["1002", "1003"])
+        (range(1000, 1003), range(1005, 1010), range(1002, 1004))
+
+    Raises:
+        ValueError: Saying which forms are accepted, for anything else (seeds below
+            :data:`EVALUATION_SEED_BASE`, which training uses, or seeds with gaps).
+    """
+    forms = (
+        f"give a count (10: seeds {EVALUATION_SEED_BASE}-{EVALUATION_SEED_BASE + 9}), a range "
+        f"({EVALUATION_SEED_BASE}-{EVALUATION_SEED_BASE + 9}) or consecutive seeds"
+    )
+    try:
+        if len(values) == 1 and "-" in values[0]:
+            low, _, high = values[0].partition("-")
+            seeds = list(range(int(low), int(high) + 1))
+        else:
+            seeds = [int(value) for value in values]
+    except ValueError:
+        raise ValueError(f"--seeds {' '.join(values)}: not whole numbers; {forms}.") from None
+    if len(seeds) == 1 and 1 <= seeds[0] < EVALUATION_SEED_BASE:
+        return range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + seeds[0])
+    if not seeds or seeds != list(range(seeds[0], seeds[0] + len(seeds))):
+        raise ValueError(
+            f"--seeds {' '.join(values)}: the seeds must be consecutive (the statistics pair "
+            f"agents on the same seeds); {forms}."
+        )
+    if seeds[0] < EVALUATION_SEED_BASE:
+        raise ValueError(
+            f"--seeds {' '.join(values)}: evaluation seeds start at {EVALUATION_SEED_BASE} "
+            f"(training and tuning use those below); {forms}."
+        )
+    return range(seeds[0], seeds[-1] + 1)
+
+
 @dataclass(frozen=True)
 class Grid:
     """Which episodes a leaderboard runs.
@@ -125,7 +164,8 @@ class Grid:
         agents: Agent names or import paths, in table order.
         workloads: Workload names (see :data:`mara_env.WORKLOADS`).
         load_factors: Loads as multiples of :data:`mara_env.TRAINING_LOAD`.
-        n_seeds: Evaluation seeds per (agent, workload, load): ``EVALUATION_SEED_BASE ..``.
+        n_seeds: Evaluation seeds per (agent, workload, load): ``first_seed ..``.
+        first_seed: The first evaluation seed (at least :data:`EVALUATION_SEED_BASE`).
         base: The config preset the grid varies (default ``evaluation``: held-out test curves).
         quick: Shorten arrivals to :data:`QUICK_ARRIVAL_HORIZON` epochs.
         fingerprint: The shared fingerprint (code, trace data, package version) that every
@@ -145,6 +185,7 @@ class Grid:
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     load_factors: tuple[float, ...] = DEFAULT_LOAD_FACTORS
     n_seeds: int = DEFAULT_SEEDS
+    first_seed: int = EVALUATION_SEED_BASE
     base: str = "evaluation"
     quick: bool = False
     fingerprint: str = ""
@@ -172,6 +213,11 @@ class Grid:
             )
         if not isinstance(self.n_seeds, int) or self.n_seeds < 1:
             raise ConfigError(f"Grid.n_seeds must be an int >= 1, got {self.n_seeds!r}.")
+        if not isinstance(self.first_seed, int) or self.first_seed < EVALUATION_SEED_BASE:
+            raise ConfigError(
+                f"Grid.first_seed must be an int >= {EVALUATION_SEED_BASE} (evaluation seeds; "
+                f"training and tuning use those below), got {self.first_seed!r}."
+            )
         configs = {
             (workload, factor): self._build_config(workload, factor)
             for workload in self.workloads
@@ -191,7 +237,7 @@ class Grid:
     @property
     def seeds(self) -> range:
         """The evaluation seeds."""
-        return range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + self.n_seeds)
+        return range(self.first_seed, self.first_seed + self.n_seeds)
 
     @property
     def strata(self) -> tuple[tuple[str, float], ...]:

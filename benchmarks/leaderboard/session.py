@@ -147,6 +147,7 @@ def run_record(
             "workloads": list(grid.workloads),
             "load_factors": list(grid.load_factors),
             "n_seeds": grid.n_seeds,
+            "first_seed": grid.first_seed,
             "base": grid.base,
             "quick": grid.quick,
         },

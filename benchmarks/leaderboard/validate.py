@@ -54,7 +54,13 @@ import numpy as np
 from benchmarks.leaderboard.backends import Backend, execute_cells
 from benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
 from benchmarks.leaderboard.fingerprints import Manifest, build_agent, shared_manifest
-from benchmarks.leaderboard.grid import Cell, Grid, config_from_fields, config_hash
+from benchmarks.leaderboard.grid import (
+    EVALUATION_SEED_BASE,
+    Cell,
+    Grid,
+    config_from_fields,
+    config_hash,
+)
 from benchmarks.leaderboard.journal import JOURNAL, read_journal
 from benchmarks.leaderboard.records import JournalContents
 from benchmarks.leaderboard.report import render_tables
@@ -257,6 +263,7 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         workloads=tuple(grid_facts["workloads"]),
         load_factors=tuple(grid_facts["load_factors"]),
         n_seeds=grid_facts["n_seeds"],
+        first_seed=grid_facts.get("first_seed", EVALUATION_SEED_BASE),
         base=grid_facts["base"],
         quick=grid_facts["quick"],
         fingerprint=run["fingerprints"]["shared"],
