@@ -20,7 +20,7 @@ Example:
     >>> make_agent("edff")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    agents.registry.UnknownAgentError: Unknown agent 'edff'. Known agents: random, ...ClassName'.
+    agents.registry.UnknownAgentError: Unknown agent 'edff'. Did you mean 'edf'? Known agents: random, ...ClassName'.
 """
 
 from __future__ import annotations

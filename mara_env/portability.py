@@ -65,9 +65,9 @@ def ulps_apart(a: Any, b: Any, scale: float = 0.0) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     both_float = a.dtype.kind == "f" and b.dtype.kind == "f"
     dtype = np.result_type(a, b) if both_float else np.float64
-    a, b = a.astype(dtype), b.astype(dtype)
+    a, b, floor = a.astype(dtype), b.astype(dtype), np.asarray(scale, dtype=dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        spacing = np.spacing(np.maximum(np.maximum(np.abs(a), np.abs(b)), scale))
+        spacing = np.spacing(np.maximum(np.maximum(np.abs(a), np.abs(b)), floor))
         distance = np.abs(a - b) / spacing
     distance = np.where(a == b, 0.0, distance)
     both_nan = np.isnan(a) & np.isnan(b)

@@ -19,7 +19,7 @@ Example:
     >>> outcome.error is None, outcome.row["agent"], outcome.row["seed"]
     (True, 'edf', 1000)
     >>> execute_cell(Cell("agents.statistics:Summary", 1000, get_config("tiny"), "tiny")).error
-    "AgentImportError: Building agent 'agents.statistics:Summary' failed: ..."
+    "AgentBuildError: Building agent 'agents.statistics:Summary' failed: ..."
 """
 
 from __future__ import annotations
