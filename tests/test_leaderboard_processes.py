@@ -71,15 +71,17 @@ def console_script() -> str:
 
 def test_kill_9_of_the_main_process_leaves_no_worker_behind(tmp_path: Path) -> None:
     """SIGKILL of mara-leaderboard (only the main process): its workers and the resource
-    tracker end too, within seconds."""
+    tracker end too, within seconds, and the tracker frees the pool's semaphores without
+    warning of a leak."""
     out = tmp_path / "out"
     command = [console_script(), "--config", "tiny", "--seeds", "200", "--agents", "edf"]
     command += ["--workloads", "rl", "--loads", "1", "--workers", "2", "--no-progress"]
+    errors = tmp_path / "stderr.txt"
     process = subprocess.Popen(
         [*command, "--no-plots", "--output", str(out)],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=errors.open("wb"),  # the workers' and the tracker's too
         start_new_session=True,  # its own process group, which must empty
     )
     journal = out / "episodes.jsonl"
@@ -94,6 +96,7 @@ def test_kill_9_of_the_main_process_leaves_no_worker_behind(tmp_path: Path) -> N
         assert len(before) >= 4, before  # main, resource tracker, two workers
         left = kill_main(process)
     assert left == [], f"still running {GRACE_SECONDS} s after kill -9: {left}"
+    assert "leaked semaphore" not in errors.read_text()
 
 
 def test_the_watcher_thread_alone_ends_an_orphan(tmp_path: Path) -> None:

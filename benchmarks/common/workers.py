@@ -9,12 +9,11 @@ Example:
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
 from benchmarks.common.threads import set_torch_threads
-from benchmarks.leaderboard.lifeline import end_with_parent
+from benchmarks.leaderboard.lifeline import end_with_parent, worker_context
 
 
 def _set_up(parent_pid: int) -> None:
@@ -27,7 +26,7 @@ def worker_pool() -> ProcessPoolExecutor:
     one thread (the jobs' functions and arguments must pickle)."""
     return ProcessPoolExecutor(
         max_workers=1,
-        mp_context=multiprocessing.get_context("spawn"),
+        mp_context=worker_context(),
         initializer=_set_up,
         initargs=(os.getpid(),),
     )

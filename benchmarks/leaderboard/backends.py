@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
@@ -44,7 +43,7 @@ from tqdm.auto import tqdm
 
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
-from benchmarks.leaderboard.lifeline import end_with_parent
+from benchmarks.leaderboard.lifeline import end_with_parent, worker_context
 
 OnOutcome = Callable[[CellOutcome], None]
 StopRequested = Callable[[], bool]
@@ -97,7 +96,7 @@ class LocalBackend:
         workers = min(self.workers, len(cells))
         pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=worker_context(),
             initializer=_worker_setup,
             initargs=(os.getpid(),),
         )

@@ -10,7 +10,10 @@ worker as it starts, ties the worker's life to its parent's in two ways:
   worker's parent (an orphan is re-parented) and ends the worker if not.
 
 Once the workers are gone, multiprocessing's resource tracker (which the workers keep alive by
-holding its pipe) sees the end of its input and exits by itself. Workers must be direct children
+holding its pipe) sees the end of its input and exits by itself, freeing the semaphores of the
+pool's queues that the killed process could not. It would say so ("There appear to be 7 leaked
+semaphore objects to clean up at shutdown") although nothing is left behind:
+:func:`worker_context` starts the tracker without that warning. Workers must be direct children
 of the main process for this (the ``spawn`` start method, not ``forkserver``, whose server would
 be their parent).
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import signal
 import sys
@@ -29,6 +33,19 @@ import time
 _PR_SET_PDEATHSIG = 1
 #: Seconds between the watcher thread's checks of the parent.
 WATCH_SECONDS = 0.5
+
+
+#: The warning filter the resource tracker starts with (see the module docstring).
+_QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+
+
+def worker_context() -> multiprocessing.context.SpawnContext:
+    """The ``spawn`` context of the worker pools, whose resource tracker (started with the first
+    pool, with this interpreter's warning options) does not warn about the semaphores it frees
+    after the main process was killed."""
+    if _QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(_QUIET_TRACKER)
+    return multiprocessing.get_context("spawn")
 
 
 def end_with_parent(parent_pid: int) -> None:
