@@ -256,6 +256,12 @@ def moore_hodgson(
     return kept
 
 
+#: Node shares are rounded to this many decimals before whole nodes are dealt and credits carried:
+#: a share computed as ``6 * s / s`` is 6.0 on one machine and 5.999999999999999 on another, and
+#: without the rounding that last bit decides who gets a node (ties go to the lower task id).
+OWED_DECIMALS = 9
+
+
 def largest_remainder(
     quotas: np.ndarray,
     total: int,
@@ -518,7 +524,7 @@ class Lara(HistoryScheduler):
         served = allocation[slots] > 0
         slots, ids = slots[served], self.histories.task_ids[slots[served]]
         credit = np.array([self._credit.get(int(task), 0.0) for task in ids])
-        owed = allocation[slots] + credit
+        owed = np.round(allocation[slots] + credit, OWED_DECIMALS)
         held = np.bincount(self.previous_slots, minlength=config.n_actions)[slots]
         counts = largest_remainder(
             owed,

@@ -13,11 +13,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from agreement import assert_agree
 from reference_cluster import ReferenceObservationBuilder, ReferenceSimulator
 
 from mara_env import get_config
 from mara_env.observation import ObservationBuilder
-from mara_env.portability import differences
 from mara_env.simulator import ClusterSimulator
 
 CASES = [
@@ -49,12 +49,6 @@ def outcome(simulator: ClusterSimulator | ReferenceSimulator) -> dict[str, objec
         "remaining_work": simulator.privileged_remaining_work(),
         "ended": (simulator.terminated, simulator.truncated),
     }
-
-
-def assert_agree(fast: object, slow: object, where: str) -> None:
-    """Integers exactly, floats within the promised ulps (:mod:`mara_env.portability`)."""
-    found = differences(fast, slow, scale=1.0, where=where)
-    assert not found, "\n".join(found)
 
 
 def play_against_reference(config_name: str, overrides: dict, seed: int) -> int:

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from agreement import assert_agree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks import train_predictors
-from mara_env.portability import differences
 from predictors.base import UNKNOWN_FAMILY, PredictorInputError, TaskHistory
 from predictors.checkpoint import CheckpointError, card_path, load_checkpoint, save_checkpoint
 from predictors.curve_windows import (
@@ -377,12 +377,9 @@ def test_a_family_the_model_was_not_trained_on_reads_as_unknown(
     # a history that names no family (a user's own curve) is one of them
     # (the batch encoder takes the log of the losses itself: floats within the promised ulps)
     unnamed = TaskHistory(epochs, np.exp(log_loss), target=0.5)
-    found = differences(
-        encode_contexts([unnamed], 1.0)[0],
-        encode_context(epochs, log_loss, UNKNOWN_FAMILY, 1.0),
-        scale=1.0,
+    assert_agree(
+        encode_contexts([unnamed], 1.0)[0], encode_context(epochs, log_loss, UNKNOWN_FAMILY, 1.0)
     )
-    assert not found, found
 
 
 def _twice_the_resolution(curve: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from agreement import assert_agree
 
 import mara_env
 from agents import evaluate
@@ -20,7 +21,6 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks import train_mara
 from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed
 from mara_env.observation import GLOBAL_FEATURES
-from mara_env.portability import differences
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
 
@@ -137,10 +137,7 @@ def test_decode_scores_given_actions_with_the_probabilities_it_samples_with(
         )
         scored = policy.decode(encoded, mask, previous, actions=sampled.actions, **options)
     for name in ("log_prob", "entropy"):
-        found = differences(
-            getattr(sampled, name).numpy(), getattr(scored, name).numpy(), scale=1.0, where=name
-        )
-        assert not found, found
+        assert_agree(getattr(sampled, name).numpy(), getattr(scored, name).numpy(), name)
 
 
 def test_slot_embeddings_are_permutation_equivariant() -> None:

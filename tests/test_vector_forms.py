@@ -12,6 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from agreement import assert_agree
 from conftest import ExactTraceSource
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,7 +61,7 @@ def play_vector_against_sync(num_envs: int, seed: int, mode: str, steps: int, **
     assert fast.action_space == slow.action_space
     observations, _ = fast.reset(seed=seed)
     expected, _ = slow.reset(seed=seed)
-    assert np.array_equal(observations, expected)
+    assert_agree(observations, expected, "reset")
     rng = np.random.default_rng(seed)
     n_nodes, n_actions = fast.unwrapped.config.n_nodes, fast.unwrapped.config.n_actions
     ends = 0
@@ -79,7 +80,7 @@ def play_vector_against_sync(num_envs: int, seed: int, mode: str, steps: int, **
             want[:4],
             strict=True,
         ):
-            assert np.array_equal(mine, theirs), name
+            assert_agree(mine, theirs, name)
             assert mine.dtype == theirs.dtype or name == "rewards", name
         assert got[0] in fast.observation_space
         info, reference = got[4], want[4]
@@ -89,7 +90,7 @@ def play_vector_against_sync(num_envs: int, seed: int, mode: str, steps: int, **
         done = got[2] | got[3]
         if mode == "SameStep" and done.any():
             finals = np.stack([reference["final_obs"][i] for i in np.flatnonzero(done)])
-            assert np.array_equal(info["final_obs"][done], finals)
+            assert_agree(info["final_obs"][done], finals, "final_obs")
         ends += int(done.sum())
     return ends
 
@@ -115,7 +116,7 @@ def test_vector_equals_single_envs_for_any_config(
     singles = [mara_env.ClusterGymEnv(fast.config, trace_source=source) for _ in range(num_envs)]
     observations, _ = fast.reset(seed=seed)
     for index, single in enumerate(singles):
-        assert np.array_equal(single.reset(seed=seed + index)[0], observations[index])
+        assert_agree(single.reset(seed=seed + index)[0], observations[index], "reset")
     rng = np.random.default_rng(seed)
     waiting = np.zeros(num_envs, dtype=bool)
     for _ in range(40):
@@ -125,16 +126,13 @@ def test_vector_equals_single_envs_for_any_config(
             if waiting[index]:  # NEXT_STEP: this step reset the sub-env
                 expected, _ = single.reset()
                 assert rewards[index] == 0.0 and not terminations[index]
-                assert np.array_equal(observations[index], expected)
+                assert_agree(observations[index], expected, "autoreset")
                 waiting[index] = False
                 continue
             expected, reward, terminated, truncated, _ = single.step(actions[index])
-            assert np.array_equal(observations[index], expected)
-            assert (rewards[index], terminations[index], truncations[index]) == (
-                reward,
-                terminated,
-                truncated,
-            )
+            assert_agree(observations[index], expected, "observation")
+            assert_agree(float(rewards[index]), reward, "reward")
+            assert (terminations[index], truncations[index]) == (terminated, truncated)
             waiting[index] = terminated or truncated
 
 
@@ -160,14 +158,14 @@ def play_nodes_against_aec(num_envs: int, seed: int, steps: int, **config: Any) 
                 if waiting[index]:
                     continue
                 given_ = env.observe(env.agent_selection)
-                assert np.array_equal(given_["observation"], observations[index])
+                assert_agree(given_["observation"], observations[index], "observation")
                 assert np.array_equal(given_["action_mask"], masks[index])
-                assert np.array_equal(env.state(), states[index])
+                assert_agree(env.state(), states[index], "state")
                 env.step(int(actions[index]))
             choices = np.column_stack((choices, actions))
         every_node, every_mask = batch.observe_all(choices)
         for node, (observations, masks) in enumerate(seen):
-            assert np.array_equal(every_node[:, node], observations)
+            assert_agree(every_node[:, node], observations, "observe_all")
             assert np.array_equal(every_mask[:, node], masks)
         rewards, terminations, truncations, infos = batch.step(choices)
         for index, env in enumerate(envs):
@@ -177,7 +175,7 @@ def play_nodes_against_aec(num_envs: int, seed: int, steps: int, **config: Any) 
                 waiting[index] = False
                 resets += 1
                 continue
-            assert rewards[index] == env.rewards["node_0"]
+            assert_agree(float(rewards[index]), env.rewards["node_0"], "reward")
             assert terminations[index] == env.terminations["node_0"]
             assert truncations[index] == env.truncations["node_0"]
             assert infos["illegal_actions"][index] == env.infos["node_0"]["illegal_actions"]
@@ -215,7 +213,7 @@ def test_vector_env_returns_fresh_arrays_and_list_seeds() -> None:
     envs = ClusterVectorEnv(2, "tiny")
     first, _ = envs.reset(seed=[3, 9])
     single = mara_env.ClusterGymEnv("tiny")
-    assert np.array_equal(first[1], single.reset(seed=9)[0])
+    assert_agree(first[1], single.reset(seed=9)[0], "reset")
     second = envs.step(np.full((2, 2), 3))[0]
     assert not np.shares_memory(first, second)
     assert envs.action_masks().shape == (2, 2 * 4)
