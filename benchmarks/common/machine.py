@@ -47,11 +47,12 @@ def numpy_simd() -> str:
     return " ".join([*baseline, *dispatched]) or "none reported"
 
 
-def _version(distribution: str) -> str:
+def installed_version(distribution: str) -> str | None:
+    """The installed version of ``distribution``, or ``None`` if it is not installed."""
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        return "not installed"
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -62,8 +63,8 @@ def platform_facts() -> dict[str, str]:
         "system": f"{platform.system()} {platform.machine()}",
         "numpy": np.__version__,
         "numpy_simd": numpy_simd(),
-        "numba": _version("numba"),
-        "torch": _version("torch"),
+        "numba": installed_version("numba") or "not installed",
+        "torch": installed_version("torch") or "not installed",
         "python": platform.python_version(),
     }
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import mara_env
-from benchmarks.common.machine import platform_line
+from benchmarks.common.machine import installed_version, platform_line
 from benchmarks.leaderboard.backends import available_cores
 from mara_env import SHIPPED_TRACES, default_trace_source
 
@@ -111,10 +111,5 @@ def provenance() -> dict[str, Any]:
 
 
 def _versions(*names: str) -> dict[str, str]:
-    found = {}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
+    """``{distribution: version}`` of those of ``names`` that are installed."""
+    return {name: version for name in names if (version := installed_version(name)) is not None}
