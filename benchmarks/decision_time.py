@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from benchmarks.common.machine import platform_line
 
 #: Seeds played by default.
 DEFAULT_SEEDS = (0, 1, 2)
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     with one_core() as pinned:
         print(
             f"decision time per epoch (ms, {args.clock} clock), config {args.config!r}, "
-            f"seeds {args.seeds}; {platform.machine()} {platform.system()}, "
+            f"seeds {args.seeds}; {platform_line()}, "
             f"{os.cpu_count()} CPU cores, {pinned}"
         )
         header = (

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -58,6 +57,8 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
+from benchmarks.common.machine import platform_line
 
 #: Agent-steps per measurement and repeats of each measurement, by default and with ``--quick``.
 DEFAULT_STEPS, DEFAULT_REPEATS = 20_000, 5
@@ -297,22 +298,13 @@ def make_forms(config: str) -> list[Form]:
 
 
 def machine_description() -> str:
-    """CPU model (from /proc/cpuinfo where available), core count and software versions."""
-    model = platform.processor() or platform.machine() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    """Core count, the platform line (:func:`benchmarks.common.machine.platform_line`) and the
+    PettingZoo and Gymnasium versions."""
     import gymnasium
     import pettingzoo
 
     return (
-        f"{model}, {os.cpu_count()} logical cores (os.cpu_count), {platform.system()}, "
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"{os.cpu_count()} logical cores (os.cpu_count); {platform_line()}; "
         f"pettingzoo {pettingzoo.__version__}, gymnasium {gymnasium.__version__}"
     )
 
