@@ -190,24 +190,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_agents(agents: Sequence[str]) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
+def build_agents(
+    parser: argparse.ArgumentParser, agents: Sequence[str]
+) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
     """Build and fingerprint each agent once, so that a failure shows before any episode.
+
+    A name that is no agent, or an import path that leads to no scheduler, is a usage error
+    (``parser.error``), not a failure to build.
 
     Returns:
         ``{agent: built agent}`` for those that built, and ``{agent: why}`` (one readable line
         with the cause) for those that did not.
-
-    Raises:
-        agents.registry.UnknownAgentError: For a name that is no agent, and
-        agents.registry.AgentImportError: for an import path that leads to no scheduler (usage
-            errors, not failures to build).
     """
     built, failed = {}, {}
     for agent in agents:
         try:
             built[agent] = build_agent(agent)
-        except (UnknownAgentError, AgentImportError):
-            raise
+        except (UnknownAgentError, AgentImportError) as error:
+            parser.error(str(error))
         except Exception as error:
             failed[agent] = _why_not_built(agent, error)
     return built, failed
@@ -232,10 +232,7 @@ def _why_not_built(agent: str, error: Exception) -> str:
 def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
     """:func:`build_agents`, where any agent that does not build is a usage error (the scripts
     that need every agent they are given); returns ``{agent: built agent}``."""
-    try:
-        built, failed = build_agents(agents)
-    except (UnknownAgentError, AgentImportError) as error:
-        parser.error(str(error))
+    built, failed = build_agents(parser, agents)
     for agent, why in failed.items():
         parser.error(f"Agent {agent!r} cannot be built: {why}")
     return built
@@ -304,10 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ResultsFileError as error:
             parser.error(str(error))
     requested = tuple(dict.fromkeys([*args.agents, *args.agent]))
-    try:
-        built, failed = build_agents(requested)
-    except (UnknownAgentError, AgentImportError) as error:
-        parser.error(str(error))
+    built, failed = build_agents(parser, requested)
     for agent, why in failed.items():
         print(f"mara-leaderboard: agent {agent!r} cannot be built: {why}", file=sys.stderr)
     if not built:
@@ -323,14 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     shared = shared_manifest()
     try:
-        seeds = (
-            parse_seeds(args.seeds)
-            if args.seeds is not None
-            else range(
-                EVALUATION_SEED_BASE,
-                EVALUATION_SEED_BASE + (QUICK_SEEDS if args.quick else DEFAULT_SEEDS),
-            )
-        )
+        seeds = parse_seeds(args.seeds or [str(QUICK_SEEDS if args.quick else DEFAULT_SEEDS)])
     except ValueError as error:
         parser.error(str(error))
     try:
