@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -455,7 +454,7 @@ def _replay(
             if key in TIMING_COLUMNS:
                 continue
             again = outcome.row.get(key, "(missing)")
-            exact = exact and _identical(value, again)
+            exact = exact and not differences(again, value, max_ulps=0)
             found = differences(again, value, max_ulps=0 if key in COUNT_METRICS else MAX_ULPS)
             if found:
                 problems.append(f"{_where(recorded)}: {key} recorded {value!r}, replayed {again!r}")
@@ -473,10 +472,3 @@ def _replay(
 
 def _where(row: dict[str, Any]) -> str:
     return f"{row.get('agent')} {row.get('config')} seed {row.get('seed')}"
-
-
-def _identical(a: Any, b: Any) -> bool:
-    """Equal bit for bit (two NaNs are)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return bool(a == b) and type(a) is type(b)
