@@ -14,7 +14,8 @@ import pytest
 
 import benchmarks
 import mara_env
-from benchmarks import env_throughput, episode_memory, maskable_ppo_example
+from benchmarks.baselines import maskable_ppo as maskable_ppo_example
+from benchmarks.perf import env_throughput, episode_memory
 
 NUMBER = r"([0-9][0-9,]*\.?[0-9]*)"
 
@@ -196,7 +197,13 @@ COMMAND_LINES = sorted(
 
 
 def test_the_command_lines_are_found() -> None:
-    expected = {"train_mara", "mara_evaluate", "predictors", "leaderboard.cli", "collect.__main__"}
+    expected = {
+        "mara.train",
+        "mara.evaluate",
+        "prediction.benchmark",
+        "leaderboard.cli",
+        "collect.__main__",
+    }
     assert {f"benchmarks.{name}" for name in expected} <= set(COMMAND_LINES)
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mara_evaluate import build
-from benchmarks.predictors import SCORED_CODE
-from benchmarks.source_fingerprint import source_fingerprint
-from benchmarks.static_bundle import BUNDLE_AGENTS, setup_fingerprint
-from benchmarks.static_bundle.bundles import BUNDLES, bundle_config
-from benchmarks.tune_baselines import trial_code
+from benchmarks.baselines.static_bundle import BUNDLE_AGENTS, setup_fingerprint
+from benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config
+from benchmarks.baselines.tuning import trial_code
+from benchmarks.common.source_fingerprint import source_fingerprint
+from benchmarks.mara.evaluate import build
+from benchmarks.prediction.benchmark import SCORED_CODE
 from mara_env import default_trace_source
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -61,8 +61,8 @@ def test_every_mara_evaluation_is_keyed_by_the_current_code_and_weights(path: Pa
 @pytest.mark.parametrize(
     ("journal", "code", "command"),
     [
-        ("tuning", trial_code, "python -m benchmarks.tune_baselines"),
-        ("deviations", source_fingerprint, "python -m benchmarks.baseline_deviations"),
+        ("tuning", trial_code, "python -m benchmarks.baselines.tuning"),
+        ("deviations", source_fingerprint, "python -m benchmarks.baselines.deviations"),
     ],
 )
 def test_every_trial_journal_is_keyed_by_the_current_code(
@@ -81,7 +81,7 @@ def test_the_prediction_results_are_keyed_by_the_current_code(name: str) -> None
     keys = {row["code"] for row in rows_of(RESULTS / "predictors" / name)}
     assert keys == {source_fingerprint(SCORED_CODE)}, (
         f"benchmarks/results/predictors/{name} holds rows of code {sorted(keys)}: run "
-        "`python -m benchmarks.predictors --no-resume`."
+        "`python -m benchmarks.prediction.benchmark --no-resume`."
     )
 
 
@@ -93,5 +93,5 @@ def test_the_bundle_results_hold_every_row_of_the_current_code(bundle: str) -> N
     ]
     assert {row["agent"] for row in rows} == set(BUNDLE_AGENTS), (
         f"benchmarks/results/static_bundle/bundle.csv has no complete rows of the current code "
-        f"for the {bundle!r} bundle: run `python -m benchmarks.static_bundle --bundle {bundle}`."
+        f"for the {bundle!r} bundle: run `python -m benchmarks.baselines.static_bundle --bundle {bundle}`."
     )

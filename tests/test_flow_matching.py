@@ -12,7 +12,7 @@ from agreement import assert_agree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import train_predictors
+from benchmarks.prediction import train as train_predictors
 from predictors.base import UNKNOWN_FAMILY, PredictorInputError, TaskHistory
 from predictors.checkpoint import CheckpointError, card_path, load_checkpoint, save_checkpoint
 from predictors.curve_windows import (

@@ -254,7 +254,7 @@ def test_bad_settings_raise(overrides: dict[str, Any], message: str) -> None:
 
 def test_decision_time_script_times_laira(capsys: pytest.CaptureFixture[str]) -> None:
     """The decision-time benchmark runs on a tiny budget and reports LaiRA's figures."""
-    from benchmarks import decision_time
+    from benchmarks.perf import decision_time
 
     times = decision_time.time_scheduler("laira", "tiny", [0], clock="cpu")
     assert times.agent == "laira"

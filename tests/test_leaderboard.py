@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import calibrate_load
+from benchmarks.leaderboard import load_calibration as calibrate_load
 from benchmarks.leaderboard import main
 from benchmarks.leaderboard.cells import TIMING_COLUMNS
 from benchmarks.leaderboard.journal import read_journal

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common.source_closure import import_closure, source_hash
 from benchmarks.leaderboard import main
-from benchmarks.leaderboard import source_closure as closure
+from benchmarks.common import source_closure as closure
 from benchmarks.leaderboard.fingerprints import build_agent, shared_manifest
 from benchmarks.leaderboard.journal import read_journal
-from benchmarks.leaderboard.source_closure import import_closure, source_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]

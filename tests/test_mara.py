@@ -18,8 +18,8 @@ from agents import evaluate
 from agents.mara.agent import Mara
 from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
 from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks import train_mara
-from benchmarks.mara_rollouts import ClusterVector, StepBatch, agent_seed
+from benchmarks.mara import train as train_mara
+from benchmarks.mara.rollouts import ClusterVector, StepBatch, agent_seed
 from mara_env.observation import GLOBAL_FEATURES
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
@@ -373,7 +373,7 @@ def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
     card = json.loads(default_checkpoint().with_name(f"{name}.json").read_text())
     facts = card["facts"]
     command = facts["command"]
-    assert command[:3] == ["python", "-m", "benchmarks.train_mara"]
+    assert command[:3] == ["python", "-m", "benchmarks.mara.train"]
     settings = train_mara.settings_of(train_mara.parse_args(command[3:]))
     # a setting added after the card was made ran as its default does (e.g. rollout_lag 0)
     added = {

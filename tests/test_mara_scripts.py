@@ -12,7 +12,10 @@ import torch
 
 import mara_env
 from agents.mara.agent import Mara
-from benchmarks import mara_compare, mara_evaluate, mara_timing, train_mara
+from benchmarks.mara import compare as mara_compare
+from benchmarks.mara import evaluate as mara_evaluate
+from benchmarks.mara import timing as mara_timing
+from benchmarks.mara import train as train_mara
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

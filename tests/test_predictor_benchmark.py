@@ -14,15 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import (
-    prediction_cells_figure,
-    prediction_figure,
-    prediction_protocols,
-    prediction_reliability_figure,
-    prediction_report,
-)
-from benchmarks import prediction_results as results
-from benchmarks import predictors as bench
+from benchmarks.prediction import benchmark as bench
+from benchmarks.prediction import cells_figure as prediction_cells_figure
+from benchmarks.prediction import figure as prediction_figure
+from benchmarks.prediction import protocols as prediction_protocols
+from benchmarks.prediction import reliability_figure as prediction_reliability_figure
+from benchmarks.prediction import report as prediction_report
+from benchmarks.prediction import results
 from mara_env import ClusterConfig, default_trace_source
 from mara_env.families import FAMILY_NAMES
 from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
@@ -368,7 +366,7 @@ def held_out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for family in prediction_protocols.FAMILIES:
         path = prediction_protocols.held_out_checkpoint(folder, "flow_matching", family)
         subprocess.run(
-            [sys.executable, "-m", "benchmarks.train_predictors", "--model", "flow_matching",
+            [sys.executable, "-m", "benchmarks.prediction.train", "--model", "flow_matching",
              "--quick", "--no-progress", "--hold-out", family, "--out", str(path)],
             check=True, capture_output=True,
         )  # fmt: skip
@@ -524,7 +522,7 @@ def test_a_missing_held_out_checkpoint_names_the_command_or_is_skipped(
     missing = tmp_path / "flow_matching_without_tabular.pt"
     assert f"missing {missing}" in error
     assert (
-        f"python -m benchmarks.train_predictors --model flow_matching --hold-out tabular --out {missing}"
+        f"python -m benchmarks.prediction.train --model flow_matching --hold-out tabular --out {missing}"
         in error
     )
     assert bench.main([*args, "--skip-missing-held-out"]) == 0
@@ -629,7 +627,7 @@ def test_latency_uses_one_epoch_of_tasks_spread_over_the_cases(
 def test_a_held_out_checkpoint_that_knows_its_family_is_refused(tmp_path) -> None:
     from types import SimpleNamespace
 
-    from benchmarks.prediction_protocols import PredictorBank, held_out_checkpoint
+    from benchmarks.prediction.protocols import PredictorBank, held_out_checkpoint
 
     path = held_out_checkpoint(tmp_path, "flow_matching", "rl")
     path.write_bytes(b"")

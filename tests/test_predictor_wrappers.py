@@ -32,7 +32,7 @@ from pettingzoo.test import (
 from pettingzoo.utils import aec_to_parallel
 
 import mara_env
-from benchmarks import wrapper_throughput
+from benchmarks.perf import wrapper_throughput
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import (
     GLOBAL_FEATURES,

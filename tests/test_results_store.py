@@ -16,7 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import calibrate_load, trials
+from benchmarks.baselines import trials
+from benchmarks.baselines.static_bundle.log import BundleLog
+from benchmarks.baselines.trials import Trial, TrialJournal
 from benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     evaluation_seeds,
@@ -25,9 +27,8 @@ from benchmarks.common.seeds import (
     training_seeds,
 )
 from benchmarks.common.store import ResultsStore, StoreFormatError
-from benchmarks.prediction_results import ResultsTable
-from benchmarks.static_bundle.log import BundleLog
-from benchmarks.trials import Trial, TrialJournal
+from benchmarks.leaderboard import load_calibration as calibrate_load
+from benchmarks.prediction.results import ResultsTable
 
 COLUMNS: dict[str, type] = {"agent": str, "seed": int, "code": str, "score": float, "ok": bool}
 KEY = ("agent", "seed", "code")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks import train_predictors
+from benchmarks.prediction import train as train_predictors
 from predictors.base import TaskHistory
 from predictors.checkpoint import CheckpointError, save_checkpoint
 from predictors.curve_windows import WINDOW_SIZE
@@ -115,7 +115,7 @@ def test_training_script_quick_run(tmp_path) -> None:
 
 @pytest.mark.parametrize("model", ["flow_matching", "spline_flow"])
 def test_training_defaults_are_the_shipped_checkpoints_settings(model: str) -> None:
-    """``python -m benchmarks.train_predictors --model M`` retrains the shipped checkpoint."""
+    """``python -m benchmarks.prediction.train --model M`` retrains the shipped checkpoint."""
     import json
 
     from predictors import flow_matching, normalizing_flow

@@ -12,8 +12,8 @@ import pytest
 
 from agents import known_agents, make_agent
 from agents.clairvoyant import NEVER, epochs_to_target
-from benchmarks import static_bundle
-from benchmarks.static_bundle import BUNDLES, calibration
+from benchmarks.baselines import static_bundle
+from benchmarks.baselines.static_bundle import BUNDLES, calibration
 from mara_env import default_trace_source
 from mara_env.families import FAMILY_NAMES
 from mara_env.workload import build_workload

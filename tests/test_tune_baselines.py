@@ -16,10 +16,11 @@ import mara_env
 from agents import VARIANTS, Lara, make_agent
 from agents.laira import Laira
 from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
-from benchmarks import baseline_deviations, tune_baselines
+from benchmarks.baselines import deviations as baseline_deviations
+from benchmarks.baselines import tuning as tune_baselines
+from benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
+from benchmarks.baselines.trials import Trial, TrialJournal
 from benchmarks.common.seeds import is_training_seed
-from benchmarks.lookahead_calibration import collect_verdicts, fit_logistic
-from benchmarks.trials import Trial, TrialJournal
 
 
 @pytest.fixture
@@ -193,18 +194,18 @@ def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
     plain = ["--no-progress", "--workers", "1", "--output", "/tmp/x", "--settings-file", "/tmp/t"]
     assert (
         tune_baselines.reproducing_command(parser.parse_args(plain))
-        == "python -m benchmarks.tune_baselines"
+        == "python -m benchmarks.baselines.tuning"
     )
     shaped = parser.parse_args(["--agents", "laira", "lara", "--budget", "8", "--no-progress"])
     assert (
         tune_baselines.reproducing_command(shaped)
-        == "python -m benchmarks.tune_baselines --agents laira lara --budget 8"
+        == "python -m benchmarks.baselines.tuning --agents laira lara --budget 8"
     )
     quick = parser.parse_args(["--quick", "--agents", "laira", "--output", "/tmp/x"])
     quick.budget = 2  # as main() sets it for --quick
     assert (
         tune_baselines.reproducing_command(quick)
-        == "python -m benchmarks.tune_baselines --quick --agents laira"
+        == "python -m benchmarks.baselines.tuning --quick --agents laira"
     )
 
 
@@ -213,7 +214,7 @@ def test_the_trials_are_not_keyed_by_the_settings_they_choose(
 ) -> None:
     """The tuner writes ``agents/tuned_settings.json``; were its trials keyed by that file, each
     run would invalidate its own trials. ``source_fingerprint`` leaves excluded files out."""
-    from benchmarks import source_fingerprint as fingerprints
+    from benchmarks.common import source_fingerprint as fingerprints
 
     assert tune_baselines.trial_code() == fingerprints.source_fingerprint(
         exclude=("agents/tuned_settings.json",)

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.validation_comparison``: paired comparison on the train split's
+"""``python -m benchmarks.prediction.validation_comparison``: paired comparison on the train split's
 validation cases."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import train_predictors, validation_comparison
+from benchmarks.prediction import train as train_predictors
+from benchmarks.prediction import validation_comparison
 from predictors.flow_matching import shipped_checkpoint
 
 

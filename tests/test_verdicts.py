@@ -11,9 +11,9 @@ import pytest
 
 import mara_env
 from agents import make_agent, start_episode
-from benchmarks import verdicts
-from benchmarks.verdicts import VerdictRecord, VerdictSettings, record_episode, summarise
-from benchmarks.verdicts.laira_judge import laira_success
+from benchmarks.prediction import verdicts
+from benchmarks.prediction.verdicts import VerdictRecord, VerdictSettings, record_episode, summarise
+from benchmarks.prediction.verdicts.laira_judge import laira_success
 from predictors.registry import make_predictor
 
 
@@ -98,7 +98,7 @@ def test_the_script_writes_its_table_csv_and_figure(
     assert [row["reports"] for row in rows] == ["1", "2", "3-4", "5-8", "9+"] * 2
     assert [row["predictor"] for row in rows] == ["wls"] * 5 + ["laira"] * 5
     assert (
-        "Produced by `python -m benchmarks.verdicts --quick"
+        "Produced by `python -m benchmarks.prediction.verdicts --quick"
         in (tmp_path / "verdicts.md").read_text()
     )
     assert (tmp_path / "verdicts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -15,7 +15,7 @@ Usage::
     mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
     mara-leaderboard --validate benchmarks/results/leaderboard   # check published results
 
-Statistics (:mod:`benchmarks.statistics`): mean completion rate with a 95% stratified-bootstrap
+Statistics (:mod:`benchmarks.common.statistics`): mean completion rate with a 95% stratified-bootstrap
 interval (seeds resampled within each workload and load), the interquartile mean, ranks per
 workload and overall, and the probability of improvement over LARA.
 

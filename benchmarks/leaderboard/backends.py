@@ -8,7 +8,7 @@ cell, so the numbers are the same on every backend; only the order of completion
 - :class:`LocalBackend` (the default): ``workers`` fresh processes (``spawn``) of a
   :class:`concurrent.futures.ProcessPoolExecutor`, or this very process with ``workers=1``.
   The workers end with the main process, even when it is killed with SIGKILL
-  (:mod:`benchmarks.leaderboard.lifeline`).
+  (:mod:`benchmarks.common.lifeline`).
 - :class:`RayBackend`: Ray tasks of one CPU each, on an existing cluster
   (``address="auto"`` or ``"ray://host:10001"``, as for :func:`ray.init`) or on a local Ray
   instance started for the run (``address=None``, ``workers`` CPUs). Ray is optional:
@@ -41,9 +41,9 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
+from benchmarks.common.lifeline import end_with_parent, worker_context
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
-from benchmarks.leaderboard.lifeline import end_with_parent, worker_context
 
 OnOutcome = Callable[[CellOutcome], None]
 StopRequested = Callable[[], bool]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agents import known_agents
 from agents.registry import AgentImportError, UnknownAgentError
-from benchmarks.arguments import positive_float, positive_int
+from benchmarks.common.arguments import positive_float, positive_int
 from benchmarks.leaderboard.backends import (
     Backend,
     LocalBackend,

@@ -9,7 +9,7 @@ digest of a :class:`Manifest`, a mapping from what was hashed to its hash:
   source of the modules that define its class and its base classes, and of the modules its
   factory uses (imports, or reads a global from: ``agents.tuned`` for tuned settings), together
   with everything they import from mara-env's four packages and the data files they name
-  (:mod:`benchmarks.leaderboard.source_closure`; the registry module, which imports every agent,
+  (:mod:`benchmarks.common.source_closure`; the registry module, which imports every agent,
   is left out: each agent's own entry stands for it);
 - for an import path ``pkg.module:Class``, the module itself and the modules it imports from
   its own package (for a single-file module outside site-packages: from its folder) and from
@@ -51,13 +51,13 @@ from pathlib import Path
 from typing import Any
 
 from agents import Scheduler, make_agent, registry
-from benchmarks.leaderboard.provenance import data_hashes, package_version
-from benchmarks.leaderboard.source_closure import (
+from benchmarks.common.source_closure import (
     Follow,
     import_closure,
     imports_of_source,
     module_file,
 )
+from benchmarks.leaderboard.provenance import data_hashes, package_version
 from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.statistics import StratifiedSummary, stratified_summary
 from benchmarks.leaderboard.grid import Grid
-from benchmarks.statistics import StratifiedSummary, stratified_summary
 
 #: Probabilities of improvement compare every agent with this one, when it is in the grid.
 REFERENCE_AGENT = "lara"

@@ -1,0 +1,489 @@
+"""Tune every baseline's documented settings the same way, on training seeds only.
+
+Fair comparisons need every scheduler at its best, chosen by one procedure that never sees the
+episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
+
+1. **Search.** The class defaults and ``budget - 1`` other settings drawn at random (without
+   replacement) from the baseline's grid are each played on the *search* episodes: the
+   ``training`` preset (train split of the curves) at the training load, the
+   ``in_distribution``, ``rl`` and ``vision`` workloads, seeds ``100 ..`` (``--search-seeds``
+   per workload).
+2. **Confirmation.** The ``finalists`` best by search mean, and the defaults, are played again
+   on fresh *confirmation* seeds ``200 ..`` (``--confirm-seeds`` per workload); the best
+   confirmation mean wins, so a setting that was merely lucky on the search episodes does not.
+3. **Writing.** The winners go to ``agents/tuned_settings.json``, where the registry reads them
+   (:mod:`agents.tuned`); every episode is in ``DIR/trials.jsonl`` and a summary in
+   ``DIR/README.md`` (default ``benchmarks/results/tuning``).
+
+Every baseline gets the same budget: ``budget`` settings (fewer if its grid is smaller) on the
+same episodes. Only training seeds (below 1000, :mod:`benchmarks.common.seeds`) and the train split
+can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the
+evaluation seeds (1000 and up) stay untouched.
+
+Trials are appended to the journal as they finish, keyed by the code that played them (a hash of
+the package sources without the tuned-settings file this script writes, :func:`trial_code`) and
+the trace data; running again reuses the finished ones, so an interrupted run continues where it
+stopped. The settings file records the command that reproduces the choice
+(:func:`reproducing_command`), so that rerunning with other progress or output options leaves
+its bytes, and the fingerprints of every result keyed by it, unchanged.
+
+Usage::
+
+    python -m benchmarks.baselines.tuning                      # every baseline (~15 min, 2 cores)
+    python -m benchmarks.baselines.tuning --agents laira --budget 8
+    python -m benchmarks.baselines.tuning --quick --output /tmp/tuning --settings-file /tmp/t.json
+
+Example:
+    >>> tuning_seeds(100, 3)
+    (100, 101, 102)
+    >>> tuning_seeds(999, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: tuning: seeds 999..1000 reach outside the training seeds 0..999 (1000 and up are the evaluation seeds results are reported on). Pick a lower start or fewer seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import Scheduler, mean_ci
+from agents.laira import Laira, LairaSettings
+from agents.lara import Lara
+from agents.least_slack import LeastSlack
+from agents.successive_halving import SuccessiveHalving
+from agents.successive_halving_stream import SuccessiveHalvingStream
+from agents.tuned import TUNED_SETTINGS_PATH
+from benchmarks.baselines.lookahead_calibration import calibrate
+from benchmarks.baselines.trials import (
+    QUICK_ARRIVAL_HORIZON,
+    Trial,
+    TrialJournal,
+    run_trials,
+)
+from benchmarks.common.arguments import positive_int
+from benchmarks.common.atomic import write_atomically
+from benchmarks.common.seeds import training_seeds
+from benchmarks.common.source_fingerprint import source_fingerprint
+from benchmarks.common.store import StoreFormatError
+from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS
+from benchmarks.leaderboard.provenance import SOURCE_ROOT
+from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+
+#: First seed of the search and of the confirmation episodes.
+SEARCH_SEED_BASE = 100
+CONFIRM_SEED_BASE = 200
+#: The workloads the leaderboard reports, each tuned on at the training load.
+WORKLOADS = DEFAULT_WORKLOADS
+DEFAULT_OUTPUT = Path("benchmarks/results/tuning")
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A baseline's tunable settings.
+
+    Attributes:
+        factory: Builds the scheduler from keyword settings.
+        grid: Candidate values per setting name (the class defaults are always tried too).
+        fixed: Settings that define the variant and are never searched.
+        prepare: Completes each candidate with settings fitted to training episodes rather
+            than searched (LaiRA's look-ahead calibration); called with ``quick``.
+    """
+
+    factory: Callable[..., Scheduler]
+    grid: Mapping[str, tuple[Any, ...]]
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    prepare: Callable[[dict[str, Any], bool], dict[str, Any]] | None = None
+
+    def candidates(
+        self, budget: int, rng: np.random.Generator, *, quick: bool = False
+    ) -> list[dict[str, Any]]:
+        """The defaults (``{}``) and up to ``budget - 1`` distinct draws from the grid, each
+        completed by ``prepare`` (settings fitted to data, e.g. LaiRA's calibration)."""
+        names = sorted(self.grid)
+        combinations = list(itertools.product(*(self.grid[name] for name in names)))
+        count = min(budget - 1, len(combinations))
+        picked = rng.choice(len(combinations), size=count, replace=False)
+        draws = [dict(zip(names, combinations[int(index)], strict=True)) for index in picked]
+        chosen = [{}, *draws]
+        if self.prepare is not None:
+            chosen = [self.prepare(settings, quick) for settings in chosen]
+        return chosen
+
+    def build(self, settings: Mapping[str, Any]) -> Scheduler:
+        """The scheduler with ``settings`` on top of the variant's fixed settings."""
+        return self.factory(**{**self.fixed, **settings})
+
+
+#: First seed of the episodes LaiRA's look-ahead is calibrated on, and their number.
+CALIBRATION_SEED_BASE = 300
+CALIBRATION_SEEDS = 8
+
+
+@cache
+def _calibration(offset: float, quick: bool) -> str:
+    """LaiRA's look-ahead calibration for a work ``offset`` (JSON, cached per offset)."""
+    seeds = tuning_seeds(CALIBRATION_SEED_BASE, 1 if quick else CALIBRATION_SEEDS)
+    table = calibrate(LairaSettings(offset=offset), tuning_configs(quick=quick).values(), seeds)
+    rounded = {family: [round(a, 4), round(b, 4)] for family, (a, b) in table.items()}
+    return json.dumps(rounded, sort_keys=True)
+
+
+def _with_calibration(settings: dict[str, Any], quick: bool) -> dict[str, Any]:
+    """``settings`` with the look-ahead calibration fitted for their ``offset``."""
+    offset = float(settings.get("offset", LairaSettings().offset))
+    return {**settings, "calibration": json.loads(_calibration(offset, quick))}
+
+
+#: What is tuned, per registered name (see each class's settings docstring).
+SEARCH_SPACES: Mapping[str, SearchSpace] = {
+    "lara": SearchSpace(
+        Lara,
+        {
+            "gamma": (0.8, 0.9, 0.95, 0.99),
+            "offset": (1.0, 2.0, 5.0, 10.0),
+            "exploration_points": (2, 3, 4, 6),
+            "exploration_share": (0.1, 0.25, 0.5),
+        },
+    ),
+    "lara_proportional": SearchSpace(
+        Lara,
+        {
+            "gamma": (0.8, 0.9, 0.95, 0.99),
+            "offset": (1.0, 2.0, 5.0, 10.0),
+            "exploration_points": (2, 3, 4, 6),
+            "stickiness": (0.0, 0.5, 1.0, 2.0),
+        },
+        fixed={"allocation": "proportional"},
+    ),
+    "laira": SearchSpace(
+        Laira,
+        {
+            "beta": (0.0, 0.05, 0.1, 0.3, 1.0),
+            "offset": (2.0, 5.0, 10.0),
+            "success_threshold": (0.1, 0.2, 0.3, 0.4, 0.45),
+            "min_reports": (2, 3, 4, 6),
+            "ratio_cap": (0.25, 0.5, 1.0, 2.0),
+            "max_slice": (2, 4, 8),
+            "allocation": ("need", "one_each"),
+        },
+        prepare=_with_calibration,
+    ),
+    "successive_halving": SearchSpace(
+        SuccessiveHalving, {"eta": (2, 3, 4), "bracket_epochs": (None, 5, 10, 20, 40)}
+    ),
+    "successive_halving_stream": SearchSpace(
+        SuccessiveHalvingStream,
+        {
+            "rungs": ((2.0, 8.0), (4.0, 16.0), (8.0, 32.0), (4.0,), (8.0,)),
+            "window": (8, 16, 32),
+            "min_peers": (2, 4, 8),
+        },
+    ),
+    "least_slack": SearchSpace(LeastSlack, {"prior": (0.25, 0.5, 1.0, 2.0, 4.0)}),
+}
+
+
+def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
+    """``count`` consecutive training seeds from ``start``
+    (:func:`benchmarks.common.seeds.training_seeds`).
+
+    Raises:
+        ValueError: If any seed would be 1000 or more, or below 0.
+    """
+    return training_seeds(start, count, where="tuning")
+
+
+def tuning_configs(*, quick: bool = False) -> dict[str, ClusterConfig]:
+    """The ``training`` preset at the training load, one config per workload, train split.
+
+    Raises:
+        ValueError: If a config would draw test curves (it never should: a guard against a
+            changed preset).
+    """
+    configs = {}
+    for workload in WORKLOADS:
+        config = get_config("training", workload=workload, load=TRAINING_LOAD)
+        if quick:
+            config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
+        if config.split != "train":
+            raise ValueError(
+                f"Tuning must use the train split, but the training preset for {workload!r} "
+                f"draws {config.split!r} curves."
+            )
+        configs[workload] = config
+    return configs
+
+
+def settings_key(settings: Mapping[str, Any]) -> str:
+    """Canonical JSON of a settings dict (tuples become lists)."""
+    return json.dumps(settings, sort_keys=True)
+
+
+@dataclass
+class Outcome:
+    """The tuning of one baseline."""
+
+    agent: str
+    candidates: int
+    search: dict[str, float]
+    confirmation: dict[str, list[float]]
+    chosen: str
+    defaults: str
+
+    def summary(self) -> dict[str, Any]:
+        """What ``tuned_settings.json`` records for the baseline."""
+        default = self.confirmation[self.defaults]
+        chosen = self.confirmation[self.chosen]
+        return {
+            "settings": json.loads(self.chosen),
+            "candidates": self.candidates,
+            "search_mean": round(self.search[self.chosen], 4),
+            "confirmation_mean": round(float(np.mean(chosen)), 4),
+            "defaults_confirmation_mean": round(float(np.mean(default)), 4),
+        }
+
+
+def tune(
+    agent: str,
+    *,
+    budget: int,
+    finalists: int,
+    search_seeds: Sequence[int],
+    confirm_seeds: Sequence[int],
+    journal: TrialJournal,
+    workers: int,
+    quick: bool,
+    progress: bool,
+) -> Outcome:
+    """Search, confirm and choose the settings of one baseline (see the module docstring)."""
+    space = SEARCH_SPACES[agent]
+    rng = np.random.default_rng(int(hashlib.sha256(agent.encode()).hexdigest()[:8], 16))
+    candidates = [settings_key(item) for item in space.candidates(budget, rng, quick=quick)]
+
+    configs = tuning_configs(quick=quick)
+
+    def trials(keys: Sequence[str], seeds: Sequence[int]) -> list[Trial]:
+        made = [
+            Trial(agent, key, workload, seed, quick=quick, searched=True)
+            for key in keys
+            for workload in WORKLOADS
+            for seed in tuning_seeds(min(seeds), len(seeds))
+        ]
+        if any(trial.config() != configs[trial.workload] for trial in made):
+            raise ValueError("A tuning trial's config differs from tuning_configs().")
+        return made
+
+    def scores(key: str, seeds: Sequence[int]) -> list[float]:
+        return [journal.score(trial) for trial in trials([key], seeds)]
+
+    run_trials(
+        trials(candidates, search_seeds),
+        journal,
+        workers=workers,
+        progress=progress,
+        label=f"{agent}: search",
+    )
+    search = {key: float(np.mean(scores(key, search_seeds))) for key in candidates}
+    best = sorted(candidates, key=lambda key: (-search[key], candidates.index(key)))
+    defaults = candidates[0]
+    confirmed = list(dict.fromkeys([*best[:finalists], defaults]))
+    run_trials(
+        trials(confirmed, confirm_seeds),
+        journal,
+        workers=workers,
+        progress=progress,
+        label=f"{agent}: confirm",
+    )
+    confirmation = {key: scores(key, confirm_seeds) for key in confirmed}
+    chosen = max(confirmed, key=lambda key: (np.mean(confirmation[key]), -confirmed.index(key)))
+    return Outcome(agent, len(candidates), search, confirmation, chosen, defaults)
+
+
+def write_settings(path: Path, outcomes: Sequence[Outcome], command: str) -> None:
+    """Merge the outcomes into the tuned-settings file the registry reads."""
+    document: dict[str, Any] = {"agents": {}}
+    if path.exists():
+        document = json.loads(path.read_text())
+    document["command"] = command
+    document["note"] = (
+        "Chosen by python -m benchmarks.baselines.tuning on training seeds (< 1000) and the train "
+        "split; see benchmarks/results/tuning/README.md. Do not edit by hand."
+    )
+    for outcome in outcomes:
+        document["agents"][outcome.agent] = outcome.summary()
+    document["agents"] = dict(sorted(document["agents"].items()))
+    write_atomically(path, json.dumps(document, indent=2) + "\n")
+
+
+def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) -> str:
+    """The search log's summary: per baseline, the winner against its defaults."""
+    lines = [
+        "# Tuning of the baselines",
+        "",
+        "Made by `python -m benchmarks.baselines.tuning` "
+        f"(budget {settings['budget']} settings per baseline, {settings['finalists']} finalists; "
+        f"search seeds {settings['search']}, confirmation seeds {settings['confirm']} per "
+        f"workload; workloads {', '.join(WORKLOADS)}; `training` preset, train split, load "
+        f"{TRAINING_LOAD}). Completion rates are means over the episodes; the last column is "
+        "the chosen settings minus the defaults on the same confirmation episodes, with a 95% "
+        "bootstrap interval. Every episode is in `trials.jsonl`.",
+        "",
+        "| baseline | settings tried | chosen settings | search | confirmation | defaults "
+        "(confirmation) | chosen - defaults [95% CI] |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for outcome in outcomes:
+        summary = outcome.summary()
+        chosen = np.array(outcome.confirmation[outcome.chosen])
+        default = np.array(outcome.confirmation[outcome.defaults])
+        difference = mean_ci(chosen - default)
+        searched = {k: v for k, v in summary["settings"].items() if k != "calibration"}
+        shown = ", ".join(f"{k}={v}" for k, v in searched.items()) or "defaults"
+        if "calibration" in summary["settings"]:
+            shown += " (+ look-ahead calibration)"
+        lines.append(
+            f"| {outcome.agent} | {outcome.candidates} | {shown} | {summary['search_mean']:.3f} "
+            f"| {summary['confirmation_mean']:.3f} | {summary['defaults_confirmation_mean']:.3f}"
+            f" | {difference.bracketed('+.3f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def trial_code() -> str:
+    """What keys the trials: :func:`benchmarks.common.source_fingerprint.source_fingerprint` of the
+    episode code without the tuned-settings file, which the trials do not read (every candidate
+    is built from its own settings) and which is this script's output: keying the trials by it
+    would make every run's output invalidate its own trials."""
+    tuned = TUNED_SETTINGS_PATH.relative_to(SOURCE_ROOT).as_posix()
+    return source_fingerprint(exclude=(tuned,))
+
+
+def reproducing_command(args: argparse.Namespace) -> str:
+    """The command that chooses the same settings: the options that shape the search, where
+    they differ from the defaults (progress bars, workers and output paths do not)."""
+    parser, words = build_parser(), ["python -m benchmarks.baselines.tuning"]
+    shaping = ["agents", "budget", "finalists", "search_seeds", "confirm_seeds"]
+    if args.quick:  # which sets the budget and the seeds
+        words.append("--quick")
+        shaping = ["agents"]
+    for name in shaping:
+        value, default = getattr(args, name), parser.get_default(name)
+        if value != default:
+            shown = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+            words.append(f"--{name.replace('_', '-')} {shown}")
+    return " ".join(words)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.baselines.tuning",
+        description="Tune each baseline's settings with the same budget on training seeds "
+        "(< 1000) and the train split; write them where the registry reads them.",
+    )
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(SEARCH_SPACES),
+        choices=list(SEARCH_SPACES),
+        metavar="AGENT",
+        help=f"Baselines to tune (default: all of {' '.join(SEARCH_SPACES)}).",
+    )
+    parser.add_argument("--budget", type=positive_int, default=24, help="Settings per baseline.")
+    parser.add_argument(
+        "--finalists", type=positive_int, default=4, help="Best searched settings confirmed."
+    )
+    parser.add_argument(
+        "--search-seeds", type=positive_int, default=4, help="Search seeds per workload."
+    )
+    parser.add_argument(
+        "--confirm-seeds", type=positive_int, default=8, help="Confirmation seeds per workload."
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="Smoke run: budget 2, 1 finalist, 1 seed each, arrivals during 20 epochs.",
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, default=os.cpu_count() or 1, help="Worker processes."
+    )
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR", help="Search log folder."
+    )
+    parser.add_argument(
+        "--settings-file",
+        type=Path,
+        default=TUNED_SETTINGS_PATH,
+        metavar="FILE",
+        help=f"Where the chosen settings go (default: the registry's, {TUNED_SETTINGS_PATH}).",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Tune the chosen baselines; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    if args.quick:
+        args.budget, args.finalists, args.search_seeds, args.confirm_seeds = 2, 1, 1, 1
+    try:
+        search = tuning_seeds(SEARCH_SEED_BASE, args.search_seeds)
+        confirm = tuning_seeds(CONFIRM_SEED_BASE, args.confirm_seeds)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if set(search) & set(confirm):
+        print("error: search and confirmation seeds overlap; use fewer seeds.", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    try:
+        journal = TrialJournal(args.output / "trials.jsonl", trial_code())
+    except StoreFormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    outcomes = []
+    for agent in dict.fromkeys(args.agents):
+        outcome = tune(
+            agent,
+            budget=args.budget,
+            finalists=args.finalists,
+            search_seeds=search,
+            confirm_seeds=confirm,
+            journal=journal,
+            workers=args.workers,
+            quick=args.quick,
+            progress=not args.no_progress,
+        )
+        outcomes.append(outcome)
+        summary = outcome.summary()
+        print(
+            f"{agent}: {summary['settings'] or 'defaults'} (confirmation "
+            f"{summary['confirmation_mean']:.3f}, defaults {summary['defaults_confirmation_mean']:.3f})"
+        )
+    write_settings(args.settings_file, outcomes, reproducing_command(args))
+    ranges = {"budget": args.budget, "finalists": args.finalists}
+    ranges["search"] = f"{search[0]}-{search[-1]}"
+    ranges["confirm"] = f"{confirm[0]}-{confirm[-1]}"
+    write_atomically(args.output / "README.md", markdown_report(outcomes, ranges))
+    print(
+        f"Wrote {args.settings_file} and {args.output / 'README.md'} in "
+        f"{time.perf_counter() - start:.0f} s."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

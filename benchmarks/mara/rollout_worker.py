@@ -1,0 +1,152 @@
+"""PPO rollouts of MARA's training played in a worker process, one update ahead of the learner.
+
+With ``--rollout-lag 1`` (:class:`benchmarks.mara.train.TrainSettings`), the learner hands the
+worker its current weights and trains on the rollouts the worker played with the weights
+before them, so that both cores are busy: the worker plays the next rollouts while the learner
+updates. The worker keeps its :class:`~benchmarks.mara.rollouts.ClusterVector` between calls,
+so its episodes run on across updates exactly as the learner's own vector's would; what changes
+is only which weights chose the actions (one update older). PPO's ratio divides by the
+log-probabilities the rollout policy had, so it stays correct for that policy.
+
+Example:
+    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env import get_config
+    >>> network = PolicyConfig(width=16, layers=1, heads=2)
+    >>> plan = RolloutPlan((get_config("tiny"),) * 2, network, "wls", 4, 0.35, seed=0, epochs=3)
+    >>> worker = RolloutWorker(plan, workers=0)
+    >>> rollout = worker.submit(MaraPolicy(network).state_dict()).result()
+    >>> len(rollout.steps), tuple(rollout.steps[0].actions.shape)
+    (3, (2, 2))
+    >>> worker.close()
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks.common.workers import worker_pool
+from benchmarks.mara.rollouts import ClusterVector, StepBatch
+from benchmarks.mara.validation import weights_snapshot
+from mara_env import ClusterConfig
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    """What the worker plays: the clusters of the learner's rollout vector.
+
+    Attributes:
+        configs: One config per cluster.
+        network: The policy's sizes (to rebuild it from a snapshot of its weights).
+        predictor: The feature predictor's name.
+        n_samples: Prediction samples per task.
+        temperature: The sampling temperature (the deployed one).
+        seed: Seeds the vector's episode seeds (as the learner's own vector would be seeded).
+        epochs: Epochs every cluster plays per rollout.
+    """
+
+    configs: tuple[ClusterConfig, ...]
+    network: PolicyConfig
+    predictor: str
+    n_samples: int
+    temperature: float
+    seed: int
+    epochs: int
+
+
+@dataclass
+class Rollout:
+    """One update's rollouts.
+
+    Attributes:
+        steps: One :class:`~benchmarks.mara.rollouts.StepBatch` per epoch (its ``value`` is the
+            rollout policy's own value head: a learner with a critic recomputes it).
+        last_slots, last_globals: The inputs of the state after the last epoch (to bootstrap).
+        finished: The metrics of the episodes that ended during these epochs.
+    """
+
+    steps: list[StepBatch]
+    last_slots: torch.Tensor
+    last_globals: torch.Tensor
+    finished: list[dict[str, Any]]
+
+
+class _Player:
+    """The worker's side: the policy and the vector, kept between rollouts."""
+
+    def __init__(self, plan: RolloutPlan) -> None:
+        self.plan = plan
+        self.policy = MaraPolicy(plan.network).eval()
+        self.vector = ClusterVector(
+            list(plan.configs),
+            self.policy,
+            plan.seed,
+            predictor=plan.predictor,
+            n_samples=plan.n_samples,
+            temperature=plan.temperature,
+        )
+
+    def play(self, state: dict[str, torch.Tensor]) -> Rollout:
+        self.policy.load_state_dict(state)
+        steps = [self.vector.step() for _ in range(self.plan.epochs)]
+        slots, globals_ = self.vector.inputs()
+        finished = list(self.vector.finished)
+        self.vector.finished.clear()
+        return Rollout(steps, slots, globals_, finished)
+
+
+#: The player of this worker process (built by its first rollout).
+_PLAYER: _Player | None = None
+
+
+def _play(plan: RolloutPlan, state: dict[str, torch.Tensor]) -> Rollout:
+    global _PLAYER
+    if _PLAYER is None:
+        _PLAYER = _Player(plan)
+    return _PLAYER.play(state)
+
+
+class RolloutWorker:
+    """Plays rollouts of weight snapshots in a worker process (or, ``workers=0``, in this one).
+
+    Args:
+        plan: What every rollout plays.
+        workers: 1 plays in a ``spawn`` child that ends with this process; 0 plays in this
+            process when a snapshot is submitted (the same rollouts, one after the other).
+
+    Raises:
+        ValueError: If ``workers`` is not 0 or 1.
+    """
+
+    def __init__(self, plan: RolloutPlan, workers: int = 1) -> None:
+        if workers not in (0, 1):
+            raise ValueError(f"RolloutWorker: workers must be 0 or 1, got {workers!r}.")
+        self.plan = plan
+        self._pool: ProcessPoolExecutor | None = None
+        self._player: _Player | None = None
+        if workers:
+            self._pool = worker_pool()
+        else:
+            self._player = _Player(plan)
+
+    def submit(self, state: dict[str, torch.Tensor]) -> Future[Rollout]:
+        """Start the next rollout with the weights ``state`` (a snapshot is taken: later updates
+        of the learner's network do not reach it)."""
+        snapshot = weights_snapshot(state)
+        if self._pool is not None:
+            return self._pool.submit(_play, self.plan, snapshot)
+        if self._player is None:
+            raise RuntimeError("RolloutWorker.submit() after close(); make a new worker.")
+        future: Future[Rollout] = Future()
+        future.set_result(self._player.play(snapshot))
+        return future
+
+    def close(self) -> None:
+        """Stop the worker (waits for a rollout it is playing)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = self._player = None

@@ -1,0 +1,140 @@
+"""Validation episodes of MARA's training, played beside the training on the other core.
+
+A validation plays fixed episodes (train split, every workload, at the deployed temperature) with
+a snapshot of the policy's weights; training only needs its score later, to keep the best
+weights. :class:`ValidationPlayer` plays them in a worker process, so that the next updates run
+meanwhile on the main process's core, or in this process (``workers=0``). Both give the same
+scores: each episode is seeded by its own seed, whatever process plays it.
+
+Example:
+    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env import get_config
+    >>> network = PolicyConfig(width=16, layers=1, heads=2)
+    >>> configs = tuple(get_config("tiny", workload=name) for name in ("rl", "vision"))
+    >>> player = ValidationPlayer(Episodes(configs, network, "wls", 4, 0.35), workers=0)
+    >>> rates = player.submit(MaraPolicy(network).state_dict(), [900, 901]).result()
+    >>> len(rates)  # one rate per config and seed
+    4
+    >>> player.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+
+import torch
+
+from agents.mara.agent import Mara
+from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks.common.workers import worker_pool
+from benchmarks.mara.rollouts import ClusterVector
+from mara_env import ClusterConfig
+
+
+@dataclass(frozen=True)
+class Episodes:
+    """What a validation plays: each config with each seed, MARA's features from
+    ``predictor`` (``n_samples`` per task), sampling at ``temperature``.
+
+    Attributes:
+        configs: One config per workload.
+        network: The policy's sizes (to rebuild it from a snapshot of its weights).
+        predictor: The feature predictor's name.
+        n_samples: Prediction samples per task.
+        temperature: The sampling temperature (the deployed one).
+    """
+
+    configs: tuple[ClusterConfig, ...]
+    network: PolicyConfig
+    predictor: str
+    n_samples: int
+    temperature: float
+
+
+def agent_episodes(
+    agent: Mara, configs: Sequence[ClusterConfig], temperature: float | None = None
+) -> Episodes:
+    """What a loaded MARA agent plays on ``configs``: its network, predictor and samples, at the
+    temperature it ships with (or ``temperature``)."""
+    return Episodes(
+        tuple(configs),
+        agent.policy.config,
+        agent.predictor_name,
+        agent.features.n_samples,
+        agent.temperature if temperature is None else temperature,
+    )
+
+
+def weights_snapshot(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A copy of a ``state_dict`` that later updates of the network do not reach."""
+    return {key: value.detach().clone() for key, value in state.items()}
+
+
+def play_episodes(episodes: Episodes, policy: MaraPolicy, seeds: Sequence[int]) -> list[float]:
+    """Completion rates of ``policy`` on every config of ``episodes`` with each of ``seeds``,
+    config-major."""
+    configs = list(episodes.configs)
+    vector = ClusterVector(
+        configs,
+        policy,
+        0,
+        predictor=episodes.predictor,
+        n_samples=episodes.n_samples,
+        episode_seeds=[list(seeds)] * len(configs),
+        temperature=episodes.temperature,
+    )
+    was_training = policy.training
+    policy.eval()
+    while vector.live:
+        vector.step()
+    policy.train(was_training)
+    rates = {(row["cluster"], row["seed"]): row["completion_rate"] for row in vector.finished}
+    return [float(rates[c, s]) for c in range(len(configs)) for s in seeds]
+
+
+def _play_state(
+    episodes: Episodes, state: dict[str, torch.Tensor], seeds: Sequence[int]
+) -> list[float]:
+    policy = MaraPolicy(episodes.network)
+    policy.load_state_dict(state)
+    return play_episodes(episodes, policy, seeds)
+
+
+class ValidationPlayer:
+    """Plays validation episodes of weight snapshots, in a worker process or in this one.
+
+    Args:
+        episodes: What every validation plays.
+        workers: 1 plays in a worker process (a ``spawn`` child that ends with this process),
+            0 plays in this process when a snapshot is submitted.
+
+    Raises:
+        ValueError: If ``workers`` is not 0 or 1.
+    """
+
+    def __init__(self, episodes: Episodes, workers: int = 1) -> None:
+        if workers not in (0, 1):
+            raise ValueError(f"ValidationPlayer: workers must be 0 or 1, got {workers!r}.")
+        self.episodes = episodes
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        if workers:
+            self._pool = worker_pool()
+
+    def submit(self, state: dict[str, torch.Tensor], seeds: Sequence[int]) -> Future[list[float]]:
+        """Start playing ``seeds`` with the weights ``state`` (a snapshot: later changes to the
+        training policy do not reach it); the future's result is :func:`play_episodes`'s."""
+        snapshot = weights_snapshot(state)
+        if self._pool is not None:
+            return self._pool.submit(_play_state, self.episodes, snapshot, list(seeds))
+        future: Future[list[float]] = Future()
+        future.set_result(_play_state(self.episodes, snapshot, seeds))
+        return future
+
+    def close(self) -> None:
+        """Stop the worker (waits for the episodes it is playing)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None

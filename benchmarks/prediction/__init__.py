@@ -1,0 +1,31 @@
+"""Remaining-work prediction: the prediction benchmark and its figures, predictor training, checkpoint comparison on validation cases, and the predictors' verdicts inside the schedulers.
+
+Run ``python -m benchmarks.prediction <command> [options]``; each command is also its own module:
+
+* ``benchmark`` (:mod:`benchmarks.prediction.benchmark`): score every predictor's remaining-work predictions in and out of distribution.
+* ``train`` (:mod:`benchmarks.prediction.train`): train a learned predictor on the train split and write its checkpoint.
+* ``compare`` (:mod:`benchmarks.prediction.validation_comparison`): compare two flow-matching checkpoints on the train split's validation cases.
+* ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors' success verdicts inside LaiRA's episodes.
+"""
+
+from __future__ import annotations
+
+#: The group's commands: name -> (module, summary), as :func:`benchmarks.common.subcommands.dispatch` reads them.
+COMMANDS = {
+    "benchmark": (
+        "benchmarks.prediction.benchmark",
+        "Score every predictor's remaining-work predictions in and out of distribution.",
+    ),
+    "train": (
+        "benchmarks.prediction.train",
+        "Train a learned predictor on the train split and write its checkpoint.",
+    ),
+    "compare": (
+        "benchmarks.prediction.validation_comparison",
+        "Compare two flow-matching checkpoints on the train split's validation cases.",
+    ),
+    "verdicts": (
+        "benchmarks.prediction.verdicts.cli",
+        "Record and score the predictors' success verdicts inside LaiRA's episodes.",
+    ),
+}
