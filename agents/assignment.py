@@ -4,8 +4,9 @@ Two steps shared by the priority heuristics:
 
 1. :func:`nodes_per_slot` hands out nodes along the priority order, one per task; when nodes
    remain after every task has one, it wraps around and gives the top tasks a second node, then
-   a third, ... (never more than ``max_nodes_per_task``). An idle node trains nothing, so even
-   with diminishing returns (``alpha < 1``) an extra node on a top task is worth more.
+   a third, ... (never more than ``cap``, the config's ``task_node_limit``). An idle node
+   trains nothing, so even with diminishing returns (``alpha < 1``) an extra node on a top task
+   is worth more.
 2. :func:`keep_nodes_in_place` decides which node trains which task: a node that trained a slot's
    task last epoch keeps it while that task still wants nodes (switching costs ``switch_cost``
    of an epoch); the other nodes fill the remaining places in priority order.
@@ -31,7 +32,8 @@ def nodes_per_slot(order: np.ndarray, n_nodes: int, n_slots: int, cap: int | Non
         order: Slots in priority order (highest first); each slot at most once.
         n_nodes: Nodes to hand out.
         n_slots: Number of slots (length of the result).
-        cap: Most nodes one slot may get (``None``: no limit).
+        cap: Most nodes one slot may get (``None``: no limit); schedulers pass
+            :attr:`mara_env.ClusterConfig.task_node_limit`.
 
     Returns:
         An int array of length ``n_slots``.
@@ -40,8 +42,9 @@ def nodes_per_slot(order: np.ndarray, n_nodes: int, n_slots: int, cap: int | Non
     order = np.asarray(order, dtype=np.int64)
     if len(order) == 0:
         return counts
-    per_slot = n_nodes if cap is None else min(cap, n_nodes)
-    rounds = min(per_slot, -(-n_nodes // len(order)))
+    rounds = -(-n_nodes // len(order))  # never above n_nodes, so no node cap is needed here
+    if cap is not None:
+        rounds = min(cap, rounds)
     dealt = np.tile(order, rounds)[:n_nodes]
     np.add.at(counts, dealt, 1)
     return counts

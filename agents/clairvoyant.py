@@ -13,11 +13,13 @@ Each epoch:
 
 1. **Exact need.** For every visible task and every node count ``k``, the epochs it needs to
    report a loss at or below its target when ``k`` nodes train it from now on, found by
-   stepping its true curve exactly as the simulator will: ``speed * k**alpha`` curve steps per
-   epoch, the switch cost on the first epoch for nodes that did not train it last epoch, and the
-   loss read at the point each epoch lands on (so a target skipped between two landing points
-   is not counted as reached). Its **cost** is the node-epochs of the cheapest ``k`` that meets
-   the deadline; a task that no ``k`` gets there in time is hopeless and gets nothing.
+   stepping its true curve exactly as the simulator will
+   (:func:`mara_env.rules.epochs_to_target`): :func:`mara_env.rules.progress_gain` per epoch,
+   the switch cost on the first epoch for nodes that did not train it last epoch, and the loss
+   read at the point each epoch lands on (so a target skipped between two landing points is not
+   counted as reached). Its **cost** is the node-epochs of the cheapest ``k`` (up to the
+   config's ``task_node_limit``) that meets the deadline; a task that no ``k`` gets there in
+   time is hopeless and gets nothing.
 2. **Largest feasible set.** Moore–Hodgson (:func:`agents.lara.moore_hodgson`) on
    earliest-deadline order over those costs, with the cluster's ``n_nodes`` node-epochs per
    epoch as capacity.
@@ -155,7 +157,7 @@ class Clairvoyant(EpochScheduler):
             give = min(int(need_nodes[index]), free)
             counts[index] = give
             free -= give
-        cap = config.n_nodes if config.max_nodes_per_task is None else config.max_nodes_per_task
+        cap = config.task_node_limit
         growing = members.tolist()
         while free > 0 and growing:
             growing = [index for index in growing if counts[index] < cap][:free]
@@ -175,9 +177,7 @@ class Clairvoyant(EpochScheduler):
             )
         config = self.config
         simulator = self._env.simulator
-        width = config.n_nodes
-        if config.max_nodes_per_task is not None:
-            width = min(width, config.max_nodes_per_task)
+        width = config.task_node_limit
         nodes = np.arange(1, width + 1)
         held = np.bincount(self.previous_slots, minlength=config.n_actions)
         result = np.full((len(slots), width), NEVER, dtype=np.int64)

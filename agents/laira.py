@@ -1,18 +1,19 @@
 """LaiRA (Wang, Liu, Zhou; AAAI 2026) adapted to discrete nodes and arriving tasks.
 
 LaiRA (``/work/shared/PAPERS.md`` §3) works in time slices of adaptive length ``M``. Work is
-counted here in node-epochs at one node (curve steps divided by the task's speed). At the start
-of each slice:
+counted in node-epochs of one node (curve steps over the task's speed). At the start of each
+slice:
 
 1. **Look-ahead feasibility (DKF).** Every visible task's loss is tracked by the Dynamic Kalman
    Filter of :mod:`predictors.dkf` (a power law with drifting parameters, updated at constant
    cost per new report). Its state is projected to the deadline assuming the task got all the
-   remaining compute (``time_left * K**alpha`` node-epochs for ``K`` nodes); a task whose
-   **success probability** there is below ``success_threshold`` is **infeasible** for this
-   slice. The probability comes from the filter's margin (how many predicted standard
-   deviations the best predicted log-loss lies below the target) through a per-family logistic
-   calibration fitted on training episodes (:meth:`LairaSettings.success_probability`). The
-   test is repeated every slice, once a task has ``min_reports`` reports.
+   nodes it can (``max(T, 1) * progress_gain(1, K, alpha)`` node-epochs of one node's work for
+   ``K = task_node_limit`` nodes, :func:`mara_env.rules.progress_gain`); a task whose **success
+   probability** there is below ``success_threshold`` is **infeasible** for this slice. The
+   probability comes from the filter's margin (how many predicted standard deviations the best
+   predicted log-loss lies below the target) through a per-family logistic calibration
+   (:meth:`LairaSettings.success_probability`). The test is repeated every slice, once a task
+   has ``min_reports`` reports.
 2. **Immediate evaluation with a confidence bound.** A discounted ridge least-squares fit
    (:class:`predictors.wls.DiscountedLeastSquares`, features ``[ln(s + s0), 1]``) gives a
    lower confidence bound on the log-loss after one more slice:
@@ -20,82 +21,43 @@ of each slice:
 3. **UCB ratio.** Optimistic slope over the slice ``rho_hat = (ln l_fit(s) - r_hat) /
    (ln(s + M + s0) - ln(s + s0))``; slope required to reach the target by the deadline
    ``rho = (ln l(s) - ln target) / (ln(s + T + s0) - ln(s + s0))``. Feasible tasks are ranked
-   by the score ``min(rho_hat / rho, ratio_cap)``, largest first, ties by earliest deadline.
+   by the score ``min(rho_hat / rho, ratio_cap)``, largest first, ties by earliest deadline
+   (:meth:`Laira.ratios`).
 4. **Adaptive slice length (PD control).** After each slice the mean absolute error of the
    fits' predictions of the log-loss reached during the slice, ``e``, steers the next length:
-   ``M <- clip(M + k_p (e_ref - e) - k_d (e - e_previous), 1, max_slice)`` (accurate
-   predictions lengthen slices, inaccurate ones shorten them); the first ``warmup_slices``
-   slices have the fixed length ``first_slice``. The error is taken over the tasks that
-   trained during the slice and had at least one report at its start (arrival point plus one
-   report fix both parameters of the fit).
+   ``M <- clip(M + k_p (e_ref - e) - k_d (e - e_previous), 1, max_slice)``; the first
+   ``warmup_slices`` slices have the fixed length ``first_slice``. The error is taken over the
+   tasks that trained during the slice and had at least one report at its start.
 
-Faithful: the DKF and its look-ahead test repeated every slice (with all the remaining compute),
-the discounted ridge fit with its confidence bound, the ratio ``rho_hat / rho`` up to its cap,
-PD-controlled slice lengths with a fixed first length, and holding an allocation for a whole
-slice (LaiRA's answer to LARA's many switches).
+Rules of this adaptation (:class:`LairaSettings` holds the hyperparameters;
+``make_agent("laira")`` uses the tuned ones):
 
-Deviations, and why. Each one that is a setting has its effect measured by
-``python -m benchmarks.baseline_deviations`` (paired episodes on the evaluation preset at the
-training load, seeds 1000-1009 of the three leaderboard workloads: 30 paired episodes; table in
-``benchmarks/results/deviations/README.md``):
+* **Discrete nodes** (``allocation``). Feasible tasks are served in rank order, each getting
+  (``"need"``) the whole nodes its look-ahead's mean path needs to reach the target by the
+  deadline (:func:`mara_env.rules.whole_nodes_needed`; one node when the mean path does not
+  reach it), or (``"one_each"``) one node each; nodes left go round the ranking again, never
+  more than the config's ``task_node_limit`` per task.
+* **The verdict** drops a task when its calibrated success probability is below
+  ``success_threshold`` (the paper drops it when the projected mean loss stays above the
+  target); without a ``calibration`` entry the DKF's own normal probability is used.
+* **Probes** (``probe_excluded``). Nodes no feasible task can use go one each to the dropped
+  tasks, most probable first, so their new reports can turn the verdict.
+* **A bounded score.** Scores are capped at ``ratio_cap`` (``rho`` tends to 0 as a task nears
+  its target); ``fitted_loss`` starts the optimistic slope from the fit's log-loss now instead
+  of the latest report.
+* **Arrivals.** Tasks that arrive during a slice wait for the next one unless nodes are idle;
+  idle nodes are handed out mid-slice by the same rule (tasks holding nodes keep them).
+* **Too little data.** Before ``min_reports`` reports after arrival a task is presumed feasible.
+* **Units.** ``s0`` is in node-epochs of one node, for the fit and the DKF alike, and ``N`` in
+  ``rho_hat`` and ``rho`` is one node-epoch per epoch; losses are relative to the loss at
+  arrival (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant only.
+* **Switches.** Nodes stay on their task whenever the new allocation keeps it served
+  (:func:`agents.assignment.keep_nodes_in_place`), and allocations are held for a slice; the
+  switch cost is not added to predicted needs.
 
-* **Discrete nodes (allocation rule).** LaiRA gives the whole (divisible) compute of a slice to
-  the single best task. Here compute is ``K`` nodes and ``k`` nodes advance a task only
-  ``speed * k**alpha`` curve steps per epoch (alpha < 1), so one task cannot use the whole
-  cluster well. Feasible tasks are served in rank order, each getting (``allocation="need"``)
-  the nodes it needs to reach its target by its deadline according to the look-ahead's mean
-  path (``ceil((W / T) ** (1 / alpha))`` nodes for extra work ``W``; one node when the mean
-  path does not reach the target), or (``"one_each"``) one node each; nodes left go round the
-  ranking again. The tuning chose ``"one_each"``; ``"need"`` completes 4.5 points fewer (95% CI
-  -5.7 to -3.3).
-* **A calibrated probability, not the mean.** The paper drops a task when the projected
-  (mean) loss stays above the target. On the shipped curves that verdict is wrong for most
-  tasks early on (power laws cannot foresee the late drops of many RL runs or the plateaus of
-  others), and the filter's own normal probability is badly calibrated, so the verdict uses a
-  calibrated probability and a tuned threshold. Measured: the paper's mean rule completes 11.4
-  points fewer (95% CI -13.6 to -9.2). Tuned for completions, the look-ahead drops almost
-  nothing (``python -m benchmarks.verdicts``: it calls 1% of the feasible tasks infeasible and
-  98% of the infeasible ones feasible), so the look-ahead as a whole is worth -0.1 points (95%
-  CI -0.8 to +0.4; ``sta``).
-* **Verdicts are revisited.** In the paper a dropped task gets no compute, hence no new
-  reports, so its verdict can only change through its shrinking time left. Here nodes that no
-  feasible task can use probe the dropped tasks (one each, most probable first): their new
-  reports can turn the verdict, and no node idles while a visible task could use it.
-  Measured: -0.1 points without the probes (95% CI -0.2 to 0.0), since the tuned look-ahead
-  drops so little.
-* **A bounded ranking score.** ``rho`` tends to 0 as a task's loss nears its target, so the
-  raw ratio has a ``1 / gap`` singularity: a task just above a target it may never reach
-  outranks everything. Scores are capped at ``ratio_cap`` and ties go to the earliest deadline.
-  Measured: the raw ratio completes 21.4 points fewer (95% CI -24.5 to -18.3).
-* **The fit's log-loss in ``rho_hat``.** On noisy curves the latest report often lies below
-  the fit, which makes the optimistic slope negative and ranks a healthy task last; the slope
-  starts from the fit's value at the current work instead. Measured: starting from the latest
-  report costs 5.4 points (95% CI -7.7 to -3.3).
-* **Work in node-epochs.** The paper counts samples; curve steps per epoch vary several-fold
-  with a task's speed here, so ``s0`` is in node-epochs at one node (one epoch of one node
-  moves ``ln(s + s0)`` the same for fast and slow tasks), for the fit and the DKF alike.
-* **Per-node speed ``N``.** ``N`` in ``rho_hat`` and ``rho`` is one node-epoch per epoch: which
-  tasks get several nodes is decided only after ranking.
-* **Arrivals.** LaiRA's tasks are all present at the start. Here tasks arrive during a slice:
-  they wait for the next slice unless nodes are idle (freed by a task that completed or
-  expired, or never used); idle nodes are handed out mid-slice by the same rule, ranking the
-  tasks present by their current score (tasks already holding nodes keep them).
-* **Too little data.** The look-ahead only drops a task once it has ``min_reports`` reports
-  after arrival; before that it is presumed feasible.
-* **Relative losses.** Schedulers see losses relative to each task's loss at arrival
-  (:mod:`agents.observed_history`); both the DKF and the fit are invariant to that scale
-  apart from a constant shift of ``ln a``.
-* **Switch cost.** Switching costs ``switch_cost`` of an epoch here; nodes stay on their task
-  whenever the new allocation keeps it served (:func:`agents.assignment.keep_nodes_in_place`),
-  and allocations are held for a slice. The cost is not added to predicted needs.
-* **Hyperparameters.** The paper's values were not available; :class:`LairaSettings` holds our
-  defaults and ``make_agent("laira")`` the ones ``python -m benchmarks.tune_baselines`` chose
-  on training seeds with the same budget as every other baseline.
-
-Variants (:data:`agents.registry.VARIANTS`): ``sta`` (LaiRA's paper baseline STA, without the
-look-ahead, which is also the "without the DKF check" ablation: -0.1 points, 95% CI -0.8 to
-+0.4), ``laira_no_ucb`` (``beta=0``: -2.1 points, -4.1 to -0.1) and ``laira_no_pd`` (fixed
-slices: -0.3 points, -0.8 to +0.3), all with LaiRA's tuned settings otherwise.
+Variants (:data:`agents.registry.VARIANTS`): ``sta`` (LaiRA's paper baseline STA: no look-ahead),
+``laira_no_ucb`` (``beta=0``) and ``laira_no_pd`` (fixed slices), each with LaiRA's tuned
+settings otherwise.
 
 Example:
     >>> from agents import evaluate
@@ -118,6 +80,7 @@ from agents.assignment import keep_nodes_in_place
 from agents.observed_history import HistoryScheduler
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
+from mara_env.rules import progress_gain, whole_nodes_needed
 from predictors.dkf import DKF, Feasibility, FilterState
 from predictors.wls import DiscountedLeastSquares
 
@@ -129,7 +92,7 @@ ALLOCATIONS = ("need", "one_each")
 @dataclass(frozen=True)
 class LairaSettings:
     """LaiRA's hyperparameters (the paper gives no values; these defaults are ours, and
-    ``make_agent("laira")`` uses the ones ``python -m benchmarks.tune_baselines`` chose).
+    ``make_agent("laira")`` uses the ones ``python -m benchmarks.baselines.tuning`` chose).
 
     Attributes:
         gamma: Forgetting factor of the discounted least-squares fit, in (0, 1].
@@ -160,7 +123,7 @@ class LairaSettings:
             (``False``: they idle, as in the paper).
         calibration: ``{family: (scale, shift)}`` of the logistic map from the DKF's margin to
             a success probability, fitted on training episodes
-            (:mod:`benchmarks.lookahead_calibration`); ``None`` or a missing family: the DKF's
+            (:mod:`benchmarks.baselines.lookahead_calibration`); ``None`` or a missing family: the DKF's
             own normal probability.
         dkf: The Dynamic Kalman Filter used for the look-ahead (its ``offset`` is replaced by
             this ``offset``).
@@ -264,7 +227,7 @@ class LairaSettings:
         """The look-ahead of one task with ``nodes`` nodes until its deadline: the DKF's
         verdict (from ``state``, filtered by :attr:`lookahead_filter`) and the success
         probability of its margin (:meth:`success_probability`)."""
-        extra = max(time_left, 1.0) * nodes**alpha
+        extra = max(time_left, 1.0) * float(progress_gain(1.0, nodes, alpha))
         verdict = self.lookahead_filter.lookahead(state, target, extra)
         return verdict, self.success_probability(verdict.margin, family)
 
@@ -274,7 +237,7 @@ class LairaSettings:
         Without a ``calibration`` entry for ``family`` it is the DKF's own normal CDF of the
         margin; with ``(scale, shift)`` it is the logistic ``1 / (1 + exp(-(scale * margin +
         shift)))`` fitted to outcomes on training episodes
-        (:mod:`benchmarks.lookahead_calibration`).
+        (:mod:`benchmarks.baselines.lookahead_calibration`).
 
         Example:
             >>> LairaSettings().success_probability(0.0, "rl")
@@ -318,29 +281,6 @@ def _calibration_table(value: object) -> tuple[tuple[str, float, float], ...] | 
             f"families from {FAMILY_NAMES} and finite numbers, got {value!r}."
         )
     return tuple(sorted(table))
-
-
-def nodes_needed(work: float, speed: float, time_left: float, alpha: float, limit: int) -> int:
-    """Fewest nodes (1 to ``limit``) that do ``work`` curve steps within ``time_left`` epochs.
-
-    ``k`` nodes advance a task ``speed * k**alpha`` curve steps per epoch, so ``k = ceil((work
-    / (speed * time_left)) ** (1 / alpha))``; ``limit`` when even that many do not suffice or
-    ``work`` is infinite.
-
-    Example:
-        >>> nodes_needed(40.0, speed=2.0, time_left=5.0, alpha=0.5, limit=8)  # 16, capped
-        8
-        >>> nodes_needed(12.0, speed=2.0, time_left=5.0, alpha=0.5, limit=8)  # 1.2 ** 2 = 1.44
-        2
-        >>> nodes_needed(3.0, speed=2.0, time_left=5.0, alpha=0.5, limit=8)
-        1
-    """
-    per_node = work / (speed * time_left)
-    if per_node <= 1.0:
-        return 1
-    if not math.isfinite(per_node):
-        return limit
-    return min(math.ceil(per_node ** (1.0 / alpha) - 1e-9), limit)
 
 
 @dataclass
@@ -463,15 +403,10 @@ class Laira(HistoryScheduler):
     def _alpha(self, view: SlotView, slot: int) -> float:
         return self.config.alpha_for(FAMILY_NAMES[int(view.family[slot])])
 
-    def _node_limit(self) -> int:
-        config = self.config
-        cap = config.max_nodes_per_task
-        return config.n_nodes if cap is None else min(cap, config.n_nodes)
-
     def _check_feasibility(self, view: SlotView, slots: np.ndarray) -> None:
         """Run the DKF look-ahead of every task in ``slots`` with all the remaining compute."""
         settings, histories = self.settings, self.histories
-        limit = self._node_limit()
+        limit = self.config.task_node_limit
         for slot in slots.tolist():
             memory = self._tasks[int(histories.task_ids[slot])]
             if not settings.lookahead or memory.reports < settings.min_reports:
@@ -488,7 +423,7 @@ class Laira(HistoryScheduler):
             memory.margin = verdict.margin
             memory.feasible = memory.probability >= settings.success_threshold
             if settings.allocation == "need" and math.isfinite(verdict.work_to_target):
-                memory.needed_nodes = nodes_needed(
+                memory.needed_nodes = whole_nodes_needed(
                     verdict.work_to_target, 1.0, time_left, alpha, limit
                 )
             else:
@@ -551,7 +486,7 @@ class Laira(HistoryScheduler):
         excluded task (a probe that brings new reports, so its verdict can change); then the
         rest round the ranked tasks, then round everyone, one node at a time."""
         ids = self.histories.task_ids
-        limit = self._node_limit()
+        limit = self.config.task_node_limit
         if not self.settings.probe_excluded:
             excluded = excluded[:0]
 

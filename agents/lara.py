@@ -1,74 +1,44 @@
 """LARA (Wang, Yu, Zhao, Zhou; ICML 2024) adapted to discrete nodes and arriving tasks.
 
-LARA has three parts (``PAPERS.md`` §2 of the project notes summarises them):
+The paper's three parts (``PAPERS.md`` §2 of the project notes summarises them):
 
 1. **Online progress estimation.** Each task's loss is fitted by a power law in log space,
-   ``ln l = -b ln(s + s0) + ln a``, with a discounted ridge weighted least-squares fit (recent
-   points weigh more): :class:`predictors.wls.DiscountedLeastSquares`, updated recursively with
-   each newly reported point, so its cost is constant per new point. Extrapolating gives the
-   work still needed, ``s* = (a / target) ** (1 / b) - s0`` (never when ``b <= 0``), and the
-   **processing time** ``p = s* - s`` in node-epochs at one node.
-2. **Adaptive allocation search.** Among the tasks with a prediction, keep the largest set that
-   can all meet their deadlines: Moore–Hodgson on earliest-deadline order (:func:`moore_hodgson`)
-   over each task's cost in node-epochs, with the cluster's nodes as capacity per epoch. The
-   paper gives the chosen set compute in proportion to need over time left and the rest
-   nothing; on discrete nodes the set is served as an **earliest-deadline schedule of whole
-   nodes** (``allocation="edf"``, the default; see the deviations).
-3. **Balancing.** A task first goes through an exploration phase until it has reported
-   ``exploration_points`` losses after arrival; from then on it is re-estimated and
-   re-allocated every epoch.
+   ``ln l = -b ln(s + s0) + ln a``, with a discounted ridge weighted least-squares fit
+   (:class:`predictors.wls.DiscountedLeastSquares`, updated recursively with each newly reported
+   point). Extrapolating gives the work still needed, ``s* = (a / target) ** (1 / b) - s0``
+   (never when ``b <= 0``), and the **processing time** ``p = s* - s`` in node-epochs of one
+   node (:meth:`Lara.predicted_processing`).
+2. **Adaptive allocation search.** Among the tasks with a prediction, the largest set that can
+   all meet their deadlines: Moore–Hodgson on earliest-deadline order (:func:`moore_hodgson`)
+   over each task's cost, with the cluster's nodes as capacity per epoch.
+3. **Balancing.** A task explores until it has reported ``exploration_points`` losses after
+   arrival; from then on it is re-estimated and re-allocated every epoch.
 
-Faithful: the estimator (features, discounting, ridge, extrapolation), the largest-feasible-set
-search on earliest-deadline order, exploration before exploitation, re-estimation and
-re-allocation every epoch. Hyperparameters are in :class:`LaraSettings`; ``make_agent("lara")``
-uses the ones ``python -m benchmarks.tune_baselines`` chose on training seeds.
+Rules of this adaptation (:class:`LaraSettings` holds the hyperparameters;
+``make_agent("lara")`` uses the tuned ones):
 
-Deviations, and why. Each one that is a setting has its effect measured by
-``python -m benchmarks.baseline_deviations`` (paired episodes on the evaluation preset at the
-training load, seeds 1000-1009 of the three leaderboard workloads: 30 paired episodes; table in
-``benchmarks/results/deviations/README.md``):
-
-* **Discrete nodes: an EDF schedule of whole nodes.** Moore–Hodgson picks the set that a
-  single machine of the cluster's capacity can finish on time *in earliest-deadline order*;
-  the discrete counterpart of that schedule gives each chosen task, by earliest deadline, the
-  whole nodes its share rounds up to (``ceil(p / T)`` of one node below one node, ``(p / T)
-  ** (1 / alpha)`` rounded up above, :func:`nodes_needed`), so early deadlines finish early
-  and free their nodes. The paper's proportional shares pace every chosen task to finish
-  exactly at its deadline, which leaves no margin for switch costs or a short estimate, and
-  move nodes often; they stay available as ``allocation="proportional"`` (the registered
-  variant ``lara_proportional``, tuned on its own), where the shares become whole nodes by the
-  largest-remainder method (:func:`largest_remainder`) with a carried credit, so that over
-  epochs each task receives its share on average, and ``stickiness`` keeps a node on its task
-  unless another task is owed more than that many node-epochs beyond it. Measured: the
-  proportional rule completes 10.6 points fewer (0.445 against 0.551, 95% CI -12.3 to -8.8).
-* **Exploration does not block exploitation.** LARA's bundle arrives at once and explores
-  once. Tasks here arrive over time, so exploration is per task (a task explores while it has
-  too few points, one node each, earliest deadline first); the explorers hold at most
-  ``exploration_share`` of the nodes while chosen tasks wait for theirs, and get any nodes the
-  chosen set leaves. Measured: letting exploration take every node costs 1.2 points (95% CI
-  -2.2 to -0.2).
-* **Spare nodes for excluded tasks.** The paper gives tasks outside the chosen set nothing, so
-  a task excluded on an early, pessimistic fit never reports again and its estimate never
-  recovers. Here nodes the chosen set and the explorers do not need go one each to the
-  excluded tasks, cheapest predicted need first (``spare_to_excluded``), before extra nodes go
-  to the chosen tasks; no node idles while a task could use it. Measured: without them, 5.0
-  points fewer (95% CI -6.9 to -3.3).
-* **Switch cost.** A node that changes task loses ``switch_cost`` of an epoch; nodes stay on
-  their task whenever the allocation keeps it served
-  (:func:`agents.assignment.keep_nodes_in_place`). The switch cost is not added to the need.
-* **Parallel scaling (alpha).** ``k`` nodes advance a task ``speed * k**alpha`` curve steps per
-  epoch (alpha from the config and the task's family). A task that needs ``p`` node-epochs at
-  one node within ``T`` epochs needs a share of ``p / T`` nodes when that is at most one
-  (time-sharing is linear), otherwise ``(p / T) ** (1 / alpha)``. Its cost in the
-  Moore–Hodgson search is that share times ``T``, and a task that would need more than every
-  node (or more than ``max_nodes_per_task``) is left out.
-* **Work and loss units.** Work is counted in node-epochs at one node (curve steps divided by
-  the task's speed), so ``s0`` means the same for fast and slow tasks; the paper counts
-  samples. Losses are relative to the loss at arrival, as schedulers observe them
-  (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant and changes nothing
-  else.
-* **A fit that says "done".** A task whose fit predicts it should already have reached its
-  target (it has not, or it would have left) is given one node-epoch of need.
+* **Need in nodes.** A task that needs ``p`` node-epochs of one node's work within ``T``
+  epochs needs :func:`mara_env.rules.nodes_for_rate` ``(p, T, alpha)`` nodes on average (alpha
+  from the config and the task's family); its cost in the search is that share times ``T``,
+  and a task that would need more than the config's ``task_node_limit`` is left out.
+* **Serving the chosen set** (``allocation``). ``"edf"`` (the default): each chosen task, by
+  earliest deadline, gets the whole nodes its share rounds up to. ``"proportional"`` (the
+  paper's rule, registered as ``lara_proportional``): shares in proportion to need over time
+  left, made whole by the largest-remainder method with a carried credit
+  (:func:`largest_remainder`), a node moving only when another task is owed more than
+  ``stickiness`` node-epochs beyond it.
+* **Exploration.** Exploration is per task, one node each, earliest deadline first; explorers
+  hold at most ``exploration_share`` of the nodes while chosen tasks wait, and get the nodes the
+  chosen set leaves.
+* **Spare nodes** (``spare_to_excluded``). Nodes the chosen set and the explorers leave go one
+  each to the tasks outside the set, cheapest predicted need first, then as extra nodes to the
+  chosen tasks; no node idles while a task could use it.
+* **Switches.** Nodes stay on their task whenever the allocation keeps it served
+  (:func:`agents.assignment.keep_nodes_in_place`); the switch cost is not added to the need.
+* **Units.** Work is in node-epochs of one node (curve steps over the task's speed), so ``s0``
+  means the same for fast and slow tasks (the paper counts samples); losses are relative to the
+  loss at arrival (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant only.
+  A fit that says the target should already be reached gives one node-epoch of need.
 
 Example:
     >>> from agents import evaluate
@@ -92,6 +62,7 @@ from agents.assignment import keep_nodes_in_place
 from agents.observed_history import HistoryScheduler
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
+from mara_env.rules import nodes_for_rate
 from predictors.wls import DiscountedLeastSquares
 
 #: Largest exponent taken when extrapolating (keeps ``exp`` finite).
@@ -182,23 +153,6 @@ class LaraSettings:
                 raise ValueError(
                     f"LaraSettings.{name} must be {rule}, got {getattr(self, name)!r}."
                 )
-
-
-def nodes_needed(processing: np.ndarray, time_left: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """Nodes a task must hold on average to do ``processing`` node-epochs in ``time_left``.
-
-    Up to one node, a share ``p / T`` is enough (time-sharing one node is linear); beyond one,
-    ``k`` nodes do ``k**alpha`` node-epochs of single-node work per epoch, so ``(p / T) **
-    (1 / alpha)`` nodes are needed.
-
-    Example:
-        >>> nodes_needed(np.array([2.0, 8.0]), np.array([4.0, 4.0]), np.array([0.5, 0.5])).round(12)
-        array([0.5, 4. ])
-    """
-    ratio = np.asarray(processing, dtype=np.float64) / np.asarray(time_left, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        parallel = ratio ** (1.0 / np.asarray(alpha, dtype=np.float64))
-    return np.where(ratio <= 1.0, ratio, parallel)
 
 
 def moore_hodgson(
@@ -423,11 +377,6 @@ class Lara(HistoryScheduler):
             [self._reports[int(task)] < points for task in self.histories.task_ids[slots]]
         )
 
-    def _node_limit(self) -> int:
-        config = self.config
-        cap = config.max_nodes_per_task
-        return config.n_nodes if cap is None else min(cap, config.n_nodes)
-
     def _largest_feasible_set(
         self, view: SlotView, exploiting: np.ndarray, capacity: float
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -437,8 +386,8 @@ class Lara(HistoryScheduler):
         alpha = np.array(
             [config.alpha_for(FAMILY_NAMES[int(family)]) for family in view.family[exploiting]]
         )
-        share = nodes_needed(self.predicted_processing(exploiting), time_left, alpha)
-        candidate = np.isfinite(share) & (share <= self._node_limit())
+        share = nodes_for_rate(self.predicted_processing(exploiting), time_left, alpha)
+        candidate = np.isfinite(share) & (share <= config.task_node_limit)
         keep = np.zeros(len(exploiting), dtype=bool)
         if candidate.any() and capacity > 0:
             keep[candidate] = moore_hodgson(
@@ -466,7 +415,8 @@ class Lara(HistoryScheduler):
         explorers, exploiting = slots[exploring], slots[~exploring]
         reserve = min(len(explorers), math.ceil(self.settings.exploration_share * config.n_nodes))
         share, keep = self._largest_feasible_set(view, exploiting, float(config.n_nodes - reserve))
-        whole = np.minimum(np.ceil(np.where(keep, share, 1.0) - 1e-9), self._node_limit())
+        limit = config.task_node_limit
+        whole = np.minimum(np.ceil(np.where(keep, share, 1.0) - 1e-9), limit)
         chosen, others = exploiting[keep], exploiting[~keep]
         others = others[np.argsort(share[~keep], kind="stable")]  # cheapest first, "never" last
         if not self.settings.spare_to_excluded:
@@ -484,7 +434,6 @@ class Lara(HistoryScheduler):
             given = min(wanted, free)
             counts[slot] += given
             free -= given
-        limit = self._node_limit()
         for group in (chosen, np.concatenate((chosen, explorers, others))):
             while free > 0:
                 open_slots = [slot for slot in group.tolist() if counts[slot] < limit][:free]
@@ -529,7 +478,7 @@ class Lara(HistoryScheduler):
         counts = largest_remainder(
             owed,
             config.n_nodes,
-            cap=config.max_nodes_per_task,
+            cap=config.task_node_limit,
             held=held,
             stickiness=self.settings.stickiness,
             tiebreak=ids,

@@ -47,7 +47,7 @@ class PriorityScheduler(EpochScheduler):
         """Deal nodes out along :meth:`ranking`, keeping nodes on their previous task."""
         config = self.config
         order = self.ranking(view, mask)
-        counts = nodes_per_slot(order, config.n_nodes, config.n_slots, config.max_nodes_per_task)
+        counts = nodes_per_slot(order, config.n_nodes, config.n_slots, config.task_node_limit)
         return keep_nodes_in_place(counts, self.previous_slots, order, config.idle_action)
 
 

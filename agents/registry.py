@@ -8,7 +8,7 @@ MARA without PPO). :func:`make_agent` builds a scheduler from such a name or fro
 path ``"package.module:ClassName"``, which is how your own scheduler joins the leaderboard.
 
 The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
-``python -m benchmarks.tune_baselines`` chose on training seeds (:mod:`agents.tuned`); keyword
+``python -m benchmarks.baselines.tuning`` chose on training seeds (:mod:`agents.tuned`); keyword
 arguments to :func:`make_agent` override them.
 
 Example:

@@ -42,7 +42,7 @@ class RoundRobin(EpochScheduler):
         slots, ids = slots[by_id], ids[by_id]
         start = int(np.searchsorted(ids, self._last_served, side="right")) % len(slots)
         cycle = np.roll(slots, -start)
-        counts = nodes_per_slot(cycle, config.n_nodes, config.n_slots, config.max_nodes_per_task)
+        counts = nodes_per_slot(cycle, config.n_nodes, config.n_slots, config.task_node_limit)
         dealt = int(counts.sum())
         self._last_served = int(np.roll(ids, -start)[(dealt - 1) % len(slots)])
         return keep_nodes_in_place(counts, self.previous_slots, cycle, config.idle_action)

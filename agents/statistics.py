@@ -1,7 +1,8 @@
 """Summaries of per-episode results: the mean with a bootstrap confidence interval.
 
-Only NumPy is needed. The interval is the percentile bootstrap of the mean, drawn from a
-generator with a fixed seed so that tables are reproducible.
+The interval is the percentile bootstrap of the mean (linear quantiles), resampled by
+:func:`predictors.bootstrap.percentile_bootstrap` from a generator with a fixed seed, so that
+tables are reproducible.
 
 Example:
     >>> summary = mean_ci([0.5, 0.6, 0.55, 0.65, 0.45])
@@ -17,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+
+from predictors.bootstrap import percentile_bootstrap
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,12 @@ def _bootstrap_ratio(
     estimate = float(num.sum() / den.sum())
     if num.size == 1:
         return Summary(estimate, estimate, estimate, 1)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(num.size, size=(n_resamples, num.size))
-    resampled = num[draws].sum(axis=1) / den[draws].sum(axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(resampled, [tail, 1.0 - tail])
-    return Summary(estimate, float(min(low, estimate)), float(max(high, estimate)), int(num.size))
+
+    def ratios(draws: np.ndarray) -> np.ndarray:
+        result: np.ndarray = num[draws].sum(axis=1) / den[draws].sum(axis=1)
+        return result
+
+    low, high = percentile_bootstrap(
+        num.size, np.random.default_rng(seed), ratios, n_resamples, confidence, method="linear"
+    )
+    return Summary(estimate, min(low, estimate), max(high, estimate), int(num.size))

@@ -31,10 +31,10 @@ to keep the fixed-cohort logic intact: a task that appears while a bracket runs 
 next bracket**. A bracket ends when its survivors have all left, or when its ``E`` epochs have
 passed after its last round; the next bracket's cohort is every visible task not dropped (the
 survivors carried over and the tasks that waited). Nodes go to the survivors first; nodes they
-cannot take (``max_nodes_per_task``) go to waiting tasks, earliest deadline first. So no node
-idles while a survivor (or a waiting task) could use it; nodes idle only when every visible task
-has been dropped. Nodes stay on the task they trained whenever the counts allow
-(:func:`agents.assignment.keep_nodes_in_place`).
+cannot take (beyond the config's ``task_node_limit`` each) go to waiting tasks, earliest
+deadline first. So no node idles while a survivor (or a waiting task) could use it; nodes idle
+only when every visible task has been dropped. Nodes stay on the task they trained whenever the
+counts allow (:func:`agents.assignment.keep_nodes_in_place`).
 
 The streaming rule registered as ``successive_halving`` before this one (rungs judged against
 recent peers, survivors served earliest deadline first) is
@@ -215,7 +215,7 @@ class SuccessiveHalving(EpochScheduler):
 
     def _assign(self, view: SlotView, slot_of: dict[int, int]) -> np.ndarray:
         config = self.config
-        cap = config.n_nodes if config.max_nodes_per_task is None else config.max_nodes_per_task
+        cap = config.task_node_limit
         held = np.bincount(self.previous_slots, minlength=config.n_actions)
         survivors = sorted(self._survivors, key=lambda task: (held[slot_of[task]] == 0, task))
         order = [slot_of[task] for task in survivors]

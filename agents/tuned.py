@@ -1,4 +1,4 @@
-"""The baselines' tuned settings, as ``python -m benchmarks.tune_baselines`` chose them.
+"""The baselines' tuned settings, as ``python -m benchmarks.baselines.tuning`` chose them.
 
 ``agents/tuned_settings.json`` holds, per agent name, the keyword arguments the tuning script
 chose on training seeds (below 1000) and the train split of the curves, with the same search
@@ -38,7 +38,7 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
     except json.JSONDecodeError as error:
         raise TunedSettingsError(
             f"{path} is not valid JSON ({error}); restore it from the package or rerun "
-            "python -m benchmarks.tune_baselines."
+            "python -m benchmarks.baselines.tuning."
         ) from error
     agents = document.get("agents") if isinstance(document, dict) else None
     if not isinstance(agents, dict) or not all(
@@ -47,7 +47,7 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
     ):
         raise TunedSettingsError(
             f"{path} must hold {{'agents': {{name: {{'settings': {{...}}, ...}}}}}}; restore it "
-            "from the package or rerun python -m benchmarks.tune_baselines."
+            "from the package or rerun python -m benchmarks.baselines.tuning."
         )
     return {name: dict(entry["settings"]) for name, entry in agents.items()}
 

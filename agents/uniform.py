@@ -45,5 +45,5 @@ class UniformShare(EpochScheduler):
         held = np.bincount(self.previous_slots, minlength=config.n_actions)[slots]
         served_quanta = np.floor(view.work[slots] / self.quantum)
         order = slots[np.lexsort((self.tracker.task_ids[slots], -held, served_quanta))]
-        counts = nodes_per_slot(order, config.n_nodes, config.n_slots, config.max_nodes_per_task)
+        counts = nodes_per_slot(order, config.n_nodes, config.n_slots, config.task_node_limit)
         return keep_nodes_in_place(counts, self.previous_slots, order, config.idle_action)

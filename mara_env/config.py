@@ -75,13 +75,18 @@ class ClusterConfig:
             uniformly from this fraction range of the curve.
         infeasible_share: Probability that a task's target lies below anything its curve ever
             reports (the task can never complete and should be dropped).
-        slack_range: Deadline = arrival + ceil(slack * demand / deadline_nodes**alpha), slack
-            drawn uniformly from this range; demand is node-epochs one node needs to reach the
-            target.
+        slack_range: Deadline = ``min(arrival + max(1, ceil(slack * offered /
+            deadline_nodes**alpha)), max_epochs)``, slack drawn uniformly from this range.
+            ``offered`` is the node-epochs one node needs to reach the task's *feasible* target
+            (the one drawn from ``target_fraction``, at most 0.99 of the initial loss), also for
+            a task whose target was then moved out of reach, and ``epochs_per_curve[1]`` if even
+            the feasible target is never reached; so a deadline does not reveal a hopeless
+            task (:func:`mara_env.rules.draw_task_terms`, :func:`mara_env.rules.deadlines`).
         deadline_nodes: Nodes a task could reasonably get, used only to set deadlines.
         max_nodes_per_task: At most this many nodes may train one task in an epoch (``None``: no
             limit). In the AEC form later nodes see the limit in their action masks; in the
-            Parallel and Gymnasium forms lower-indexed nodes win and the rest idle.
+            Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
+            task can get at most are :attr:`task_node_limit`.
         shaping_weight: Weight of the potential-based progress shaping added to the team reward
             (0 disables it): ``shaping_weight * (shaping_discount * Phi(s') - Phi(s))``.
         shaping_discount: The discount ``gamma`` of the shaping term. Set it to the discount
@@ -253,6 +258,22 @@ class ClusterConfig:
         """The action that leaves a node idle this epoch."""
         return self.n_slots
 
+    @property
+    def task_node_limit(self) -> int:
+        """The most nodes one task can get in an epoch: ``min(n_nodes, max_nodes_per_task)``,
+        or ``n_nodes`` without a per-task cap.
+
+        Example:
+            >>> get_config("training").task_node_limit
+            8
+            >>> get_config("training", max_nodes_per_task=3).task_node_limit
+            3
+            >>> get_config("tiny", max_nodes_per_task=5).task_node_limit  # never more than n_nodes
+            2
+        """
+        cap = self.max_nodes_per_task
+        return self.n_nodes if cap is None else min(self.n_nodes, cap)
+
     def family_probabilities(self) -> tuple[float, ...]:
         """Normalised family weights, in ``families`` order."""
         total = sum(weight for _, weight in self.family_weights)
@@ -277,7 +298,7 @@ class ClusterConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: The training load: calibrated with ``python -m benchmarks.calibrate_load`` so that earliest
+#: The training load: calibrated with ``python -m benchmarks.leaderboard.load_calibration`` so that earliest
 #: deadline first completes 50-60% of arrived tasks on the default workload (see README).
 TRAINING_LOAD = 1.4
 

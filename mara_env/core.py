@@ -13,7 +13,8 @@ One epoch, given each node's choice of visible slot (or idle), in every cluster 
 
 1. A node that trains a task it did not train in the previous epoch (or idled then) loses
    ``switch_cost`` of the epoch. A task served by nodes with effective shares ``e_1..e_k``
-   advances ``speed * (e_1 + ... + e_k) ** alpha`` curve steps (:func:`mara_env.rules.progress_gain`).
+   advances ``progress_gain(speed, e_1 + ... + e_k, alpha)`` curve steps
+   (:func:`mara_env.rules.progress_gain`).
 2. Each trained task reports the loss at its new progress (:func:`mara_env.rules.loss_after`).
 3. A task whose reported loss is <= its target completes; a task whose deadline has come without
    completing expires (in a slot or in the queue). Both leave and free their slot.

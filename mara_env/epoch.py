@@ -32,15 +32,22 @@ def epoch_reward(events: EpochEvents, config: ClusterConfig) -> float:
 
 
 def epoch_info(
-    events: EpochEvents, illegal: int, conflicts: int, metrics: dict[str, float] | None = None
+    events: EpochEvents, illegal: int, conflicts: int, completion_rate: float | None = None
 ) -> dict[str, Any]:
     """The info dict describing one epoch's events.
 
-    The counts (``epoch``, ``completed``, ``expired``, ``arrived``, ``switches``,
-    ``illegal_actions``, ``conflicts``) are those the vector form reports per sub-env; the single
-    forms add the ids of the tasks that completed or expired (``completed_tasks``,
-    ``expired_tasks``) and, when ``metrics`` of an ended episode are given, its
-    ``completion_rate``, as the vector form does at an episode's end.
+    Args:
+        events: What the epoch did (:meth:`mara_env.simulator.ClusterSimulator.advance`).
+        illegal: Node choices of empty slots turned into idle this epoch.
+        conflicts: Node choices over ``max_nodes_per_task`` turned into idle this epoch.
+        completion_rate: The episode's completion rate, given when the epoch ended the episode.
+
+    Returns:
+        The counts ``epoch``, ``completed``, ``expired``, ``arrived``, ``switches``,
+        ``illegal_actions`` and ``conflicts`` (those the vector form reports per sub-env), the
+        ids of the tasks that completed or expired (``completed_tasks``, ``expired_tasks``) and,
+        when ``completion_rate`` is given, ``completion_rate`` (as the vector form reports it
+        at an episode's end).
     """
     info: dict[str, Any] = {
         "epoch": events.epoch,
@@ -53,8 +60,8 @@ def epoch_info(
         "completed_tasks": list(events.completed),
         "expired_tasks": list(events.expired),
     }
-    if metrics is not None:
-        info["completion_rate"] = metrics["completion_rate"]
+    if completion_rate is not None:
+        info["completion_rate"] = completion_rate
     return info
 
 
@@ -69,8 +76,8 @@ def finish_epoch(
     events = simulator.advance(slot_choice)
     builder.refresh()
     ended = simulator.terminated or simulator.truncated
-    metrics = simulator.episode_metrics() if ended else None
-    return epoch_reward(events, simulator.config), epoch_info(events, illegal, conflicts, metrics)
+    rate = simulator.episode_metrics()["completion_rate"] if ended else None
+    return epoch_reward(events, simulator.config), epoch_info(events, illegal, conflicts, rate)
 
 
 def joint_epoch(

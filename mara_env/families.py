@@ -1,8 +1,8 @@
 """Task families: the kinds of training job the cluster runs, with their physical defaults.
 
 The family of a task is visible to schedulers (one-hot in the observation). ``alpha`` is the
-default data-parallel scaling exponent of the family: ``k`` nodes advance a task by
-``speed * k**alpha`` curve steps per epoch.
+default data-parallel scaling exponent of the family: how many curve steps ``k`` nodes advance
+a task per epoch, by :func:`mara_env.rules.progress_gain`.
 """
 
 from __future__ import annotations

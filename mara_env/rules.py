@@ -7,7 +7,13 @@ clairvoyant reference and the prediction code all call these, so that a rule is 
   ``progress`` curve steps, ``curve[floor(progress)]``, the last point repeating past the end;
 * :func:`progress_gain` (a ufunc; ``progress_gain_of_task`` for compiled code): the curve steps
   a task advances in one epoch, ``speed * share**alpha`` where ``share`` is the sum of its
-  nodes' effective shares of the epoch;
+  nodes' effective shares of the epoch (with ``speed = 1`` and whole nodes ``k``: the parallel
+  speed-up ``k**alpha``, the node-epochs of one node's work that ``k`` nodes do per epoch);
+* :func:`progress_after_epochs`: a task's progress epoch after epoch, the gains added one at a
+  time as the simulator adds them;
+* :func:`nodes_for_rate` and :func:`whole_nodes_needed`: the speed-up's inverse, the nodes a
+  task needs to do some work in some time (real-valued average nodes, and whole nodes up to a
+  limit);
 * :func:`log_of_loss` (a ufunc; ``log_of_loss_of_task`` for compiled code): ``ln(loss)``, the
   one log every log-loss of the world is taken with;
 * :func:`effective_share`: that sum when ``held`` of ``nodes`` nodes trained the task in the
@@ -36,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -65,13 +72,14 @@ def _losses_after(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarra
     return losses
 
 
-def loss_at(curves: np.ndarray, curve_row: np.ndarray, progress: np.ndarray) -> np.ndarray:
+def loss_at(curves: np.ndarray, curve_row: np.ndarray | int, progress: np.ndarray) -> np.ndarray:
     """Loss reported by rows ``curve_row`` of ``curves`` after ``progress`` curve steps
     (:func:`loss_after` of each element).
 
     Args:
         curves: ``(n_curves, length)`` losses, each row padded with its last value.
-        curve_row: Row of each query (any shape).
+        curve_row: Row of each query (any shape broadcasting against ``progress``; one row for
+            all as an int).
         progress: Curve steps done (same shape as ``curve_row``; >= 0).
 
     Returns:
@@ -105,8 +113,88 @@ def _progress_gain(speed: float, share: float, alpha: float) -> float:
 
 #: The rule for one task, compiled (what the simulator's compiled epoch calls).
 progress_gain_of_task = njit(cache=True)(_progress_gain)
-#: The rule as a NumPy ufunc, for numbers and arrays: ``speed * share**alpha``.
+#: The rule as a NumPy ufunc, for numbers and arrays: ``speed * share**alpha`` (the C library's
+#: ``pow``, as in the compiled simulator, also where NumPy's own ``**`` would use SIMD kernels).
 progress_gain = vectorize(["float64(float64, float64, float64)"], cache=True)(_progress_gain)
+
+
+def progress_after_epochs(gains: np.ndarray | Sequence[float], start: float = 0.0) -> np.ndarray:
+    """A task's progress at ``start`` and after each epoch, when epoch ``i`` adds ``gains[i]``
+    curve steps (:func:`progress_gain`), summed one epoch at a time as the simulator adds them.
+
+    Args:
+        gains: ``(n,)`` curve steps gained in each epoch.
+        start: Progress before the first of them.
+
+    Returns:
+        ``(n + 1,)`` float64: ``start``, ``start + gains[0]``, ``(start + gains[0]) + gains[1]``...
+
+    Example:
+        >>> progress_after_epochs(np.full(3, 0.1)).tolist()
+        [0.0, 0.1, 0.2, 0.30000000000000004]
+    """
+    return np.cumsum(np.concatenate([[float(start)], np.asarray(gains, dtype=np.float64)]))
+
+
+def nodes_for_rate(
+    work: np.ndarray | float, time: np.ndarray | float, alpha: np.ndarray | float
+) -> np.ndarray:
+    """Nodes a task must hold on average to do ``work`` node-epochs of one node's work in
+    ``time`` epochs: the inverse of the parallel speed-up, real-valued.
+
+    With ``rate = work / time``: ``rate`` itself up to one node (time-sharing one node is
+    linear), and ``rate ** (1 / alpha)`` above, since ``k`` nodes do ``k**alpha`` node-epochs
+    of one node's work per epoch (:func:`progress_gain` with ``speed = 1``). The power is
+    NumPy's, over arrays. :func:`whole_nodes_needed` is the whole-node count.
+
+    Args:
+        work: Node-epochs of one node's work (``inf``: never done).
+        time: Epochs available (> 0).
+        alpha: Parallel-scaling exponents, in (0, 1].
+
+    Returns:
+        float64 average nodes, broadcast over the arguments (``inf`` for infinite work).
+
+    Example:
+        >>> nodes_for_rate(np.array([2.0, 8.0]), np.array([4.0, 4.0]), np.array([0.5, 0.5])).round(12)
+        array([0.5, 4. ])
+    """
+    rate = np.asarray(work, dtype=np.float64) / np.asarray(time, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        parallel = rate ** (1.0 / np.asarray(alpha, dtype=np.float64))
+    return np.where(rate <= 1.0, rate, parallel)
+
+
+def whole_nodes_needed(work: float, speed: float, time: float, alpha: float, limit: int) -> int:
+    """Fewest whole nodes, from 1 to ``limit``, that advance a task ``work`` curve steps within
+    ``time`` epochs: the inverse of the parallel speed-up in whole nodes.
+
+    ``k`` nodes advance a task ``progress_gain(speed, k, alpha)`` curve steps per epoch, so with
+    ``rate = work / (speed * time)`` it is ``ceil(rate ** (1 / alpha))`` (less a tolerance of
+    ``1e-9`` against rounding), 1 for ``rate <= 1`` (one node suffices), and ``limit`` when even
+    ``limit`` nodes do not suffice or ``rate`` is not finite. Python floats throughout.
+
+    Args:
+        work: Curve steps to do (``inf``: never done).
+        speed: Curve steps one node does per epoch (> 0).
+        time: Epochs available (> 0).
+        alpha: Parallel-scaling exponent, in (0, 1].
+        limit: Most nodes the task can get (e.g. ``ClusterConfig.task_node_limit``).
+
+    Example:
+        >>> whole_nodes_needed(40.0, speed=2.0, time=5.0, alpha=0.5, limit=8)  # 16, capped
+        8
+        >>> whole_nodes_needed(12.0, speed=2.0, time=5.0, alpha=0.5, limit=8)  # 1.2 ** 2 = 1.44
+        2
+        >>> whole_nodes_needed(3.0, speed=2.0, time=5.0, alpha=0.5, limit=8)
+        1
+    """
+    rate = work / (speed * time)
+    if rate <= 1.0:
+        return 1
+    if not math.isfinite(rate):
+        return limit
+    return min(math.ceil(rate ** (1.0 / alpha) - 1e-9), limit)
 
 
 def _log_of_loss(loss: float) -> float:
@@ -354,7 +442,8 @@ def task_terms(
             target[task] = feasible_target[task]
             demand[task] = offered[task]
         allowed = offered[task] if np.isfinite(offered[task]) else draws.longest_epochs
-        time_allowed[task] = slack[task] * allowed / draws.deadline_nodes ** alpha[task]
+        speedup = progress_gain_of_task(1.0, draws.deadline_nodes, alpha[task])
+        time_allowed[task] = slack[task] * allowed / speedup
     return speed, target, hopeless, demand, offered, time_allowed
 
 

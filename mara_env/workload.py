@@ -6,15 +6,18 @@ episode's tasks, all at reset, from the generator the environment owns:
 
 * arrivals: ``Poisson(arrival_rate)`` tasks in each epoch of the arrival horizon;
 * family by ``family_weights``; a curve uniformly from the family's pool;
-* speed = curve length / ``epochs_per_curve`` (curve steps one node advances per epoch);
-* target = the curve's loss at a point drawn from ``target_fraction`` of its length; with
-  probability ``infeasible_share`` the target is then moved below the curve's minimum;
-* demand = node-epochs one node needs to first report a loss <= target (hidden from schedulers);
-* deadline = arrival + ceil(slack * demand / deadline_nodes**alpha), capped at ``max_epochs``.
+* speed, target and deadline by :func:`mara_env.rules.draw_task_terms` and
+  :func:`mara_env.rules.deadlines`: a target from the curve, moved below anything the curve
+  reports with probability ``infeasible_share``; a deadline from the ``offered`` work of the
+  *feasible* target (the one drawn before that move), so it does not reveal a hopeless task
+  (the rule is in ``ClusterConfig.slack_range``);
+* demand = node-epochs one node needs to first report a loss <= target (``inf`` for a hopeless
+  task; hidden from schedulers).
 
-The arrival rate is ``load * n_nodes / mean_demand``, where ``mean_demand`` is the mean demand
-of 4096 tasks drawn with a fixed seed (for an infeasible task, the demand of the target it would
-have had). It is a property of the workload, the same in every episode.
+The arrival rate is ``load * n_nodes / mean_demand``, where ``mean_demand`` is the mean
+``offered`` work of 4096 tasks drawn with a fixed seed (``epochs_per_curve[1]`` for a task whose
+feasible target is never reached either). It is a property of the workload, the same in every
+episode.
 """
 
 from __future__ import annotations

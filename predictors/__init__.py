@@ -14,7 +14,7 @@ samples out, "never" as ``inf``). Shipped, by registered name (:func:`make_predi
   same inputs, an extra baseline (torch, zuko).
 
 :mod:`predictors.wrappers` appends predictions to the environments' observations, and
-``python -m benchmarks.predictors`` scores predictors on held-out curves.
+``python -m benchmarks.prediction.benchmark`` scores predictors on held-out curves.
 
 Example:
     >>> import numpy as np

@@ -7,7 +7,8 @@ samples follow quantiles and the probability of reaching the target by the deadl
 given number of nodes.
 
 Work is in the task's own units (the simulator's curve steps); ``speed`` converts it to
-node-epochs: one node advances ``speed`` units per epoch, ``k`` nodes ``speed * k**alpha``.
+node-epochs: one node advances ``speed`` units per epoch, ``k`` nodes
+``progress_gain(speed, k, alpha)`` (:func:`mara_env.rules.progress_gain`).
 
 Example:
     >>> import numpy as np
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+
+from mara_env.rules import progress_gain
 
 #: The family of a history that names none: no model reads it as one it was trained on, so the
 #: learned predictors predict from the curve alone.
@@ -138,8 +141,10 @@ class RemainingWork:
         alpha: float = 1.0,
     ) -> np.ndarray:
         """Probability that each task reaches its target in ``time_left`` epochs on ``nodes``
-        nodes (``speed * nodes**alpha`` work per epoch)."""
-        budget = np.asarray(time_left, dtype=np.float64) * np.asarray(speed) * nodes**alpha
+        nodes (``progress_gain(speed, nodes, alpha)`` work per epoch,
+        :func:`mara_env.rules.progress_gain`)."""
+        per_node = np.asarray(time_left, dtype=np.float64) * np.asarray(speed)
+        budget = per_node * progress_gain(1.0, nodes, alpha)
         return np.mean(self.samples <= budget[:, None], axis=1)
 
 

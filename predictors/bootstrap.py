@@ -1,5 +1,9 @@
-"""Percentile-bootstrap intervals of the prediction benchmark's scores, 95% by default.
+"""Percentile-bootstrap intervals: the one resampling loop of the packages, and the prediction
+benchmark's intervals built on it (95% by default).
 
+* :func:`percentile_bootstrap`: the interval of any statistic of resampled indices, drawn in
+  chunks from a generator; every bootstrap interval of the packages is computed by it (also
+  :func:`agents.statistics.mean_ci` and :func:`agents.statistics.ratio_ci`);
 * :func:`bootstrap_median_interval` / :func:`bootstrap_mean_interval`: intervals of a median
   (errors) and of a mean (a share, e.g. coverage);
   :func:`bootstrap_median_difference_interval`: of the difference of two medians over the same
@@ -22,6 +26,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
@@ -189,6 +194,56 @@ def _check_bootstrap_values(values: np.ndarray, where: str) -> np.ndarray:
     return values
 
 
+def percentile_bootstrap(
+    n_draws: int,
+    rng: np.random.Generator,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    resamples: int,
+    confidence: float,
+    *,
+    chunk: int | None = None,
+    method: Literal["inverted_cdf", "linear"] = "inverted_cdf",
+) -> tuple[float, float]:
+    """The percentile-bootstrap ``confidence`` interval of ``statistic``.
+
+    Each of ``resamples`` resamples draws ``n_draws`` indices uniformly, with replacement, from
+    ``range(n_draws)``; the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+    quantiles of the resamples' statistics by NumPy's quantile ``method``. Callers check their
+    arguments (``resamples >= 1``, ``confidence`` in (0, 1)).
+
+    Args:
+        n_draws: Size of the population resampled (values, groups or clusters), >= 1.
+        rng: The generator. The draws are ``rng.integers(n_draws, size=(count, n_draws))``, one
+            call per chunk of ``count`` resamples, so the same generator state and ``chunk``
+            give the same intervals.
+        statistic: Maps ``(count, n_draws)`` drawn indices to the ``count`` resamples'
+            statistics.
+        resamples: Resamples (>= 1).
+        confidence: Coverage, in (0, 1).
+        chunk: Most resamples drawn per call (``None``: all in one call).
+        method: The quantile rule.
+
+    Returns:
+        ``(low, high)``.
+
+    Example:
+        >>> values = np.arange(10.0)
+        >>> low, high = percentile_bootstrap(
+        ...     10, np.random.default_rng(0), lambda drawn: values[drawn].mean(axis=1), 1000, 0.9)
+        >>> bool(low < 4.5 < high)
+        True
+    """
+    chunk = max(resamples, 1) if chunk is None else chunk
+    statistics = np.empty(resamples)
+    for start in range(0, resamples, chunk):
+        count = min(chunk, resamples - start)
+        drawn = rng.integers(n_draws, size=(count, n_draws))
+        statistics[start : start + count] = statistic(drawn)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(statistics, [tail, 1.0 - tail], method=method)
+    return float(low), float(high)
+
+
 def bootstrap_interval(
     n_values: int,
     groups: np.ndarray | None,
@@ -201,8 +256,8 @@ def bootstrap_interval(
     """The percentile interval of ``statistic`` over resamples of whole groups.
 
     ``statistic`` maps ``(count, n_values)`` weights (how often each value is taken in each
-    resample) to the ``count`` resamples' statistics. Groups are drawn by one
-    ``rng.integers(n_groups, size=(count, n_groups))`` call per chunk.
+    resample) to the ``count`` resamples' statistics. Groups are drawn by
+    :func:`percentile_bootstrap` in chunks bounding the memory; the quantiles are inverted-CDF.
     """
     if groups is None:
         group_of = np.arange(n_values)
@@ -218,15 +273,15 @@ def bootstrap_interval(
         raise MetricInputError(f"{where}: resamples must be an int >= 1, got {resamples!r}.")
     _check_confidence(confidence, where)
     n_groups = int(group_of.max()) + 1
-    chunk = max(1, _BOOTSTRAP_CHUNK_VALUES // max(n_groups, n_values))
-    statistics = np.empty(resamples)
-    for start in range(0, resamples, chunk):
-        count = min(chunk, resamples - start)
-        drawn = rng.integers(n_groups, size=(count, n_groups))
+
+    def of_groups_drawn(drawn: np.ndarray) -> np.ndarray:
+        count = len(drawn)
         offsets = (np.arange(count) * n_groups)[:, None]
         group_counts = np.bincount((drawn + offsets).ravel(), minlength=count * n_groups)
         weights = group_counts.reshape(count, n_groups)[:, group_of].astype(np.float64)
-        statistics[start : start + count] = statistic(weights)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(statistics, [tail, 1.0 - tail], method="inverted_cdf")
-    return float(low), float(high)
+        return statistic(weights)
+
+    chunk = max(1, _BOOTSTRAP_CHUNK_VALUES // max(n_groups, n_values))
+    return percentile_bootstrap(
+        n_groups, rng, of_groups_drawn, resamples, confidence, chunk=chunk, method="inverted_cdf"
+    )

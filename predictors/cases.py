@@ -1,37 +1,29 @@
 """Prediction cases: held-out tasks drawn as the simulator draws them, observed up to a fraction.
 
-The prediction benchmark (``python -m benchmarks.predictors``) scores predictors on these cases;
+The prediction benchmark (``python -m benchmarks.prediction.benchmark``) scores predictors on these cases;
 other code (training diagnostics, wrappers' tests) can reuse them.
 
 **Tasks** (:func:`draw_tasks`). For a workload (``mara_env.workloads.WORKLOADS``: its families
 and weights) and a config (default: the ``evaluation`` preset, i.e. ``ClusterConfig`` defaults on
 the **test split**), ``draws_per_curve * (test curves of the workload's families)`` tasks are
 drawn, split across families by the workload's weights (rounded). Within a family the curves
-are dealt in shuffled rounds, so every curve is used once before any is used again. Each task is
-then drawn by the rule of ``mara_env.workload._draw_tasks``:
-
-* speed = curve length / ``U(epochs_per_curve)`` (curve steps per node-epoch);
-* feasible target = ``min(curve[p], 0.99 * curve[0])`` at ``p = clip(floor(U(target_fraction) *
-  length), 1, length - 1)``; with probability ``infeasible_share`` the target becomes
-  ``min(curve) * U(0.5, 0.9)``, which the curve never reaches;
-* deadline (epochs after arrival) = ``min(max(1, ceil(slack * demand / deadline_nodes**alpha)),
-  max_epochs)`` with ``slack ~ U(slack_range)`` and ``demand`` the node-epochs one node needs
-  for the *feasible* target (``epochs_per_curve[1]`` if even that is never reached);
-* steps to target ``T`` = the first curve step ``>= 1`` whose loss is ``<= target`` (``inf``:
-  infeasible).
+are dealt in shuffled rounds, so every curve is used once before any is used again. Each task's
+speed, target and deadline (epochs after arrival) are drawn by the simulator's rule,
+:func:`mara_env.rules.draw_task_terms` and :func:`mara_env.rules.deadlines`; its steps to target
+``T`` are :func:`mara_env.rules.first_step_at_or_below` (``inf``: infeasible).
 
 A task with ``speed >= T`` is dropped (:func:`done_at_first_report`): it completes at its first
 report, so there is nothing to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
 tasks on every machine, and workloads get independent draws.
 
 **Cases** (:func:`make_cases`). At observed fraction ``f`` of its curve a task has had ``k``
-epochs on one node: the largest ``k >= 1`` whose progress ``k * speed`` (accumulated epoch by
-epoch, exactly as the simulator adds it) is ``<= f * length``. Tasks that have reached their
+epochs on one node: the largest ``k >= 1`` whose progress after ``k`` epochs of ``speed`` curve
+steps (:func:`mara_env.rules.progress_after_epochs`) is ``<= f * length``. Tasks that have reached their
 target by then (progress ``>= T``) are left out: there is nothing left to predict. Cutting at a
 fraction of the curve, not of ``T``, keeps the cut independent of the hidden future, so a
 calibrated predictor is calibrated on these cases. Its history is
 what a single node reports: the arrival point ``(0, curve[0])`` and, after each epoch, the
-progress and ``curve[min(floor(progress), length - 1)]``. Losses and the target are divided by
+progress and the loss there (:func:`mara_env.rules.loss_at`). Losses and the target are divided by
 ``curve[0]``: schedulers only observe ratios to the loss at arrival. The true remaining work is
 ``T - progress`` curve steps (``inf`` when infeasible), as
 ``ClusterSimulator.privileged_remaining_work`` counts it. Time left is ``max(deadline - k, 0)``
@@ -76,8 +68,6 @@ from predictors.base import TaskHistory
 CAP_CURVE_LENGTHS = 4.0
 #: Target draws per test curve of the workload.
 DEFAULT_DRAWS_PER_CURVE = 4
-#: The workloads of the prediction benchmark.
-BENCHMARK_WORKLOADS = ("in_distribution", "rl", "vision")
 
 
 class CaseError(ValueError):
@@ -143,19 +133,18 @@ class PredictionTask:
         return math.isfinite(self.steps_to_target) and self.steps_to_target > split
 
     def loss_at(self, progress: np.ndarray) -> np.ndarray:
-        """The loss reported after ``progress`` curve steps: ``curve[min(floor(p), length - 1)]``."""
-        index = np.minimum(np.floor(progress).astype(np.intp), self.length - 1)
-        return self.curve[index]
+        """The loss reported after ``progress`` curve steps (:func:`mara_env.rules.loss_at`)."""
+        return rules.loss_at(self.curve[None, :], 0, progress)
 
     def report_progress(self, fraction: float) -> np.ndarray:
         """Progress at arrival (0) and after each of the ``k`` epochs observed at ``fraction``."""
         _check_fraction(fraction)
         budget = fraction * self.horizon
         epochs = max(1, math.ceil(budget / self.speed) + 1)
-        # Sequential sums, as the simulator adds ``speed`` to the progress every epoch.
-        progress = np.cumsum(np.full(epochs, self.speed))
-        reports = max(1, int(np.count_nonzero(progress <= budget)))
-        return np.concatenate([[0.0], progress[:reports]])
+        # One node held throughout: ``speed`` curve steps every epoch.
+        progress = rules.progress_after_epochs(np.full(epochs, self.speed))
+        reports = max(1, int(np.count_nonzero(progress[1:] <= budget)))
+        return progress[: reports + 1]
 
     def history(self, fraction: float) -> TaskHistory:
         """What a scheduler has seen at ``fraction``, losses and target divided by ``curve[0]``."""

@@ -62,6 +62,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 from numba import njit
 
+from mara_env import rules
 from mara_env.families import FAMILY_NAMES
 from predictors.base import TaskHistory
 
@@ -339,9 +340,8 @@ def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.nda
     Entry ``j`` is the **lowest** log-loss over the next ``FUTURE_EPOCHS[j] * speed`` curve
     steps (the running minimum), minus the log-loss now. A task completes the first time its
     loss reaches the target, so the running minimum crosses the target exactly when the task
-    would, even if the curve dips between two offsets. The loss at a fractional step ``p`` is
-    the curve's point ``floor(p)``, and the last point repeats past the curve's end, as in the
-    simulator.
+    would, even if the curve dips between two offsets. The running minimum at a progress is read
+    by the simulator's rule for the loss at a progress (:func:`mara_env.rules.loss_at`).
 
     Args:
         log_curve: ln of the curve's losses at steps 0, 1, ...
@@ -353,11 +353,11 @@ def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.nda
         >>> round(float(window[FUTURE_EPOCHS * 4.0 >= 3.0][0]), 3)  # three steps ahead: the 0.5
         -2.079
     """
-    last = len(log_curve) - 1
-    start = min(int(current), last)
-    best_so_far = np.minimum.accumulate(log_curve[start:])
-    ahead = np.floor(current + speed * FUTURE_EPOCHS).astype(np.int64) - start
-    return best_so_far[np.minimum(ahead, len(best_so_far) - 1)] - log_curve[start]
+    start = min(int(current), len(log_curve) - 1)
+    best_so_far = np.array(log_curve)  # a copy; the points before ``start`` are never read
+    best_so_far[start:] = np.minimum.accumulate(best_so_far[start:])
+    lowest = rules.loss_at(best_so_far[None, :], 0, current + speed * FUTURE_EPOCHS)
+    return lowest - log_curve[start]
 
 
 def epochs_to_cross(window: np.ndarray, log_gap: np.ndarray) -> np.ndarray:

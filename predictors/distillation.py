@@ -141,7 +141,7 @@ def distill(
     context, and the teacher takes a few of those draws far from all the others: a handful of
     pairs can carry a large share of that mean, so the weights of its lowest value may come
     from early in training, chosen by those few pairs. The prediction cases on which the
-    student is then calibrated (``benchmarks.train_predictors``) score it instead.
+    student is then calibrated (``benchmarks.prediction.train``) score it instead.
 
     Returns:
         The student (eval mode, final weights) and the ``fit`` log.

@@ -35,7 +35,7 @@ samples with its midpoint solver.
 The network: the context goes through a two-layer MLP once per task; the noisy window and
 sinusoidal features of ``t`` go through a linear layer, are added to the context embedding, and
 pass through residual SiLU blocks to the velocity. The shipped checkpoint (trained on the
-**train split** by ``python -m benchmarks.train_predictors``) loads with
+**train split** by ``python -m benchmarks.prediction.train``) loads with
 :meth:`FlowMatching.load`.
 
 Example:
@@ -277,7 +277,7 @@ class SamplingField:
     thread (:func:`single_thread_product`). Between two products, the bias, the residual
     branch (or each task's context embedding, which is never repeated per sample) and the next
     SiLU take one compiled call (:func:`predictors.silu.add_and_silu`), and the input layer's
-    time features are computed once per solver time. ``benchmarks.wrapper_throughput``
+    time features are computed once per solver time. ``benchmarks.perf.wrapper_throughput``
     measures what sampling adds to an epoch. The numbers are the module's own, up to float
     rounding (``tests/test_flow_matching.py``).
 

@@ -6,7 +6,7 @@ rational-quadratic spline transforms (Durkan et al., 2019) built with ``zuko``. 
 maximum likelihood on the same train-split examples, and samples a window in one pass per
 transform (coupling layers, ``passes=2``), so it isolates the question "does flow matching beat
 a likelihood-trained flow with the same inputs?". Its checkpoint is trained by
-``python -m benchmarks.train_predictors --model spline_flow``.
+``python -m benchmarks.prediction.train --model spline_flow``.
 
 Example:
     >>> import numpy as np

@@ -9,7 +9,8 @@ features with :func:`slot_features`. Per task, with ``L`` quantile levels:
       ``need_cap``; "never" (an infinite sample) reads as the cap.
     L ``success_one_node``: share of samples that fit on one node (needed / available <= 1).
     L+1 ``success_all_nodes``: share that fit on ``m`` nodes with the task's ``alpha``
-      (needed / available <= m**alpha). Both ignore switch costs.
+      (needed / available <= the speed-up of ``m`` nodes, :func:`success_thresholds`). Both
+      ignore switch costs.
 
 Example:
     >>> import numpy as np
@@ -25,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
+
+from mara_env.rules import progress_gain
 
 #: Default quantile levels of the ``need`` features.
 QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.5, 0.9)
@@ -50,14 +53,17 @@ def quantile_positions(n_samples: int, levels: Sequence[float]) -> np.ndarray:
 
 def success_thresholds(alpha: np.ndarray, max_nodes: float) -> np.ndarray:
     """``(n_tasks, 2)`` needed / available ratios that count as a success for tasks with
-    parallel-scaling exponents ``alpha``: 1 on one node and ``max_nodes ** alpha`` on
-    ``max_nodes`` nodes (the ``thresholds`` of :func:`slot_features`).
+    parallel-scaling exponents ``alpha``: 1 on one node, and on ``max_nodes`` nodes the work
+    they do per epoch in node-epochs of one node, ``progress_gain(1, max_nodes, alpha)``
+    (:func:`mara_env.rules.progress_gain`) (the ``thresholds`` of :func:`slot_features`).
 
     Example:
         >>> success_thresholds(np.array([1.0, 0.5]), 4).round(12).tolist()
         [[1.0, 4.0], [1.0, 2.0]]
     """
-    all_nodes = float(max_nodes) ** np.asarray(alpha, dtype=np.float64)
+    all_nodes = np.asarray(
+        progress_gain(1.0, float(max_nodes), np.asarray(alpha, dtype=np.float64))
+    )
     return np.column_stack((np.ones_like(all_nodes), all_nodes))
 
 

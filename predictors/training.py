@@ -148,7 +148,7 @@ def sample_history(length: int, rng: np.random.Generator) -> tuple[np.ndarray, f
     advance = speed * math.exp(rng.uniform(0, math.log(MAX_SPEEDUP)))
     cut = rng.uniform(1.0, CUT_BEYOND_END * length - 1.0)
     advances = advance * np.exp(ADVANCE_JITTER * rng.standard_normal(int(cut / advance * 2) + 8))
-    steps = np.concatenate([[0.0], np.cumsum(advances)])
+    steps = rules.progress_after_epochs(advances)
     kept = steps[steps <= cut]
     if len(kept) == 1:  # the first report may overshoot a cut near the start
         kept = steps[:2]

@@ -25,8 +25,9 @@ slot-major; index within a block: meaning; all 0 for an empty slot). With the de
     L ``success_one_node``: predicted probability of reaching the target by the deadline on one
       node: P(remaining curve steps <= time_left * speed).
     L+1 ``success_all_nodes``: the same on all the nodes the task may get,
-      ``m = min(n_nodes, max_nodes_per_task)``: P(remaining <= time_left * speed * m**alpha)
-      with the task's alpha. Both ignore switch costs.
+      ``m = ClusterConfig.task_node_limit``: P(remaining curve steps <= time_left *
+      progress_gain(speed, m, alpha)) with the task's alpha
+      (:func:`mara_env.rules.progress_gain`). Both ignore switch costs.
 
 :func:`decode_predictions` turns the block back into named arrays.
 
@@ -260,8 +261,7 @@ class SlotPredictions:
         config = simulator.config
         self.n_slots = config.n_slots
         self.size = config.n_slots * self.options.features_per_slot
-        cap = config.max_nodes_per_task
-        self._nodes = float(config.n_nodes if cap is None else min(cap, config.n_nodes))
+        self._nodes = float(config.task_node_limit)
         self._quantile_index = quantile_positions(
             self.options.n_samples, self.options.quantile_levels
         )

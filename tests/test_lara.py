@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import mara_env
 from agents import evaluate, make_agent
-from agents.lara import Lara, LaraSettings, largest_remainder, moore_hodgson, nodes_needed
+from agents.lara import Lara, LaraSettings, largest_remainder, moore_hodgson
+from mara_env.rules import nodes_for_rate
 from mara_env.workload import TaskTable
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
@@ -329,12 +330,12 @@ def test_largest_remainder_respects_caps_holders_and_overdrawn_quotas() -> None:
     assert largest_remainder(np.zeros(0), 3).tolist() == []
 
 
-def test_nodes_needed_is_linear_up_to_one_node_and_follows_alpha_beyond() -> None:
-    result = nodes_needed(
+def test_nodes_for_rate_is_linear_up_to_one_node_and_follows_alpha_beyond() -> None:
+    result = nodes_for_rate(
         np.array([3.0, 20.0, 20.0]), np.array([6.0, 10.0, 10.0]), np.array([0.5, 1.0, 0.5])
     )
     np.testing.assert_allclose(result, [0.5, 2.0, 4.0])
-    assert nodes_needed(np.array([np.inf]), np.array([5.0]), np.array([0.7]))[0] == np.inf
+    assert nodes_for_rate(np.array([np.inf]), np.array([5.0]), np.array([0.7]))[0] == np.inf
 
 
 # ---------------------------------------------------------------------------- information boundary

@@ -9,7 +9,7 @@ Prediction features (per slot, all 0 for an empty slot): those of the environmen
 wrappers with their default quantile levels (0.1, 0.5, 0.9) and cap, computed by the same
 function (:mod:`predictors.slot_features`): ``need_q10``, ``need_q50``, ``need_q90`` (remaining
 work over the work one node can still do by the deadline), ``success_one_node`` and
-``success_all_nodes`` (on ``min(n_nodes, max_nodes_per_task)`` nodes).
+``success_all_nodes`` (on the config's ``task_node_limit`` nodes).
 
 Predictions come from a :class:`predictors.base.Predictor` fed with
 :class:`agents.observed_history.ObservedHistories`; a task's samples are kept until it reports
@@ -212,10 +212,8 @@ class FeatureBuilder:
         self.histories.reset(config)
         self._sorted_samples = {}
         self._chosen = np.full(config.n_nodes, config.idle_action, dtype=np.int64)
-        cap = config.max_nodes_per_task
-        max_nodes = config.n_nodes if cap is None else min(config.n_nodes, cap)
         alpha = np.array([config.alpha_for(name) for name in FAMILY_NAMES])
-        self._thresholds = success_thresholds(alpha, max_nodes)  # per family
+        self._thresholds = success_thresholds(alpha, config.task_node_limit)  # per family
 
     @property
     def config(self) -> ClusterConfig:
