@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common import source_closure as closure
+from benchmarks.common.keys import build_agent
 from benchmarks.common.source_closure import import_closure, source_hash
 from benchmarks.leaderboard import main
-from benchmarks.common import source_closure as closure
-from benchmarks.leaderboard.fingerprints import build_agent, shared_manifest
+from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,9 +74,10 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def edit_shipped_module(module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the fingerprints read an edited copy of one of our modules (the tree stays as is)."""
+    """Make the fingerprints read a copy of one of our modules with a statement added (the tree
+    stays as is)."""
     edited = tmp_path / f"{module}.py"
-    edited.write_text((ROOT / (module.replace(".", "/") + ".py")).read_text() + "\n# edited\n")
+    edited.write_text((ROOT / (module.replace(".", "/") + ".py")).read_text() + "\nEDITED = 1\n")
     original = closure.module_file
     monkeypatch.setattr(
         closure, "module_file", lambda name: edited if name == module else original(name)
@@ -104,8 +106,12 @@ def test_changing_a_scheduler_replays_its_cells_only_and_says_why(
     rows = [row for row in read_journal(out / "episodes.jsonl").rows if row["agent"] != "edf"]
     assert len(rows) == 4 and len({row["agent_code"] for row in rows}) == 2
 
-    # The scheduler module itself.
-    write(project / f"{sched}.py", SCHEDULER.format(helpers=helpers, name="most_progress") + "\n")
+    # The scheduler module itself: a comment and a blank line change nothing; a statement does.
+    scheduler = textwrap.dedent(SCHEDULER.format(helpers=helpers, name="most_progress"))
+    write(project / f"{sched}.py", scheduler + "\n# a comment\n\n")
+    forget(sched, helpers)
+    assert "0 episodes run" in run(argv, capsys)
+    write(project / f"{sched}.py", scheduler + "\nEDITED = 1\n")
     forget(sched, helpers)
     assert f"most_progress: 2 (its code changed ({sched} changed))" in run(argv, capsys)
 
@@ -270,7 +276,7 @@ def test_a_factory_reading_tuned_settings_is_keyed_by_them(
     (package / "settings.json").write_text('{"uniform": {"quantum": 2.0}}')
     monkeypatch.syspath_prepend(str(tmp_path))
     from agents import UniformShare, registry
-    from benchmarks.leaderboard import fingerprints
+    from benchmarks.common import keys as fingerprints
 
     factories = __import__("tunedpkg_q.factories", fromlist=["build"])
     entries = {

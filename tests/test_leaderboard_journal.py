@@ -75,7 +75,7 @@ def test_a_cut_short_last_line_is_moved_aside_and_reported(
     with EpisodeJournal.open(path, header={}) as journal:
         assert journal.done() == {"a"}
         journal.append({"cell": "b", "x": 0.5})
-    assert "cut short" in capsys.readouterr().err
+    assert "ended in an interrupted line" in capsys.readouterr().err
     assert (tmp_path / "episodes.jsonl.partial").read_text() == '{"cell": "b", "x": 0.\n'
     with EpisodeJournal.open(path, header={}) as journal:
         assert journal.done() == {"a", "b"}

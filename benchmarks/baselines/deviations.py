@@ -33,13 +33,12 @@ from typing import Any
 import numpy as np
 
 from agents import mean_ci
-from benchmarks.baselines.trials import Trial, TrialJournal, run_trials
+from benchmarks.baselines.trials import Trial, TrialJournal, run_trials, trial_manifest
 from benchmarks.baselines.tuning import WORKLOADS
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.source_fingerprint import source_fingerprint
-from benchmarks.common.store import StoreFormatError
+from benchmarks.common.store import ResultsFileError
 
 DEFAULT_OUTPUT = Path("benchmarks/results/deviations")
 
@@ -188,8 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = list(evaluation_seeds(1 if args.quick else args.seeds))
     start = time.perf_counter()
     try:
-        journal = TrialJournal(args.output / "trials.jsonl", source_fingerprint())
-    except StoreFormatError as error:
+        journal = TrialJournal(args.output / "trials.jsonl", trial_manifest())
+    except ResultsFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     agents = list(dict.fromkeys(deviation.agent for deviation in DEVIATIONS))

@@ -81,8 +81,7 @@ def collect_verdicts(
             env = raw_env(config)
             env.reset(seed=seed)
             start_episode(driver, env, seed)
-            cap = config.max_nodes_per_task
-            nodes = np.array([config.n_nodes if cap is None else min(cap, config.n_nodes)])
+            nodes = np.array([config.task_node_limit])
             slices = 0
             for agent, node in node_turns(env):
                 observation = env.observe(agent)

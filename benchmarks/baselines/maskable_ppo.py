@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from predictors.bootstrap import percentile_bootstrap
+
 #: PPO's discount; the shaping is paid at the same gamma, so it telescopes in PPO's returns.
 GAMMA = 0.99
 #: The training environment: a small cluster with dense (shaped) reward.
@@ -79,15 +81,17 @@ Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 def bootstrap_ci(
     values: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of ``values``."""
+    """Percentile bootstrap confidence interval of the mean of ``values``
+    (:func:`predictors.bootstrap.percentile_bootstrap`, linear quantiles)."""
     values = np.asarray(values, dtype=np.float64)
     if values.size < 2:
         return float(values.mean()), float(values.mean())
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(values.size, size=(resamples, values.size))].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+
+    def means(drawn: np.ndarray) -> np.ndarray:
+        return values[drawn].mean(axis=1)
+
+    return percentile_bootstrap(values.size, rng, means, resamples, confidence, method="linear")
 
 
 def evaluate(env: Any, policy: Policy, seeds: list[int]) -> np.ndarray:

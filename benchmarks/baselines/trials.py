@@ -26,11 +26,20 @@ from typing import Any, get_type_hints
 from tqdm.auto import tqdm
 
 from agents import Scheduler, evaluate, make_agent
+from benchmarks.common.keys import Manifest, code_manifest
 from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
+#: The trials' entry point: it builds the schedulers (the registry and every agent) and plays them.
+TRIAL_ROOTS = ("benchmarks.baselines.trials", "agents.registry")
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
+
+
+def trial_manifest(exclude: Sequence[str] = ()) -> Manifest:
+    """What a trial's result depends on besides its own fields: the code, data and interpreter
+    (:func:`benchmarks.common.keys.code_manifest` of :data:`TRIAL_ROOTS`), less ``exclude``."""
+    return code_manifest(TRIAL_ROOTS, exclude=exclude)
 
 
 @dataclass(frozen=True)
@@ -102,19 +111,22 @@ JOURNAL_KEY = (*(item.name for item in fields(Trial)), "code")
 class TrialJournal:
     """``trials.jsonl``: the finished trials, each appended and ``fsync``-ed the moment it ends.
 
-    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by the trial and the code
-    fingerprint: lines of other code stay in the file but are never reused.
+    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by the trial and the
+    digest of ``manifest``: lines of other code stay in the file but are never reused, and the
+    manifest is kept beside the file so that a later run can say what changed.
 
     Args:
         path: The journal file (created with its folder on the first append).
-        fingerprint: The code fingerprint results are reused for.
+        manifest: What the trials' results depend on besides their own fields
+            (:func:`trial_manifest`).
 
     Raises:
-        benchmarks.common.store.StoreFormatError: If the file holds a line that is not a trial.
+        benchmarks.common.store.ResultsFileError: If the file holds a line that is not a trial.
     """
 
-    def __init__(self, path: Path, fingerprint: str) -> None:
-        self.fingerprint = fingerprint
+    def __init__(self, path: Path, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self.fingerprint = manifest.digest
         self.store = ResultsStore(
             path,
             JOURNAL_COLUMNS,
@@ -140,6 +152,7 @@ class TrialJournal:
 
     def append(self, trial: Trial, score: float) -> None:
         """Record one finished trial on disk."""
+        self.store.record_manifest(self.manifest)
         self.store.append({**asdict(trial), "completion_rate": score, "code": self.fingerprint})
 
 

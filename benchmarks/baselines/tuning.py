@@ -20,9 +20,8 @@ same episodes. Only training seeds (below 1000, :mod:`benchmarks.common.seeds`) 
 can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the
 evaluation seeds (1000 and up) stay untouched.
 
-Trials are appended to the journal as they finish, keyed by the code that played them (a hash of
-the package sources without the tuned-settings file this script writes, :func:`trial_code`) and
-the trace data; running again reuses the finished ones, so an interrupted run continues where it
+Trials are appended to the journal as they finish, keyed by what played them (the trials' code, data and
+interpreter without the tuned-settings file this script writes: :func:`tuning_manifest`); running again reuses the finished ones, so an interrupted run continues where it
 stopped. The settings file records the command that reproduces the choice
 (:func:`reproducing_command`), so that rerunning with other progress or output options leaves
 its bytes, and the fingerprints of every result keyed by it, unchanged.
@@ -72,21 +71,22 @@ from benchmarks.baselines.trials import (
     Trial,
     TrialJournal,
     run_trials,
+    trial_manifest,
 )
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
+from benchmarks.common.manifest import Manifest
+from benchmarks.common.protocol import EVALUATION_WORKLOADS
+from benchmarks.common.provenance import SOURCE_ROOT
 from benchmarks.common.seeds import training_seeds
-from benchmarks.common.source_fingerprint import source_fingerprint
-from benchmarks.common.store import StoreFormatError
-from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS
-from benchmarks.leaderboard.provenance import SOURCE_ROOT
+from benchmarks.common.store import ResultsFileError
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
 CONFIRM_SEED_BASE = 200
 #: The workloads the leaderboard reports, each tuned on at the training load.
-WORKLOADS = DEFAULT_WORKLOADS
+WORKLOADS = EVALUATION_WORKLOADS
 DEFAULT_OUTPUT = Path("benchmarks/results/tuning")
 
 
@@ -362,13 +362,13 @@ def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
-def trial_code() -> str:
-    """What keys the trials: :func:`benchmarks.common.source_fingerprint.source_fingerprint` of the
-    episode code without the tuned-settings file, which the trials do not read (every candidate
-    is built from its own settings) and which is this script's output: keying the trials by it
-    would make every run's output invalidate its own trials."""
+def tuning_manifest() -> Manifest:
+    """What keys the tuning trials: :func:`benchmarks.baselines.trials.trial_manifest`
+    without the tuned-settings file, which the trials do not read (every candidate is built from
+    its own settings) and which is this script's output: keying the trials by it would make
+    every run's output invalidate its own trials."""
     tuned = TUNED_SETTINGS_PATH.relative_to(SOURCE_ROOT).as_posix()
-    return source_fingerprint(exclude=(tuned,))
+    return trial_manifest(exclude=(f"file:{tuned}",))
 
 
 def reproducing_command(args: argparse.Namespace) -> str:
@@ -450,8 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     start = time.perf_counter()
     try:
-        journal = TrialJournal(args.output / "trials.jsonl", trial_code())
-    except StoreFormatError as error:
+        journal = TrialJournal(args.output / "trials.jsonl", tuning_manifest())
+    except ResultsFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     outcomes = []

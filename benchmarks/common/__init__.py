@@ -25,7 +25,7 @@ from benchmarks.common.seeds import (
     require_training_seeds,
     training_seeds,
 )
-from benchmarks.common.store import ResultsStore, StoreFormatError
+from benchmarks.common.store import ResultsFileError, ResultsStore
 from benchmarks.common.threads import (
     TorchThreadLimit,
     one_torch_thread,
@@ -36,8 +36,8 @@ from benchmarks.common.threads import (
 __all__ = [
     "EVALUATION_SEED_START",
     "TRAINING_SEEDS",
+    "ResultsFileError",
     "ResultsStore",
-    "StoreFormatError",
     "TorchThreadLimit",
     "evaluation_seeds",
     "is_training_seed",

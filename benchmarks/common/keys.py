@@ -1,33 +1,29 @@
-"""What an episode's result depends on besides its config and seed: code, weights and data.
+"""One key recipe: what a result depends on, as a :class:`Manifest`, and its digest.
 
-Every cell key (:attr:`benchmarks.leaderboard.grid.Cell.key`) holds two fingerprints, each the
-digest of a :class:`Manifest`, a mapping from what was hashed to its hash:
+Every resumable result (a leaderboard cell, a tuning trial, a prediction benchmark row, a MARA
+evaluation episode, a static-bundle episode) is keyed by the digest of a :class:`Manifest`, a
+mapping from what was hashed to its hash:
 
-**The agent's** (:func:`build_agent`):
+- the **code**: the static import closure of the result's entry points within mara-env's four
+  packages (:func:`benchmarks.common.source_closure.import_closure`), each module hashed by its
+  behaviour (:func:`~benchmarks.common.source_closure.behaviour_hash`: its syntax tree without
+  docstrings, so a docstring, comment or layout edit changes no key) and the data files its
+  string literals name (by content: checkpoints, tuned settings);
+- the **data**: the trace data's fingerprint;
+- the **settings** that shape the run (:func:`code_manifest`'s ``settings``), as JSON;
+- the **interpreter**: Python's minor version (syntax trees differ between minor versions).
 
-- for a shipped agent, its registry entry (the factory's source or name and arguments), and the
-  source of the modules that define its class and its base classes, and of the modules its
-  factory uses (imports, or reads a global from: ``agents.tuned`` for tuned settings), together
-  with everything they import from mara-env's four packages and the data files they name
-  (:mod:`benchmarks.common.source_closure`; the registry module, which imports every agent,
-  is left out: each agent's own entry stands for it);
-- for an import path ``pkg.module:Class``, the module itself and the modules it imports from
-  its own package (for a single-file module outside site-packages: from its folder) and from
-  mara-env's packages;
-- for both, the SHA-256 of every checkpoint loaded while the agent is built
-  (:mod:`predictors.loaded_checkpoints`), and the scheduler's optional ``fingerprint`` string
-  attribute, for a scheduler that reads weights or settings of its own in some other way.
+For an agent (:func:`build_agent`) the code is its registry entry (the factory's source or name
+and arguments), the modules that define its class and its bases and those its factory uses, with
+everything they import; or, for an import path ``pkg.module:Class``, the module and what it
+imports from its own package (or folder) and mara-env's. Add the SHA-256 of every checkpoint
+loaded while the agent is built (:mod:`predictors.loaded_checkpoints`) and the scheduler's
+optional ``fingerprint`` string attribute, for a scheduler that reads weights or settings of its
+own in another way.
 
-**The shared one** (:func:`shared_manifest`), what every episode runs whatever the agent: the
-harness (:mod:`agents.evaluation`), the leaderboard's cell code and, through their imports, the
-simulator and environments; plus the trace data's fingerprint and the package version.
-
-So changing LARA's module plays again the cells of the agents that import it (LARA's, and the
-clairvoyant reference's, which uses its Moore-Hodgson rule) and no others; changing the
-simulator plays every cell again. What is not seen: code reached without an ``import``
-statement, and files read without :func:`predictors.checkpoint.load_checkpoint` (see the two
-modules above); library versions (numpy, torch), which are recorded in the provenance but are
-not part of any key.
+Not seen: code reached without an ``import`` statement, files read without
+:func:`predictors.checkpoint.load_checkpoint` whose names are computed, and library versions
+(recorded in the provenance, :mod:`benchmarks.common.provenance`, not in keys).
 
 Example:
     >>> edf = build_agent("edf")
@@ -35,6 +31,11 @@ Example:
     (True, False)
     >>> edf.manifest.digest == build_agent("edf").manifest.digest
     True
+    >>> manifest = code_manifest(["benchmarks.common.seeds"], settings={"seeds": 3})
+    >>> sorted(manifest.items)
+    ['benchmarks.common.seeds', 'python', 'settings', 'trace data']
+    >>> len(manifest.digest)
+    16
 """
 
 from __future__ import annotations
@@ -44,62 +45,32 @@ import functools
 import hashlib
 import inspect
 import json
+import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents import Scheduler, make_agent, registry
+from benchmarks.common.manifest import Manifest
+from benchmarks.common.provenance import data_hashes
 from benchmarks.common.source_closure import (
     Follow,
     import_closure,
     imports_of_source,
     module_file,
 )
-from benchmarks.leaderboard.provenance import data_hashes, package_version
 from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
-#: The code every episode runs: the harness, the leaderboard's cells, and what they import.
-SHARED_ROOTS = ("agents.evaluation", "benchmarks.leaderboard.cells")
 #: Never part of a closure: the registry imports every agent (an agent's entry is hashed instead).
 REGISTRY_MODULES = ("agents.registry",)
 #: Manifest items that are not modules (module names never contain a space or a colon).
 TRACE_DATA = "trace data"
-VERSION = "mara-env version"
+PYTHON = "python"
+SETTINGS = "settings"
 ATTRIBUTE = "fingerprint attribute"
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """What a fingerprint was computed from.
-
-    Attributes:
-        items: ``{module name, "checkpoint:<file>", "registry:<name>", ...: hash}``.
-    """
-
-    items: Mapping[str, str]
-
-    @property
-    def digest(self) -> str:
-        """The fingerprint: a short hash of every item."""
-        text = json.dumps(sorted(self.items.items()), separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    def changes_since(self, older: Mapping[str, str]) -> list[str]:
-        """What differs from an ``older`` manifest's items, e.g. ``["agents.lara changed"]``.
-
-        Example:
-            >>> Manifest({"a": "1", "b": "2"}).changes_since({"a": "0", "c": "3"})
-            ['a changed', 'b added', 'c removed']
-        """
-        changed = [
-            f"{key} changed" for key in self.items if key in older and older[key] != self.items[key]
-        ]
-        added = [f"{key} added" for key in self.items if key not in older]
-        removed = [f"{key} removed" for key in older if key not in self.items]
-        return sorted(changed) + sorted(added) + sorted(removed)
 
 
 @dataclass(frozen=True)
@@ -153,12 +124,36 @@ def class_manifest(scheduler: Scheduler) -> Manifest:
     return Manifest(dict(sorted(items.items())))
 
 
-def shared_manifest() -> Manifest:
-    """The code, data and version every episode depends on, whatever its agent."""
-    items = import_closure(SHARED_ROOTS, _own_packages, skip=REGISTRY_MODULES)
+def code_manifest(
+    roots: Sequence[str],
+    *,
+    settings: Any = None,
+    exclude: Collection[str] = (),
+) -> Manifest:
+    """The manifest of a result produced by the modules ``roots`` with ``settings``.
+
+    Args:
+        roots: The entry points: module names of mara-env's packages.
+        settings: What else shapes the run (JSON-serialisable; ``None``: nothing), e.g. a
+            script's grid of workloads and seeds.
+        exclude: Items left out, e.g. ``"file:agents/tuned_settings.json"`` for the script that
+            writes that file, whose rows must not be keyed by their own output.
+
+    Raises:
+        TypeError: If ``settings`` is not JSON-serialisable.
+    """
+    items = import_closure(roots, _own_packages, skip=REGISTRY_MODULES)
+    items = {name: digest for name, digest in items.items() if name not in exclude}
     items[TRACE_DATA] = data_hashes()["trace_fingerprint"]
-    items[VERSION] = package_version()
+    items[PYTHON] = python_version()
+    if settings is not None:
+        items[SETTINGS] = _hash(json.dumps(settings, sort_keys=True, separators=(",", ":")))
     return Manifest(dict(sorted(items.items())))
+
+
+def python_version() -> str:
+    """The interpreter's ``major.minor`` version, as keys hold it."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def _own_packages(module: str) -> bool:

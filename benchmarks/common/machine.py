@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 from functools import lru_cache
 from importlib import metadata
@@ -78,3 +79,10 @@ def platform_line() -> str:
         f"{facts['numpy_simd']}), Numba {facts['numba']}, torch {facts['torch']}, Python "
         f"{facts['python']}"
     )
+
+
+def available_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1

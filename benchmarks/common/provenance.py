@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 import mara_env
-from benchmarks.common.machine import installed_version, platform_line
-from benchmarks.leaderboard.backends import available_cores
+from benchmarks.common.machine import available_cores, installed_version, platform_line
 from mara_env import SHIPPED_TRACES, default_trace_source
 
 #: The source tree's root (a git checkout in development; site-packages when installed).

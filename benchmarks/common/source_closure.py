@@ -15,12 +15,14 @@ The rules, and what they cannot see:
   A package's ``__init__`` itself joins the closure only when something is taken from it that
   it defines, or when it is imported as such (``import agents``); merely being the parent of a
   followed module does not count (on the assumption that ``__init__`` modules re-export).
-- A module's hash covers its whole text (newlines normalised): any edit, even to a comment or a
-  docstring, counts as a change. That errs on the side of running again.
+- A module's hash is its behaviour's (:func:`behaviour_hash`): the syntax tree without its
+  docstrings, so an edit to a docstring, a comment or the layout changes nothing, while any
+  change to a statement, a default or a literal does. A compiled module is hashed as bytes.
 - Data files a module names also join the closure (as ``file:<path>``): a string literal that is
   a file name (``"tuned_settings.json"``, ``"data/traces.npz"``) of a file beside the module, or,
   for a module of a package, anywhere in that package's folder. Python files are left to the
-  import rules.
+  import rules Results the scripts write (:data:`OUTPUT_FOLDERS`)
+  are outputs, never data.
 - Not seen: code reached without an ``import`` statement (``importlib.import_module`` with a
   computed name, ``getattr`` on a module, plugins), modules ``follow`` rejects (third-party
   libraries: their versions are recorded in the provenance instead), and files whose names are
@@ -80,15 +82,21 @@ def import_closure(
         if path is None:
             found[name] = MISSING
             continue
-        source = path.read_bytes()
-        found[name] = source_hash(source)
+        source = read_source(path)
         if path.suffix != ".py":
-            continue  # a compiled module: hashed, but no imports to read
+            found[name] = source_hash(source)
+            continue  # a compiled module: hashed as bytes, no imports to read
+        found[name] = behaviour_hash(source)
         for imported in resolver.imports(name, source, path.name == "__init__.py"):
             if imported not in found and imported not in skip and follow(imported):
                 queue.append(imported)
         found.update(resolver.data_files(name, path, source))
     return dict(sorted(found.items()))
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of a module's file, as the closure reads them (one place to read them from)."""
+    return path.read_bytes()
 
 
 def imports_of_source(source: str, module: str, follow: Follow) -> list[str]:
@@ -102,6 +110,44 @@ def imports_of_source(source: str, module: str, follow: Follow) -> list[str]:
     resolver = _Resolver(follow)
     imported = resolver.imports(module, source.encode(), False)
     return sorted(name for name in imported if follow(name))
+
+
+def behaviour_hash(source: bytes) -> str:
+    """A short SHA-256 of a module's syntax tree without its docstrings.
+
+    Comments, blank lines, line breaks inside brackets and docstrings (of the module, its classes
+    and functions) leave it unchanged; every other edit changes it. Trees differ between Python
+    minor versions, so a key holding this hash also names the interpreter's.
+
+    Raises:
+        SyntaxError: If ``source`` is not valid Python.
+
+    Example:
+        >>> code = b"def f(x=1):\\n    'Add one.'\\n    return x + 1\\n"
+        >>> edited = b"def f(x=1):  # a comment\\n    'Add one, said otherwise.'\\n\\n    return x+1\\n"
+        >>> behaviour_hash(code) == behaviour_hash(edited)
+        True
+        >>> behaviour_hash(code) == behaviour_hash(code.replace(b"x=1", b"x=2"))
+        False
+    """
+    return hashlib.sha256(ast.dump(_without_docstrings(ast.parse(source))).encode()).hexdigest()[
+        :16
+    ]
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` with the docstring of the module and of every class and function removed."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
 
 
 def source_hash(source: bytes) -> str:
@@ -195,6 +241,8 @@ class _Resolver:
         found = {}
         for literal in _parse(source).file_names:
             for candidate in self._candidates(path.parent, package, literal):
+                if _is_output(candidate.relative_to(root)):
+                    continue
                 found[f"file:{candidate.relative_to(root).as_posix()}"] = source_hash(
                     candidate.read_bytes()
                 )
@@ -288,10 +336,19 @@ def _parse(source: bytes) -> _Parsed:
 
 #: A string literal that may name a data file: a relative path with an extension.
 _FILE_NAME = re.compile(r"(?:[\w-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}")
+#: Folders of results the scripts write: never data a result depends on (a script naming its
+#: output file must not key its rows by that file).
+OUTPUT_FOLDERS = ("benchmarks/results",)
 #: Files the import rules cover (or that are not source at all).
 _CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd")
 #: The fields of compound statements that hold statements (or handlers and match cases).
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _is_output(relative: Path) -> bool:
+    """Whether a file (relative to the packages' folder) lies in one of :data:`OUTPUT_FOLDERS`."""
+    text = relative.as_posix()
+    return any(text.startswith(folder + "/") for folder in OUTPUT_FOLDERS)
 
 
 def _absolute(statement: _Statement, module: str, is_package: bool) -> str | None:

@@ -18,7 +18,7 @@ and a second run skips what is already done. :class:`ResultsStore` is that file:
   aside into ``<file>.partial`` with a note, and the finished rows before it are kept; its work
   simply runs again;
 * **a foreign or older file** (other CSV columns, JSON lines with other fields, a line that
-  does not parse to the schema) is refused with :class:`StoreFormatError`, naming the file, the
+  does not parse to the schema) is refused with :class:`ResultsFileError`, naming the file, the
   line and what to do, and left untouched.
 
 Formats, chosen by the file's suffix:
@@ -52,7 +52,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +60,7 @@ from typing import Any, Literal
 import numpy as np
 
 from benchmarks.common.atomic import write_atomically
+from benchmarks.common.manifest import Manifest, describe_changes
 
 #: A parsed row: column name -> typed value.
 Row = dict[str, Any]
@@ -71,13 +72,19 @@ KINDS: tuple[type, ...] = (str, int, float, bool)
 DEFAULT_ADVICE = "Write to another output directory, or start afresh (e.g. --no-resume)."
 #: Suffix of the file an interrupted last line is moved to.
 PARTIAL_SUFFIX = ".partial"
+#: Suffix of the file beside a store that keeps the manifests of the keys its rows carry.
+MANIFESTS_SUFFIX = ".manifests.json"
+#: What says which manifest a row should carry now (:meth:`ResultsStore.stale`).
+CurrentManifest = Callable[[Row], Manifest]
 
 
-class StoreFormatError(ValueError):
-    """An existing results file the store cannot resume from: foreign, older or corrupt.
+class ResultsFileError(ValueError):
+    """An existing results file a script cannot resume from: foreign, older, corrupt or locked.
+
+    The one error of every results file (this store's, and the leaderboard's journal).
 
     Attributes:
-        path: The file.
+        path: The file (``None`` when the message alone says it).
         line: The offending line (1-based), ``None`` for the whole file.
         found: The columns (CSV header or JSON fields) found there, if that was the problem.
     """
@@ -86,7 +93,7 @@ class StoreFormatError(ValueError):
         self,
         message: str,
         *,
-        path: Path,
+        path: Path | None = None,
         line: int | None = None,
         found: tuple[str, ...] | None = None,
     ) -> None:
@@ -111,7 +118,7 @@ class ResultsStore:
     Raises:
         ValueError: For an unknown suffix, an unknown column type, or key columns that are not
             columns.
-        StoreFormatError: If the existing file is foreign, older or has a malformed line
+        ResultsFileError: If the existing file is foreign, older or has a malformed line
             (unless ``fresh``).
     """
 
@@ -178,7 +185,7 @@ class ResultsStore:
         try:
             text = complete.decode()
         except UnicodeDecodeError:
-            raise StoreFormatError(
+            raise ResultsFileError(
                 f"{self.path} is not a text file of results; it was left untouched. {self.advice}",
                 path=self.path,
             ) from None
@@ -188,20 +195,8 @@ class ResultsStore:
             lines = enumerate(text.split("\n")[:-1], start=1)
             rows = [self._parse_json(line, number) for number, line in lines]
         if complete != data:  # only once the finished rows are known to be this store's
-            self._set_aside(data[len(complete) :], len(complete))
+            set_aside_cut_line(self.path, data)
         return rows
-
-    def _set_aside(self, cut: bytes, keep: int) -> None:
-        """Move an interrupted last line to ``<file>.partial`` and cut it from the file."""
-        partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
-        with partial.open("ab") as handle:
-            handle.write(cut + b"\n")
-        os.truncate(self.path, keep)
-        print(
-            f"note: {self.path} ended in an interrupted line; it was moved to {partial} and "
-            "its work runs again.",
-            file=sys.stderr,
-        )
 
     def _parse_csv(self, text: str) -> list[Row]:
         reader = csv.reader(io.StringIO(text))
@@ -241,9 +236,9 @@ class ResultsStore:
 
     def _foreign(
         self, what: str, found: tuple[str, ...], expected: list[str], line: int | None
-    ) -> StoreFormatError:
+    ) -> ResultsFileError:
         where = str(self.path) if line is None else f"{self.path}, line {line}"
-        return StoreFormatError(
+        return ResultsFileError(
             f"{where}: {what} {list(found)}, not {expected}: it was written by another script "
             f"or an older version, so none of its rows can be reused. The file was left "
             f"untouched. {self.advice}",
@@ -252,13 +247,101 @@ class ResultsStore:
             found=found,
         )
 
-    def _malformed(self, line: int, error: Exception) -> StoreFormatError:
-        return StoreFormatError(
+    def _malformed(self, line: int, error: Exception) -> ResultsFileError:
+        return ResultsFileError(
             f"{self.path}, line {line}: malformed row ({error}). Fix or delete the line (its "
             f"work then runs again); the file was left untouched. {self.advice}",
             path=self.path,
             line=line,
         )
+
+    # --------------------------------------------------------------------------- keys
+    @property
+    def manifests_path(self) -> Path:
+        """``<file>.manifests.json``: the manifests of the keys its rows carry."""
+        return self.path.with_name(self.path.name + MANIFESTS_SUFFIX)
+
+    def recorded_manifests(self) -> dict[str, dict[str, str]]:
+        """``{digest: manifest items}`` kept beside the file (empty if none were).
+
+        Raises:
+            ResultsFileError: If the manifests file is not a JSON object of objects.
+        """
+        if not self.manifests_path.is_file():
+            return {}
+        try:
+            recorded = json.loads(self.manifests_path.read_text())
+            if not isinstance(recorded, dict) or not all(
+                isinstance(items, dict) for items in recorded.values()
+            ):
+                raise ValueError("not a JSON object of manifests")
+        except ValueError as error:
+            raise ResultsFileError(
+                f"{self.manifests_path}: {error}. Delete it (what changed can then no longer "
+                "be told) or restore it.",
+                path=self.manifests_path,
+            ) from None
+        return recorded
+
+    def record_manifest(self, manifest: Manifest) -> None:
+        """Keep ``manifest`` beside the file (once per digest), so that a later run can say
+        what changed for rows that carry its digest (:meth:`stale`)."""
+        recorded = self.recorded_manifests()
+        if recorded.get(manifest.digest) == dict(manifest.items):
+            return
+        recorded[manifest.digest] = dict(manifest.items)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(recorded, indent=1, sort_keys=True) + "\n"
+        write_atomically(self.manifests_path, text, durable=True)
+
+    def stale(self, column: str, current: CurrentManifest) -> dict[str, int]:
+        """``{why: rows}`` for the rows whose ``column`` is not the digest of the manifest
+        ``current`` gives them now: each reason names what changed since the manifest recorded
+        for the row's digest (:func:`~benchmarks.common.manifest.describe_changes`).
+
+        Example:
+            >>> import tempfile
+            >>> store = ResultsStore(Path(tempfile.mkdtemp()) / "r.csv", {"code": str, "x": int},
+            ...                      key=("code", "x"))
+            >>> old = Manifest({"agents.lara": "1"})
+            >>> store.record_manifest(old)
+            >>> store.extend([{"code": old.digest, "x": 1}, {"code": old.digest, "x": 2}])
+            >>> store.stale("code", lambda row: Manifest({"agents.lara": "2"}))
+            {'agents.lara changed': 2}
+            >>> store.stale("code", lambda row: old)
+            {}
+        """
+        recorded = self.recorded_manifests()
+        found: dict[str, int] = {}
+        for row in self.rows:
+            manifest = current(row)
+            if row[column] != manifest.digest:
+                reason = describe_changes(manifest, recorded, row[column])
+                found[reason] = found.get(reason, 0) + 1
+        return found
+
+    def prune(self, column: str, current: CurrentManifest) -> int:
+        """Drop the rows whose ``column`` is not their current digest (see :meth:`stale`), and
+        the manifests no kept row carries; the file is rewritten atomically.
+
+        Returns:
+            How many rows were dropped.
+        """
+        kept = [row for row in self.rows if row[column] == current(row).digest]
+        dropped = len(self.rows) - len(kept)
+        if dropped:
+            text = self._header() + "".join(self._line(row) for row in kept)
+            write_atomically(self.path, text, durable=True)
+            self.rows, self._index = [], {}
+            for row in kept:
+                self._remember(row)
+        recorded = self.recorded_manifests()
+        used = {row[column] for row in kept}
+        if set(recorded) - used:
+            kept_manifests = {k: v for k, v in recorded.items() if k in used}
+            text = json.dumps(kept_manifests, indent=1, sort_keys=True)
+            write_atomically(self.manifests_path, text + "\n", durable=True)
+        return dropped
 
     # ------------------------------------------------------------------------------ writing
     def append(self, row: Mapping[str, Any]) -> None:
@@ -318,6 +401,35 @@ class ResultsStore:
             writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(row[name] for name in self.columns)
         return buffer.getvalue()
+
+
+def set_aside_cut_line(path: Path, data: bytes) -> bytes:
+    """Move the last line of ``path`` (whose contents are ``data``) to ``<path>.partial`` if it
+    has no newline (a write cut short by a crash, a power loss or a full disk), cut it from the
+    file, and return the whole lines that remain. The recovery of every results file.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> _ = path.write_bytes(b'{"a": 1}\\n{"a": ')
+        >>> set_aside_cut_line(path, path.read_bytes())  # doctest: +ELLIPSIS
+        b'{"a": 1}\\n'
+        >>> path.read_bytes(), path.with_name("rows.jsonl.partial").read_bytes()
+        (b'{"a": 1}\\n', b'{"a": \\n')
+    """
+    keep = data.rfind(b"\n") + 1
+    if keep == len(data):
+        return data
+    partial = path.with_name(path.name + PARTIAL_SUFFIX)
+    with partial.open("ab") as handle:
+        handle.write(data[keep:] + b"\n")
+    os.truncate(path, keep)
+    print(
+        f"note: {path} ended in an interrupted line; it was moved to {partial} and its work "
+        "runs again.",
+        file=sys.stderr,
+    )
+    return data[:keep]
 
 
 def _format_of(path: Path) -> Literal["csv", "jsonl"]:

@@ -51,6 +51,7 @@ Example:
 
 from __future__ import annotations
 
+from benchmarks.common.keys import BuiltAgent, Manifest, build_agent
 from benchmarks.leaderboard.backends import (
     Backend,
     BackendError,
@@ -62,7 +63,7 @@ from benchmarks.leaderboard.backends import (
 )
 from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
 from benchmarks.leaderboard.cli import build_parser, check_agents, main
-from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
+from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 from tqdm.auto import tqdm
 
 from benchmarks.common.lifeline import end_with_parent, worker_context
+from benchmarks.common.machine import available_cores
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
 
@@ -63,13 +64,6 @@ class Backend(Protocol):
     def run(self, cells: Sequence[Cell], on_outcome: OnOutcome, stop: StopRequested) -> None:
         """Run ``cells``; call ``on_outcome`` per finished cell; start no cell once ``stop()``."""
         ...
-
-
-def available_cores() -> int:
-    """CPU cores this process may use (its affinity mask where the OS has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
 
 
 class LocalBackend:

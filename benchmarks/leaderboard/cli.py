@@ -12,13 +12,15 @@ from pathlib import Path
 from agents import known_agents
 from agents.registry import AgentImportError, UnknownAgentError
 from benchmarks.common.arguments import positive_float, positive_int
+from benchmarks.common.keys import BuiltAgent, Manifest, build_agent
+from benchmarks.common.provenance import provenance
 from benchmarks.leaderboard.backends import (
     Backend,
     LocalBackend,
     RayBackend,
     available_cores,
 )
-from benchmarks.leaderboard.fingerprints import BuiltAgent, Manifest, build_agent, shared_manifest
+from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
@@ -31,7 +33,6 @@ from benchmarks.leaderboard.grid import (
 )
 from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
-from benchmarks.leaderboard.provenance import provenance
 from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results

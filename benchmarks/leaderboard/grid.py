@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
 
@@ -39,7 +40,7 @@ from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_c
 EVALUATION_SEED_BASE = EVALUATION_SEED_START
 #: Default grid: every registered agent on these workloads, at these multiples of
 #: :data:`mara_env.TRAINING_LOAD`, for this many seeds.
-DEFAULT_WORKLOADS = ("in_distribution", "rl", "vision")
+DEFAULT_WORKLOADS = EVALUATION_WORKLOADS
 DEFAULT_LOAD_FACTORS = (1.0, 1.5, 2.0)
 DEFAULT_SEEDS = 10
 #: ``--quick``: fewer seeds, and tasks arrive during at most this many epochs.

@@ -21,11 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from benchmarks.leaderboard.fingerprints import Manifest
+from benchmarks.common.manifest import Manifest, describe_changes
 from benchmarks.leaderboard.grid import Cell, config_hash
-
-#: Changed items named in a reason before "and N more".
-_NAMED = 3
 
 
 def invalidations(
@@ -91,8 +88,6 @@ def _changes(
     new: str,
     old: Any,
 ) -> str:
-    if old not in recorded or new not in current:
+    if new not in current:
         return "no record of the old code"
-    changes = Manifest(current[new]).changes_since(recorded[old])
-    more = len(changes) - _NAMED
-    return ", ".join(changes[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+    return describe_changes(Manifest(current[new]), recorded, old)

@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from benchmarks.common.atomic import replace_atomically
+from benchmarks.common.store import set_aside_cut_line
 from benchmarks.leaderboard.records import (
     CODE,
     CONFIG,
@@ -237,27 +238,10 @@ def _create(path: Path, header: dict[str, Any]) -> None:
 def _whole_lines(path: Path) -> list[str]:
     """The file's complete lines; an unterminated last one is first moved aside."""
     data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = _set_aside_partial_line(path, data)
-    return data.decode("utf-8", errors="replace").split("\n")[:-1]
-
-
-def _set_aside_partial_line(path: Path, data: bytes) -> bytes:
-    """Move an unterminated last line (a cut-short write) to ``<path>.partial``; keep the rest."""
-    cut = data.rfind(b"\n") + 1
-    if cut == 0:
+    if data and b"\n" not in data:
         raise ResultsFileError(
             f"{path} holds no complete line; it is not a leaderboard results file. It was "
-            "left untouched: use another --output directory."
+            "left untouched: use another --output directory.",
+            path=path,
         )
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("ab") as handle:
-        handle.write(data[cut:] + b"\n")
-    with path.open("r+b") as handle:
-        handle.truncate(cut)
-    print(
-        f"{path}: its last line was cut short (an interrupted write); moved it to {partial}. "
-        "That cell runs again.",
-        file=sys.stderr,
-    )
-    return data[:cut]
+    return set_aside_cut_line(path, data).decode("utf-8", errors="replace").split("\n")[:-1]

@@ -6,7 +6,7 @@ has a ``kind``:
 
 - ``episode``: one finished cell's row (its ``cell`` key, agent, seed, config hash, the
   fingerprints of the code that played it and every metric);
-- ``code``: a :class:`~benchmarks.leaderboard.fingerprints.Manifest` (``digest`` and
+- ``code``: a :class:`~benchmarks.common.keys.Manifest` (``digest`` and
   ``items``), written once per distinct fingerprint that an episode refers to, so that a later
   run can say which module changed;
 - ``config``: a full :class:`mara_env.ClusterConfig` by its ``hash`` (what a replay needs);
@@ -36,16 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.store import ResultsFileError
+
 #: The header's ``format`` value, and the version of the line layout.
 FORMAT = "mara-env-leaderboard-episodes"
 FORMAT_VERSION = 2
 EPISODE, CODE, CONFIG, RUN = "episode", "code", "config", "run"
 #: Fields every record of a kind must have.
 REQUIRED = {EPISODE: ("cell",), CODE: ("digest", "items"), CONFIG: ("hash", "config"), RUN: ()}
-
-
-class ResultsFileError(ValueError):
-    """A results file this leaderboard cannot resume from (foreign, corrupt or locked)."""
 
 
 def check_of(record: dict[str, Any]) -> str:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.keys import Manifest
 from benchmarks.leaderboard.backends import Backend, BackendError, execute_cells
 from benchmarks.leaderboard.cells import CellOutcome
-from benchmarks.leaderboard.fingerprints import Manifest
 from benchmarks.leaderboard.grid import Grid, config_fields, config_hash
 from benchmarks.leaderboard.invalidation import format_invalidations, invalidations
 from benchmarks.leaderboard.journal import EpisodeJournal

@@ -50,9 +50,10 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.keys import Manifest, build_agent
 from benchmarks.leaderboard.backends import Backend, execute_cells
 from benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
-from benchmarks.leaderboard.fingerprints import Manifest, build_agent, shared_manifest
+from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import (
     EVALUATION_SEED_BASE,
     Cell,

@@ -38,13 +38,14 @@ from tqdm.auto import tqdm
 
 from agents import evaluate, mean_ci
 from agents.base import Scheduler
+from benchmarks.common.keys import Manifest, build_agent, class_manifest, code_manifest
+from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.store import ResultsStore, StoreFormatError
-from benchmarks.leaderboard.fingerprints import build_agent, class_manifest, shared_manifest
+from benchmarks.common.store import ResultsFileError, ResultsStore
 from mara_env import get_config
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
-WORKLOADS = ("in_distribution", "rl", "vision")
+WORKLOADS = EVALUATION_WORKLOADS
 LOADS = (1.4, 2.1, 2.8)
 #: ``{agent: {(workload, load, seed): completion rate}}``.
 Rates = dict[str, dict[tuple[str, float, int], float]]
@@ -68,11 +69,18 @@ def label_of(agent: str) -> str:
     return Path(agent).stem if agent.endswith(".pt") else agent
 
 
-def build(agent: str) -> tuple[str, Scheduler, str, str]:
+#: The harness every evaluation episode runs, whatever its agent.
+HARNESS = ("agents.evaluation",)
+
+
+def build_with_manifest(agent: str) -> tuple[str, Scheduler, str, Manifest]:
     """A scheduler from a registered name or a MARA checkpoint path (``.pt``): its label, the
     scheduler, :func:`weights_digest` of every checkpoint loaded to build it (its policy's and
     its predictor's: a result depends on both) and the digest of everything its results depend
-    on (code, weights, shared code)."""
+    on: one :class:`~benchmarks.common.keys.Manifest` of its code and weights
+    (:func:`~benchmarks.common.keys.build_agent`, or for a checkpoint file
+    :func:`~benchmarks.common.keys.class_manifest` and the checkpoints loaded) and the harness's
+    code, data and interpreter (:func:`~benchmarks.common.keys.code_manifest`)."""
     scheduler: Scheduler
     if agent.endswith(".pt"):
         from agents.mara.agent import Mara
@@ -80,23 +88,29 @@ def build(agent: str) -> tuple[str, Scheduler, str, str]:
         with recording_checkpoint_loads() as loads:
             scheduler = Mara.load(agent)
         weights = [load.sha256 for load in loads]
-        manifest = class_manifest(scheduler)
-        code = manifest.digest + "".join(weights)
+        items = dict(class_manifest(scheduler).items)
+        items.update({f"checkpoint:{load.path.name}": load.sha256[:16] for load in loads})
     else:
         built = build_agent(agent)
-        scheduler, manifest = built.scheduler, built.manifest
-        weights = [value for key, value in manifest.items.items() if key.startswith("checkpoint:")]
-        code = manifest.digest
-    everything = hashlib.sha256((code + shared_manifest().digest).encode()).hexdigest()[:12]
+        scheduler, items = built.scheduler, dict(built.manifest.items)
+        weights = [value for key, value in items.items() if key.startswith("checkpoint:")]
+    everything = Manifest({**items, **code_manifest(HARNESS).items})
     return label_of(agent), scheduler, weights_digest(weights), everything
 
 
+def build(agent: str) -> tuple[str, Scheduler, str, str]:
+    """:func:`build_with_manifest` with the manifest's digest: the ``code`` key of the agent's
+    rows."""
+    label, scheduler, checkpoint, manifest = build_with_manifest(agent)
+    return label, scheduler, checkpoint, manifest.digest
+
+
 def weights_digest(digests: Sequence[str]) -> str:
-    """The first 12 hex digits of the SHA-256 of the loaded checkpoints' SHA-256s, in load
+    """The first 16 hex digits of the SHA-256 of the loaded checkpoints' SHA-256s, in load
     order ("" when nothing was loaded)."""
     if not digests:
         return ""
-    return hashlib.sha256("".join(digests).encode()).hexdigest()[:12]
+    return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
 
 
 def open_results(path: Path) -> ResultsStore:
@@ -104,7 +118,7 @@ def open_results(path: Path) -> ResultsStore:
     appended as episodes finish, a file with other columns refused)."""
     try:
         return ResultsStore(path, SCHEMA, key=KEY, advice="Pass another --out.")
-    except StoreFormatError as error:
+    except ResultsFileError as error:
         raise SystemExit(f"mara.evaluate: {error}") from None
 
 
@@ -124,7 +138,9 @@ def run(
     """
     results = open_results(out)
     for agent in agents:
-        label, scheduler, checkpoint, code = build(agent)
+        label, scheduler, checkpoint, manifest = build_with_manifest(agent)
+        code = manifest.digest
+        results.record_manifest(manifest)
         own = results.rows_where(agent=label)
         others = {row["checkpoint"] for row in own} - {checkpoint}
         if others:

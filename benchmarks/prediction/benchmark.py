@@ -83,9 +83,8 @@ from tqdm.auto import tqdm
 
 from benchmarks.common.arguments import non_negative_int, positive_int
 from benchmarks.common.atomic import write_atomically
-from benchmarks.common.machine import platform_line
-from benchmarks.common.source_fingerprint import source_fingerprint
-from benchmarks.leaderboard import available_cores
+from benchmarks.common.keys import Manifest, code_manifest
+from benchmarks.common.machine import available_cores, platform_line
 from benchmarks.prediction.cells_figure import plot_cells, reported_cells
 from benchmarks.prediction.figure import figure_tasks, plot_figure
 from benchmarks.prediction.pairs import (
@@ -139,8 +138,15 @@ LATENCY_REPEATS = 21
 QUICK_LATENCY_REPEATS = 3
 #: Target draws per test curve with ``--quick``.
 QUICK_DRAWS_PER_CURVE = 1
-#: The folders whose code the scores depend on (with the shipped checkpoints and traces).
-SCORED_CODE = ("mara_env", "predictors")
+#: The entry point of the scores: the rows' code and, through its imports, the predictors and
+#: the simulator (the code a row's ``code`` key holds; its checkpoints are keyed by ``weights``).
+SCORED_CODE = ("benchmarks.prediction.results",)
+
+
+def scored_manifest() -> Manifest:
+    """What this run's rows depend on besides their weights: their ``code`` key is its digest
+    (:func:`benchmarks.common.keys.code_manifest` of :data:`SCORED_CODE`)."""
+    return code_manifest(SCORED_CODE)
 
 
 # --------------------------------------------------------------------------------- command line
@@ -279,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         table = ResultsTable(args.out / "results.csv", resume=not args.no_resume)
         pairs_table = PairsTable(args.out / "pairs.csv", resume=not args.no_resume)
+        for written in (table, pairs_table):
+            written.store.record_manifest(scored_manifest())
     except ResultsFileError as error:
         parser.error(str(error))
     try:
@@ -391,7 +399,7 @@ def make_keys(
     draws: int,
 ) -> list[RowKey]:
     """The rows of this run, cell by cell (held-out checkpoints are loaded here)."""
-    code = source_fingerprint(SCORED_CODE)
+    code = scored_manifest().digest
     keys = []
     for cell, cell_cases in cells.items():
         for name in names:

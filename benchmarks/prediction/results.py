@@ -2,8 +2,8 @@
 
 A row is keyed by :data:`KEY_COLUMNS`: the predictor, the cell (protocol, set, fraction), the
 seed, samples per case, target draws per curve, the fingerprint of the code the scores depend on
-(``mara_env`` and ``predictors``, shipped checkpoints and traces included:
-:func:`benchmarks.common.source_fingerprint.source_fingerprint`) and the SHA-256 prefixes of the
+(this module's import closure and the trace data:
+:func:`benchmarks.prediction.benchmark.scored_manifest`) and the SHA-256 prefixes of the
 checkpoints its predictor versions were loaded from (``none`` for untrained predictors). A row
 whose key is already in the file is not run again; a row that other code or weights produced is
 never reused.
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.store import ResultsStore, StoreFormatError
+from benchmarks.common.store import ResultsFileError, ResultsStore
 from benchmarks.common.threads import one_torch_thread_if_loaded
 from benchmarks.prediction.protocols import CellCases, PredictorBank
 from predictors.base import Predictor, TaskHistory
@@ -100,10 +100,6 @@ def schema_of(columns: Sequence[str]) -> dict[str, type]:
 SCHEMA = schema_of(COLUMNS)
 
 
-class ResultsFileError(ValueError):
-    """An existing ``results.csv`` that this benchmark cannot resume from."""
-
-
 class PredictionOutputError(ValueError):
     """A predictor returned samples of the wrong shape or with NaN / negative work."""
 
@@ -163,10 +159,10 @@ class BenchmarkTable:
     ) -> None:
         try:
             self.store = ResultsStore(path, schema, key=key, fresh=not resume, advice=_ADVICE)
-        except StoreFormatError as error:
+        except ResultsFileError as error:
             raise self._refusal(path, error) from None
 
-    def _refusal(self, path: Path, error: StoreFormatError) -> ResultsFileError:
+    def _refusal(self, path: Path, error: ResultsFileError) -> ResultsFileError:
         """The error that refuses a file this table cannot resume from."""
         return ResultsFileError(str(error))
 
@@ -200,7 +196,7 @@ class ResultsTable(BenchmarkTable):
     def __init__(self, path: Path, *, resume: bool) -> None:
         super().__init__(path, SCHEMA, KEY_COLUMNS, resume=resume)
 
-    def _refusal(self, path: Path, error: StoreFormatError) -> ResultsFileError:
+    def _refusal(self, path: Path, error: ResultsFileError) -> ResultsFileError:
         if error.found is not None and "workload" in error.found:
             return ResultsFileError(
                 f"{path} was written by an earlier version of this benchmark: its rows are "

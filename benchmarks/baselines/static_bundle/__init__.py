@@ -48,7 +48,12 @@ from benchmarks.baselines.static_bundle.bundles import (
 )
 from benchmarks.baselines.static_bundle.calibration import CALIBRATION_SEEDS, Calibration, calibrate
 from benchmarks.baselines.static_bundle.cli import BUNDLE_AGENTS, main
-from benchmarks.baselines.static_bundle.log import COLUMNS, BundleLog, setup_fingerprint
+from benchmarks.baselines.static_bundle.log import (
+    COLUMNS,
+    BundleLog,
+    setup_fingerprint,
+    setup_manifest,
+)
 from benchmarks.baselines.static_bundle.play import play
 from benchmarks.baselines.static_bundle.report import PAPER_MIXED_BUNDLE, markdown_table
 
@@ -71,4 +76,5 @@ __all__ = [
     "markdown_table",
     "play",
     "setup_fingerprint",
+    "setup_manifest",
 ]

@@ -22,7 +22,7 @@ from benchmarks.baselines.static_bundle.bundles import (
     draw_bundle,
 )
 from benchmarks.baselines.static_bundle.calibration import CALIBRATION_SEEDS, calibrate
-from benchmarks.baselines.static_bundle.log import BundleLog, setup_fingerprint
+from benchmarks.baselines.static_bundle.log import BundleLog, setup_fingerprint, setup_manifest
 from benchmarks.baselines.static_bundle.play import play
 from benchmarks.baselines.static_bundle.report import markdown_table, results_markdown, side_by_side
 from benchmarks.common.arguments import positive_int
@@ -176,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup = setups[args.bundle]
     try:
         log = BundleLog(args.output / "bundle.csv", resume=not args.no_resume)
+        log.store.record_manifest(setup_manifest(spec, config, source))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -18,12 +18,11 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from benchmarks.baselines.static_bundle.bundles import N_TASKS, BundleSpec
-from benchmarks.common.source_fingerprint import EPISODE_CODE, source_fingerprint
+from benchmarks.common.keys import Manifest, code_manifest
 from benchmarks.common.store import ResultsStore
 from mara_env import ClusterConfig, TraceSource
 
@@ -42,14 +41,22 @@ SCHEMA: dict[str, type] = {
     "illegal_actions": float,
 }
 COLUMNS = tuple(SCHEMA)
-_CODE = (*EPISODE_CODE, "benchmarks/static_bundle")
+#: The entry points of a bundle's episodes: the player and the schedulers' registry.
+PLAYING_CODE = ("benchmarks.baselines.static_bundle.play", "agents.registry")
+
+
+def setup_manifest(spec: BundleSpec, config: ClusterConfig, source: TraceSource) -> Manifest:
+    """What a bundle's rows depend on: :func:`benchmarks.common.keys.code_manifest` of
+    :data:`PLAYING_CODE` with the bundle, its config and its trace source as settings."""
+    settings = {"tasks": N_TASKS, "bundle": repr(spec), "config": repr(config)}
+    settings["traces"] = source.fingerprint
+    return code_manifest(PLAYING_CODE, settings=settings)
 
 
 def setup_fingerprint(spec: BundleSpec, config: ClusterConfig, source: TraceSource) -> str:
-    """Identifies the bundle definition and the code that plays it, so rows of another bundle
-    or of other code are never reused."""
-    text = f"{N_TASKS}|{spec!r}|{config!r}|{source.fingerprint}|{source_fingerprint(_CODE)}"
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    """The ``setup`` key of a bundle's rows: the digest of :func:`setup_manifest`, so rows of
+    another bundle or of other code are never reused."""
+    return setup_manifest(spec, config, source).digest
 
 
 class BundleLog:
@@ -63,7 +70,7 @@ class BundleLog:
             replaces it).
 
     Raises:
-        benchmarks.common.store.StoreFormatError: If the file exists with other columns or a
+        benchmarks.common.store.ResultsFileError: If the file exists with other columns or a
             malformed row (a ``ValueError``).
     """
 

@@ -35,6 +35,7 @@ from agents.clairvoyant import NEVER, task_epochs_to_target
 from benchmarks.common.seeds import require_training_seeds
 from benchmarks.prediction.verdicts.laira_judge import LAIRA_JUDGE, laira_settings, laira_success
 from mara_env import ClusterConfig, get_config, node_turns, raw_env
+from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
 from predictors.env_histories import slotted_tasks, task_histories
@@ -179,14 +180,12 @@ def _judge_epoch(
             fresh.append(task)
     if not fresh:
         return []
-    nodes = config.n_nodes
-    if config.max_nodes_per_task is not None:
-        nodes = min(nodes, config.max_nodes_per_task)
+    nodes = config.task_node_limit
     held = np.bincount(state.node_task[state.node_task >= 0], minlength=len(state.tasks))
     histories = task_histories(simulator, fresh)
     time_left = np.array([history.time_left for history in histories])
     speed = np.array([history.speed for history in histories])
-    all_nodes = speed * nodes ** state.tasks.alpha[fresh]
+    all_nodes = progress_gain(speed, float(nodes), state.tasks.alpha[fresh])
     success = {
         name: predictor.predict(histories, settings.n_samples, rng[name]).success_probability(
             time_left, all_nodes

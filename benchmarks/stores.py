@@ -1,0 +1,267 @@
+"""The committed results stores: does every row still follow from the code, and why not.
+
+Every resumable result under ``benchmarks/results`` carries the digest of the manifest of what
+produced it (:mod:`benchmarks.common.keys`). :data:`STORES` names each store, how to read it,
+which column holds that digest, what the digest should be now for a given row, and the command
+that regenerates it. Then:
+
+- ``python -m benchmarks.stores`` says, store by store, how many rows are current and, for the
+  others, what changed since their manifest was recorded (the modules, files or settings), with
+  the command that replays them; it exits 1 if any row is stale;
+- ``python -m benchmarks.stores --prune`` drops the rows of old keys (and their manifests) from
+  the resumable stores, so a file holds only what the current code would write.
+
+A docstring, comment or layout edit changes no digest, so it leaves every store current.
+
+Example:
+    >>> [store.name for store in STORES][:3]
+    ['leaderboard', 'tuning', 'deviations']
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common.manifest import Manifest, describe_changes
+from benchmarks.common.provenance import SOURCE_ROOT
+from benchmarks.common.store import ResultsStore, Row
+
+#: Where the committed results live.
+RESULTS = SOURCE_ROOT / "benchmarks" / "results"
+
+
+@dataclass(frozen=True)
+class CommittedStore:
+    """One committed results store.
+
+    Attributes:
+        name: A short name.
+        path: The file.
+        column: The column holding the digest of what produced the row.
+        command: The command that regenerates (or resumes) it.
+        open: Reads the file as a :class:`~benchmarks.common.store.ResultsStore` (``None`` for
+            the leaderboard's journal, which :func:`leaderboard_status` reads).
+        current: The manifest a row should carry now.
+    """
+
+    name: str
+    path: Path
+    column: str
+    command: str
+    open: Callable[[Path], ResultsStore] | None
+    current: Callable[[Row], Manifest]
+
+    def status(self) -> tuple[int, dict[str, int]]:
+        """``(rows, {why: stale rows})``."""
+        if self.open is None:
+            return leaderboard_status(self.path)
+        store = self.open(self.path)
+        return len(store.rows), store.stale(self.column, self.current)
+
+    def prune(self) -> int:
+        """Drop the stale rows; how many were dropped (the leaderboard's journal is rewritten
+        only by a fresh run, ``--no-resume``, so it is left as it is)."""
+        if self.open is None:
+            return 0
+        return self.open(self.path).prune(self.column, self.current)
+
+
+# ------------------------------------------------------------------------------ the stores
+def _trial_store(path: Path) -> ResultsStore:
+    from benchmarks.baselines.trials import TrialJournal
+
+    return TrialJournal(path, Manifest({})).store
+
+
+@functools.cache
+def _tuning() -> Manifest:
+    from benchmarks.baselines.tuning import tuning_manifest
+
+    return tuning_manifest()
+
+
+@functools.cache
+def _trials() -> Manifest:
+    from benchmarks.baselines.trials import trial_manifest
+
+    return trial_manifest()
+
+
+def _prediction_store(path: Path) -> ResultsStore:
+    from benchmarks.prediction.pairs import PairsTable
+    from benchmarks.prediction.results import ResultsTable
+
+    table = ResultsTable if path.name == "results.csv" else PairsTable
+    return table(path, resume=True).store
+
+
+@functools.cache
+def _scored() -> Manifest:
+    from benchmarks.prediction.benchmark import scored_manifest
+
+    return scored_manifest()
+
+
+def _bundle_store(path: Path) -> ResultsStore:
+    from benchmarks.baselines.static_bundle import BundleLog
+
+    return BundleLog(path, resume=True).store
+
+
+@functools.cache
+def _bundle(name: str) -> Manifest:
+    from benchmarks.baselines.static_bundle import setup_manifest
+    from benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config
+    from mara_env import default_trace_source
+
+    if name not in BUNDLES:
+        return Manifest({"bundle": "no longer defined"})
+    return setup_manifest(BUNDLES[name], bundle_config(), default_trace_source())
+
+
+def _evaluation_store(path: Path) -> ResultsStore:
+    from benchmarks.mara.evaluate import open_results
+
+    return open_results(path)
+
+
+@functools.cache
+def _evaluated(label: str) -> Manifest:
+    from benchmarks.mara.evaluate import build_with_manifest
+
+    checkpoint = RESULTS / "mara" / f"{label}.pt"
+    return build_with_manifest(str(checkpoint) if checkpoint.exists() else label)[3]
+
+
+_MARA_EVALUATIONS = ("evaluation.csv", "mara_ppo_evaluation.csv", "ablations.csv")
+
+#: Every committed results store, in the order of the README's results.
+STORES: tuple[CommittedStore, ...] = (
+    CommittedStore(
+        "leaderboard",
+        RESULTS / "leaderboard" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "tuning",
+        RESULTS / "tuning" / "trials.jsonl",
+        "code",
+        "python -m benchmarks.baselines tune",
+        _trial_store,
+        lambda row: _tuning(),
+    ),
+    CommittedStore(
+        "deviations",
+        RESULTS / "deviations" / "trials.jsonl",
+        "code",
+        "python -m benchmarks.baselines deviations",
+        _trial_store,
+        lambda row: _trials(),
+    ),
+    *(
+        CommittedStore(
+            f"prediction {name}",
+            RESULTS / "predictors" / name,
+            "code",
+            "python -m benchmarks.prediction benchmark",
+            _prediction_store,
+            lambda row: _scored(),
+        )
+        for name in ("results.csv", "pairs.csv")
+    ),
+    CommittedStore(
+        "static bundle",
+        RESULTS / "static_bundle" / "bundle.csv",
+        "setup",
+        "python -m benchmarks.baselines static-bundle --bundle paper (and --bundle tight)",
+        _bundle_store,
+        lambda row: _bundle(row["bundle"]),
+    ),
+    *(
+        CommittedStore(
+            f"MARA {name}",
+            RESULTS / "mara" / name,
+            "code",
+            "python -m benchmarks.mara evaluate (see benchmarks/results/mara/README.md)",
+            _evaluation_store,
+            lambda row: _evaluated(row["agent"]),
+        )
+        for name in _MARA_EVALUATIONS
+    ),
+)
+
+
+def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
+    """``(episodes, {why: stale episodes})`` of a leaderboard journal: an episode is stale when
+    its agent's or the shared manifest's digest is not the one the installed code gives."""
+    from benchmarks.common.keys import build_agent
+    from benchmarks.leaderboard.fingerprints import shared_manifest
+    from benchmarks.leaderboard.journal import read_journal
+
+    contents = read_journal(path)
+    shared = shared_manifest()
+    agents: dict[str, Manifest] = {}
+    found: dict[str, int] = {}
+    for row in contents.rows:
+        spec = row["agent_spec"]
+        if spec not in agents:
+            agents[spec] = build_agent(spec).manifest
+        reasons = [
+            f"{what}: {describe_changes(manifest, contents.manifests, row[column])}"
+            for what, manifest, column in (
+                (spec, agents[spec], "agent_code"),
+                ("shared", shared, "shared_code"),
+            )
+            if row[column] != manifest.digest
+        ]
+        if reasons:
+            reason = "; ".join(reasons)
+            found[reason] = found.get(reason, 0) + 1
+    return len(contents.rows), found
+
+
+# ------------------------------------------------------------------------------ command line
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.stores [--prune]``; returns 1 if a row is stale (and not pruned)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.stores",
+        description="Say whether every committed result follows from the current code, and "
+        "why not; optionally drop the rows of old keys.",
+    )
+    parser.add_argument(
+        "--prune", action="store_true", help="Drop the rows of old keys from the resumable stores."
+    )
+    args = parser.parse_args(argv)
+    stale_stores = 0
+    for store in STORES:
+        where = store.path.relative_to(SOURCE_ROOT)
+        if not store.path.exists():
+            print(f"{store.name}: no file {where}; run `{store.command}`.")
+            stale_stores += 1
+            continue
+        rows, stale = store.status()
+        if not stale:
+            print(f"{store.name}: all {rows} rows current ({where}).")
+            continue
+        count = sum(stale.values())
+        if args.prune and store.open is not None:
+            print(f"{store.name}: dropped {store.prune()} of {rows} rows of old keys ({where}).")
+            continue
+        stale_stores += 1
+        print(f"{store.name}: {count} of {rows} rows were produced by other code ({where}):")
+        for reason, rows_of_reason in stale.items():
+            print(f"  {rows_of_reason} rows: {reason}")
+        print(f"  replay them with `{store.command}`.")
+    return 1 if stale_stores else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
