@@ -18,8 +18,14 @@ from agents import evaluate
 from agents.mara.agent import Mara
 from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
 from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks.mara import ppo as mara_ppo
 from benchmarks.mara import train as train_mara
+from benchmarks.mara.batches import merge_steps
+from benchmarks.mara.imitation import imitate
+from benchmarks.mara.returns import ValueNorm
 from benchmarks.mara.rollouts import ClusterVector, StepBatch, agent_seed
+from benchmarks.mara.settings import QUICK, TrainSettings
+from benchmarks.mara.trainer import Trainer
 from mara_env.observation import GLOBAL_FEATURES
 from predictors.checkpoint import CheckpointError
 from predictors.registry import make_predictor
@@ -263,9 +269,9 @@ def test_shipped_checkpoint_loads_by_name() -> None:
 
 
 # ---------------------------------------------------------------------------- training
-def tiny_settings(**changes: object) -> train_mara.TrainSettings:
-    values = {**train_mara.QUICK, **changes}
-    return train_mara.TrainSettings(**values)  # type: ignore[arg-type]
+def tiny_settings(**changes: object) -> TrainSettings:
+    values = {**QUICK, **changes}
+    return TrainSettings(**values)  # type: ignore[arg-type]
 
 
 def test_a_tiny_training_run_improves_on_its_initial_policy(tmp_path: Path) -> None:
@@ -273,10 +279,10 @@ def test_a_tiny_training_run_improves_on_its_initial_policy(tmp_path: Path) -> N
         dagger_rounds=4, dagger_epochs=80, imitation_passes=4, updates=0, validation_seeds=4
     )
     assert settings.temperature == 0.35  # validated as deployed
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
-    before = trainer.validate()
-    trainer.imitate()
-    after = trainer.validate()
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
+    before = trainer.selection.validate(trainer.policy)
+    imitate(trainer)
+    after = trainer.selection.validate(trainer.policy)
     assert after > before + 0.05, (before, after)
 
 
@@ -299,33 +305,35 @@ def test_same_seed_same_training_run(tmp_path: Path) -> None:
 
 def test_training_settings_are_validated() -> None:
     with pytest.raises(ValueError, match="ablation must be one of"):
-        train_mara.TrainSettings(ablation="no_brain")
+        TrainSettings(ablation="no_brain")
     with pytest.raises(ValueError, match="preset must be"):
-        train_mara.TrainSettings(preset="evaluation")
+        TrainSettings(preset="evaluation")
     with pytest.raises(ValueError, match="validation_seeds must be <="):
-        train_mara.TrainSettings(validation_seeds=99)
+        TrainSettings(validation_seeds=99)
     with pytest.raises(ValueError, match="temperature must be > 0"):
-        train_mara.TrainSettings(temperature=0.0)
+        TrainSettings(temperature=0.0)
     with pytest.raises(ValueError, match="target_kl must be >= 0"):
-        train_mara.TrainSettings(target_kl=-1.0)
+        TrainSettings(target_kl=-1.0)
     with pytest.raises(ValueError, match="lr_schedule must be one of"):
-        train_mara.TrainSettings(lr_schedule="cosine")
+        TrainSettings(lr_schedule="cosine")
 
 
 @pytest.mark.parametrize("schedule", ["constant", "linear"])
 def test_the_policy_learning_rate_follows_its_schedule(tmp_path: Path, schedule: str) -> None:
     settings = tiny_settings(predictor="wls", lr=1e-3, updates=4, lr_schedule=schedule)
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
     optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=settings.lr)
     now = time.perf_counter()
-    rates = [trainer._set_policy_lr(optimiser, update, now) for update in (1, 2, 3, 4)]
+    rates = [mara_ppo.set_policy_lr(settings, optimiser, update, now) for update in (1, 2, 3, 4)]
     assert optimiser.param_groups[0]["lr"] == pytest.approx(rates[-1])
     expected = [1e-3] * 4 if schedule == "constant" else [1e-3, 7.5e-4, 5e-4, 2.5e-4]
     assert rates == pytest.approx(expected, rel=1e-6)
     # the wall-clock budget counts too: half the minutes spent, at most half the rate is left
     if schedule == "linear":
         half_spent = now - 30.0 * settings.minutes
-        assert trainer._set_policy_lr(optimiser, 1, half_spent) == pytest.approx(5e-4, rel=1e-2)
+        assert mara_ppo.set_policy_lr(settings, optimiser, 1, half_spent) == pytest.approx(
+            5e-4, rel=1e-2
+        )
 
 
 def test_temperature_sharpens_the_node_distribution() -> None:
@@ -376,9 +384,7 @@ def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
     assert command[:3] == ["python", "-m", "benchmarks.mara.train"]
     settings = train_mara.settings_of(train_mara.parse_args(command[3:]))
     # a setting added after the card was made ran as its default does (e.g. rollout_lag 0)
-    added = {
-        k: v for k, v in asdict(train_mara.TrainSettings()).items() if k not in facts["settings"]
-    }
+    added = {k: v for k, v in asdict(TrainSettings()).items() if k not in facts["settings"]}
     assert asdict(settings) == {**facts["settings"], **added}
     assert card["config"]["temperature"] == settings.temperature  # trained at what it ships at
     assert facts["confirmation"]["episodes"] >= 30
@@ -396,7 +402,7 @@ def test_mara_imitation_is_registered_beside_mara() -> None:
 
 # ---------------------------------------------------------------------------- PPO
 def tiny_rollout(
-    trainer: train_mara.Trainer,
+    trainer: Trainer,
     configs: list[mara_env.ClusterConfig],
     epochs: int,
     **options: object,
@@ -419,56 +425,57 @@ def test_the_updates_log_probs_are_the_rollouts_at_the_deployed_temperature(
 ) -> None:
     """Recomputed on the rollout batch at the same weights, every node's ratio is 1."""
     settings = tiny_settings(temperature=0.35, predictor="wls")
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
     config = mara_env.get_config("tiny", n_nodes=4, max_nodes_per_task=1, load=4.0)
     trainer.max_nodes_per_task = config.max_nodes_per_task
-    batch = train_mara._merge(tiny_rollout(trainer, [config] * 3, 12))
+    batch = merge_steps(tiny_rollout(trainer, [config] * 3, 12))
     assert bool((batch.log_prob < 0).any())  # some nodes had a real choice
     with torch.no_grad():
-        log_prob, _ = trainer._scores(batch, batch.actions)
+        log_prob, _ = trainer.scores(batch, batch.actions)
     torch.testing.assert_close((log_prob - batch.log_prob).exp(), torch.ones_like(log_prob))
     # The check can fail: at temperature 1, or without the per-task node cap, ratios move.
     with torch.no_grad():
-        untempered, _ = trainer._scores(batch, batch.actions, temperature=1.0)
+        untempered, _ = trainer.scores(batch, batch.actions, temperature=1.0)
         trainer.max_nodes_per_task = None
-        uncapped, _ = trainer._scores(batch, batch.actions)
+        uncapped, _ = trainer.scores(batch, batch.actions)
     assert float((untempered - batch.log_prob).abs().max()) > 1e-3
     assert float((uncapped - batch.log_prob).abs().max()) > 1e-3
 
 
 def test_the_critics_gradient_never_reaches_the_policy(tmp_path: Path) -> None:
     settings = tiny_settings(predictor="wls", minibatch=8, target_kl=0.0)
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
-    critic = trainer.build_critic()
-    assert not {id(p) for p in critic.parameters()} & {id(p) for p in trainer.policy.parameters()}
-    batch = train_mara._merge(tiny_rollout(trainer, trainer.settings.configs(3), 8, critic=critic))
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
+    critic = mara_ppo.Critic(trainer.policy, settings.critic_lr)
+    network = critic.network
+    assert not {id(p) for p in network.parameters()} & {id(p) for p in trainer.policy.parameters()}
+    batch = merge_steps(tiny_rollout(trainer, trainer.settings.configs(3), 8, critic=network))
     policy_before = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
-    critic_before = {k: v.clone() for k, v in critic.state_dict().items()}
-    trainer._critic_update(batch, torch.randn(len(batch.reward)))
+    critic_before = {k: v.clone() for k, v in network.state_dict().items()}
+    critic.fit(batch, torch.randn(len(batch.reward)), settings, trainer.generator)
     assert all(p.grad is None for p in trainer.policy.parameters())
     for key, value in trainer.policy.state_dict().items():
         torch.testing.assert_close(value, policy_before[key], rtol=0, atol=0)
-    assert any(not torch.equal(critic.state_dict()[k], v) for k, v in critic_before.items())
+    assert any(not torch.equal(network.state_dict()[k], v) for k, v in critic_before.items())
     # and the policy's update leaves the critic alone
-    critic.zero_grad(set_to_none=True)
-    critic_before = {k: v.clone() for k, v in critic.state_dict().items()}
+    network.zero_grad(set_to_none=True)
+    critic_before = {k: v.clone() for k, v in network.state_dict().items()}
     optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=1e-2)
     advantages = torch.randn(len(batch.reward), generator=torch.Generator().manual_seed(0))
-    stats = trainer._policy_update(batch, advantages, batch.log_prob, optimiser)
+    stats = mara_ppo.policy_update(trainer, batch, advantages, batch.log_prob, optimiser)
     assert stats["policy_epochs"] == 1
-    assert all(p.grad is None for p in critic.parameters())
-    for key, value in critic.state_dict().items():
+    assert all(p.grad is None for p in network.parameters())
+    for key, value in network.state_dict().items():
         torch.testing.assert_close(value, critic_before[key], rtol=0, atol=0)
     assert any(not torch.equal(trainer.policy.state_dict()[k], v) for k, v in policy_before.items())
 
 
 def test_kl_control_stops_an_update_that_moves_too_far(tmp_path: Path) -> None:
     settings = tiny_settings(predictor="wls", minibatch=4, ppo_epochs=3, target_kl=1e-6)
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
-    batch = train_mara._merge(tiny_rollout(trainer, trainer.settings.configs(3), 8))
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
+    batch = merge_steps(tiny_rollout(trainer, trainer.settings.configs(3), 8))
     optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=0.1)
     advantages = torch.randn(len(batch.reward), generator=torch.Generator().manual_seed(1))
-    stats = trainer._policy_update(batch, advantages, batch.log_prob, optimiser)
+    stats = mara_ppo.policy_update(trainer, batch, advantages, batch.log_prob, optimiser)
     assert stats["policy_epochs"] == "0+stop"
 
 
@@ -505,7 +512,7 @@ def test_rollout_rewards_telescope_in_the_simulator_at_the_discount_used() -> No
 
 
 def test_value_norm_tracks_and_inverts() -> None:
-    norm = train_mara.ValueNorm(beta=0.9)
+    norm = ValueNorm(beta=0.9)
     values = torch.tensor([2.0, 4.0, 6.0, 8.0])
     for _ in range(50):
         norm.update(values)
@@ -513,4 +520,4 @@ def test_value_norm_tracks_and_inverts() -> None:
     assert float(norm.std) == pytest.approx(float(values.std(unbiased=False)))
     torch.testing.assert_close(norm.denormalise(norm.normalise(values)), values)
     with pytest.raises(ValueError, match="beta"):
-        train_mara.ValueNorm(beta=1.0)
+        ValueNorm(beta=1.0)

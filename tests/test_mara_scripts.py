@@ -16,6 +16,9 @@ from benchmarks.mara import compare as mara_compare
 from benchmarks.mara import evaluate as mara_evaluate
 from benchmarks.mara import timing as mara_timing
 from benchmarks.mara import train as train_mara
+from benchmarks.mara.settings import QUICK, TrainSettings
+from benchmarks.mara.trainer import Trainer
+from benchmarks.mara.validation import tune_temperature
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -32,7 +35,7 @@ def test_quick_training_writes_checkpoint_card_and_log(quick_checkpoint: Path) -
     with quick_checkpoint.with_suffix(".csv").open() as handle:
         phases = {row["phase"] for row in csv.DictReader(handle)}
     assert phases == {"imitation", "ppo"}
-    assert Mara.load(quick_checkpoint).policy.config.width == train_mara.QUICK["width"]
+    assert Mara.load(quick_checkpoint).policy.config.width == QUICK["width"]
 
 
 def test_quick_card_records_temperature_throughput_and_confirmation(quick_checkpoint: Path) -> None:
@@ -244,22 +247,23 @@ def test_validation_in_a_worker_changes_nothing_but_time(
 def test_a_late_validation_score_keeps_the_weights_it_scored(tmp_path: Path) -> None:
     from concurrent.futures import Future
 
-    settings = train_mara.TrainSettings(**train_mara.QUICK)
-    trainer = train_mara.Trainer(settings, tmp_path / "log.csv", progress=False)
+    settings = TrainSettings(**QUICK)
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
+    selection = trainer.selection
     pending: Future[list[float]] = Future()
-    trainer.validation.submit = lambda state, seeds: pending  # type: ignore[method-assign]
+    selection.player.submit = lambda state, seeds: pending  # type: ignore[method-assign]
     scored = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
-    trainer._log(validate=True, phase="ppo", update=3)
-    trainer._log(phase="ppo", update=4)
+    trainer.log(validate=True, phase="ppo", update=3)
+    trainer.log(phase="ppo", update=4)
     with torch.no_grad():  # the next update moves the weights before the score is in
         for parameter in trainer.policy.parameters():
             parameter.add_(1.0)
-    trainer.settle()
+    selection.settle()
     assert trainer.log_path.read_text().count("\n") == 1  # both rows wait for the score
     pending.set_result([0.5, 0.7])
-    trainer.settle()
-    assert trainer.best_update == 3 and trainer.best_validation == pytest.approx(0.6)
-    assert all(torch.equal(trainer.best_state[k], scored[k]) for k in scored)
+    selection.settle()
+    assert selection.best_update == 3 and selection.best_validation == pytest.approx(0.6)
+    assert all(torch.equal(selection.best_state[k], scored[k]) for k in scored)
     with trainer.log_path.open() as handle:
         rows = list(csv.DictReader(handle))
     assert [(row["update"], row["validation_completion"]) for row in rows] == [
@@ -269,7 +273,7 @@ def test_a_late_validation_score_keeps_the_weights_it_scored(tmp_path: Path) -> 
 
 
 def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) -> None:
-    scores = train_mara.tune_temperature(
+    scores = tune_temperature(
         quick_checkpoint, temperatures=(1.0, 0.35), seeds=(910, 911), preset="tiny"
     )
     assert set(scores) == {"1.0", "0.35"}

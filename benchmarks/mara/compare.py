@@ -26,7 +26,7 @@ from agents import mean_ci
 from agents.mara.agent import Mara, default_checkpoint, imitation_checkpoint
 from benchmarks.common.seeds import training_seeds
 from benchmarks.common.threads import set_torch_threads
-from benchmarks.mara.train import WORKLOADS
+from benchmarks.mara.settings import WORKLOADS
 from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
 

@@ -1,12 +1,16 @@
-"""PPO rollouts of MARA's training played in a worker process, one update ahead of the learner.
+"""PPO rollouts of MARA's training, played before each update or one update ahead of it.
 
-With ``--rollout-lag 1`` (:class:`benchmarks.mara.train.TrainSettings`), the learner hands the
-worker its current weights and trains on the rollouts the worker played with the weights
-before them, so that both cores are busy: the worker plays the next rollouts while the learner
-updates. The worker keeps its :class:`~benchmarks.mara.rollouts.ClusterVector` between calls,
-so its episodes run on across updates exactly as the learner's own vector's would; what changes
-is only which weights chose the actions (one update older). PPO's ratio divides by the
-log-probabilities the rollout policy had, so it stays correct for that policy.
+:class:`PPORollouts` is where PPO's rollouts come from. With ``rollout_lag`` 0 it steps its own
+:class:`~benchmarks.mara.rollouts.ClusterVector` with the current weights, in this process,
+before each update (on-policy). With ``--rollout-lag 1``
+(:class:`benchmarks.mara.settings.TrainSettings`), the learner hands a :class:`RolloutWorker`
+its current weights and trains on the rollouts the worker played with the weights before them,
+so that both cores are busy: the worker plays the next rollouts while the learner updates. The
+worker keeps its vector between calls, so its episodes run on across updates exactly as the
+learner's own vector's would; what changes is only which weights chose the actions (one update
+older). PPO's ratio divides by the log-probabilities the rollout policy had, and the critic
+recomputes the rollout's values before GAE, so the update stays correct for the policy that
+played; the price is one update of lag.
 
 Example:
     >>> from agents.mara.policy import MaraPolicy, PolicyConfig
@@ -18,6 +22,12 @@ Example:
     >>> len(rollout.steps), tuple(rollout.steps[0].actions.shape)
     (3, (2, 2))
     >>> worker.close()
+    >>> policy = MaraPolicy(network)
+    >>> rollouts = PPORollouts(plan, policy, policy, lag=1, workers=0)
+    >>> steps, batch, values, last, finished = rollouts.next(more=False)
+    >>> len(steps), len(batch.reward), len(values), tuple(last.shape)
+    (3, 6, 3, (2,))
+    >>> rollouts.close()
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import torch
 
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks.common.workers import worker_pool
+from benchmarks.mara.batches import merge_steps
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
 from benchmarks.mara.validation import weights_snapshot
 from mara_env import ClusterConfig
@@ -150,3 +161,70 @@ class RolloutWorker:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
         self._pool = self._player = None
+
+
+class PPORollouts:
+    """Where PPO's rollouts come from: a vector of its own, played before each update
+    (``lag`` 0), or a :class:`RolloutWorker` one update behind (``lag`` 1).
+
+    Args:
+        plan: What every rollout plays (the clusters, network, predictor, temperature, seed
+            and epochs per update).
+        policy: The learner's policy (its weights play the rollouts, or the next ones).
+        critic: The value network whose estimates the rollouts carry (with ``lag`` 1 it
+            recomputes them, since the worker's vector uses the rollout policy's value head).
+        lag: 0 (on-policy, in this process) or 1 (one update behind).
+        workers: With ``lag`` 1: 1 plays in a worker process, 0 in this one (the same
+            rollouts, one after the other).
+    """
+
+    def __init__(
+        self, plan: RolloutPlan, policy: MaraPolicy, critic: MaraPolicy, *, lag: int, workers: int
+    ) -> None:
+        self.policy, self.critic = policy, critic
+        self.epochs = plan.epochs
+        self.vector: ClusterVector | None = None
+        self.worker: RolloutWorker | None = None
+        self.pending: Future[Rollout] | None = None
+        if lag:
+            self.worker = RolloutWorker(plan, workers)
+            self.pending = self.worker.submit(self.policy.state_dict())
+        else:
+            self.vector = ClusterVector(
+                list(plan.configs),
+                policy,
+                plan.seed,
+                predictor=plan.predictor,
+                n_samples=plan.n_samples,
+                temperature=plan.temperature,
+                critic=critic,
+            )
+
+    def next(
+        self, *, more: bool
+    ) -> tuple[list[StepBatch], StepBatch, list[torch.Tensor], torch.Tensor, list[dict[str, Any]]]:
+        """The next update's steps and their merged batch, the critic's raw value of each step
+        and of the state after them, and the episodes that ended (``more``: another update will
+        follow)."""
+        if self.vector is not None:
+            steps = [self.vector.step() for _ in range(self.epochs)]
+            finished = list(self.vector.finished)
+            self.vector.finished.clear()
+            own = [step.value for step in steps]
+            return steps, merge_steps(steps), own, self.vector.values(), finished
+        if self.worker is None or self.pending is None:
+            raise RuntimeError("PPORollouts.next() after the last update or close().")
+        rollout = self.pending.result()
+        # the rollout after this one plays with the weights this update starts from
+        self.pending = self.worker.submit(self.policy.state_dict()) if more else None
+        batch = merge_steps(rollout.steps)
+        with torch.no_grad():
+            values = self.critic.encode(batch.slots, batch.globals).value
+            last = self.critic.encode(rollout.last_slots, rollout.last_globals).value
+        sizes = [len(step.reward) for step in rollout.steps]
+        return rollout.steps, batch, list(values.split(sizes)), last, rollout.finished
+
+    def close(self) -> None:
+        """Stop the worker, if any."""
+        if self.worker is not None:
+            self.worker.close()

@@ -6,6 +6,9 @@ weights. :class:`ValidationPlayer` plays them in a worker process, so that the n
 meanwhile on the main process's core, or in this process (``workers=0``). Both give the same
 scores: each episode is seeded by its own seed, whatever process plays it.
 
+:func:`tune_temperature` is a diagnostic over the same kind of episodes: a checkpoint's
+validation completion at several sampling temperatures.
+
 Example:
     >>> from agents.mara.policy import MaraPolicy, PolicyConfig
     >>> from mara_env import get_config
@@ -23,14 +26,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import torch
 
 from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from benchmarks.common.workers import worker_pool
 from benchmarks.mara.rollouts import ClusterVector
-from mara_env import ClusterConfig
+from benchmarks.mara.settings import WORKLOADS
+from mara_env import ClusterConfig, get_config
+
+#: The temperatures :func:`tune_temperature` tries by default (the last is the deployed one).
+TEMPERATURES = (1.0, 0.7, 0.5, 0.35)
+#: The seeds :func:`tune_temperature` plays by default, per workload (train split).
+TEMPERATURE_SEEDS = tuple(range(910, 915))
 
 
 @dataclass(frozen=True)
@@ -138,3 +149,28 @@ class ValidationPlayer:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+def tune_temperature(
+    checkpoint: Path,
+    temperatures: Sequence[float] = TEMPERATURES,
+    seeds: Sequence[int] = TEMPERATURE_SEEDS,
+    preset: str = "training",
+) -> dict[str, float]:
+    """Validation completion of a checkpoint at each sampling temperature (a diagnostic).
+
+    Every temperature plays the same episodes (``preset``, train split, each workload with each
+    of ``seeds``, all below 1000). The card is left as it is: the temperature is a training
+    setting (``--temperature``), used in rollouts, ratios and validation, so changing it after
+    training would ship a policy that was not the one trained.
+
+    Returns:
+        The mean completion rate by temperature (as text, e.g. ``"0.35"``), to 4 decimals.
+    """
+    agent = Mara.load(checkpoint)
+    configs = tuple(get_config(preset, workload=workload) for workload in WORKLOADS)
+    scores: dict[str, float] = {}
+    for temperature in temperatures:
+        rates = play_episodes(agent_episodes(agent, configs, temperature), agent.policy, seeds)
+        scores[str(temperature)] = round(float(np.mean(rates)), 4)
+    return scores
