@@ -102,7 +102,7 @@ def _prediction_store(path: Path) -> ResultsStore:
 
 @functools.cache
 def _scored() -> Manifest:
-    from benchmarks.prediction.benchmark import scored_manifest
+    from benchmarks.prediction.runs import scored_manifest
 
     return scored_manifest()
 

@@ -16,8 +16,9 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: The groups of scripts, each a package ``benchmarks.<group>``.
 GROUPS = ("leaderboard", "prediction", "mara", "baselines", "perf", "collect")
-#: Modules of ``benchmarks`` that belong to no group: shared helpers and the console scripts.
-SHARED = ("common", "commands")
+#: Modules of ``benchmarks`` that belong to no group: shared helpers, the console scripts and
+#: the catalogue of committed results stores (which reads every group's stores).
+SHARED = ("common", "commands", "stores")
 #: The longest a file may be without a comment near its top saying why (``# long: ...``).
 MAX_LINES = 400
 

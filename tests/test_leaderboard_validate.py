@@ -161,7 +161,10 @@ def test_changed_code_is_named(
     out = tmp_path / "results"
     argv = [*TINY, *QUIET, "--no-plots", "--agents", f"{module}:Mine", "--output", str(out)]
     assert main(argv) == 0
-    (tmp_path / f"{module}.py").write_text(source + "\n# changed\n")
+    (tmp_path / f"{module}.py").write_text(source + "\n# a comment changes no behaviour\n")
+    monkeypatch.delitem(sys.modules, module)
+    assert validate(out, capsys, "--sample", "1")[0] == 0
+    (tmp_path / f"{module}.py").write_text(source + "\nCHANGED = 1\n")
     monkeypatch.delitem(sys.modules, module)
     code, printed = validate(out, capsys, "--sample", "1")
     assert code == 1

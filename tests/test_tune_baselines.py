@@ -19,8 +19,12 @@ from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
 from benchmarks.baselines import deviations as baseline_deviations
 from benchmarks.baselines import tuning as tune_baselines
 from benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
-from benchmarks.baselines.trials import Trial, TrialJournal
+from benchmarks.baselines.trials import Trial, TrialJournal, trial_manifest
+from benchmarks.common import source_closure
+from benchmarks.common.manifest import Manifest
 from benchmarks.common.seeds import is_training_seed
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -149,7 +153,7 @@ def test_deviations_smoke_run_writes_a_paired_table(tmp_path: Path) -> None:
     assert baseline_deviations.main(argv) == 0
     table = (tmp_path / "README.md").read_text()
     assert table.count("| lara |") == 3 and table.count("| laira |") == 8
-    journal = TrialJournal(tmp_path / "trials.jsonl", "another code")
+    journal = TrialJournal(tmp_path / "trials.jsonl", Manifest({"code": "another"}))
     played = trials_in(tmp_path / "trials.jsonl")
     assert played and not any(journal.has(trial) for trial in played)  # keyed by the code
     lines = (tmp_path / "trials.jsonl").read_text().splitlines()
@@ -167,16 +171,18 @@ def test_a_trial_journal_keeps_other_codes_lines_and_refuses_foreign_ones(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "trials.jsonl"
-    journal = TrialJournal(path, "code-a")
+    journal = TrialJournal(path, Manifest({"code": "a"}))
     trial = Trial("edf", "{}", "rl", 3, preset="tiny")
     journal.append(trial, 0.5)
-    assert TrialJournal(path, "code-a").score(trial) == 0.5
-    assert not TrialJournal(path, "code-b").has(trial)
-    assert TrialJournal(path, "code-b").store.rows == journal.store.rows  # kept, not reused
+    assert TrialJournal(path, Manifest({"code": "a"})).score(trial) == 0.5
+    assert not TrialJournal(path, Manifest({"code": "b"})).has(trial)
+    assert (
+        TrialJournal(path, Manifest({"code": "b"})).store.rows == journal.store.rows
+    )  # kept, not reused
     with path.open("a") as handle:
         handle.write("not json\n")
     with pytest.raises(ValueError, match=r"trials\.jsonl, line 2: malformed row"):
-        TrialJournal(path, "code-a")
+        TrialJournal(path, Manifest({"code": "a"}))
 
 
 def test_tuning_refuses_a_foreign_journal_with_the_message(
@@ -210,32 +216,17 @@ def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
 
 
 def test_the_trials_are_not_keyed_by_the_settings_they_choose(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The tuner writes ``agents/tuned_settings.json``; were its trials keyed by that file, each
-    run would invalidate its own trials. ``source_fingerprint`` leaves excluded files out."""
-    from benchmarks.common import source_fingerprint as fingerprints
-
-    assert tune_baselines.trial_code() == fingerprints.source_fingerprint(
-        exclude=("agents/tuned_settings.json",)
+    run would invalidate its own trials. The deviations play the tuned settings, so theirs are."""
+    tuned = "file:agents/tuned_settings.json"
+    assert tuned in trial_manifest().items and tuned not in tune_baselines.tuning_manifest().items
+    before = tune_baselines.tuning_manifest().digest
+    lara = ROOT / "agents" / "lara.py"
+    original = source_closure.read_source
+    edited = lara.read_bytes() + b"\nEDITED = 1\n"
+    monkeypatch.setattr(
+        source_closure, "read_source", lambda path: edited if path == lara else original(path)
     )
-    (tmp_path / "agents").mkdir()
-    code, output = tmp_path / "agents" / "code.py", tmp_path / "agents" / "tuned_settings.json"
-    code.write_text("x = 1\n")
-    output.write_text("{}\n")
-    monkeypatch.setattr(fingerprints, "SOURCE_ROOT", tmp_path)
-
-    def keys() -> tuple[str, str]:
-        fingerprints._fingerprint.cache_clear()
-        excluded = ("agents/tuned_settings.json",)
-        return (
-            fingerprints.source_fingerprint(("agents",), exclude=excluded),
-            fingerprints.source_fingerprint(("agents",)),
-        )
-
-    trials, everything = keys()
-    output.write_text('{"agents": {}}\n')
-    assert keys()[0] == trials and keys()[1] != everything
-    code.write_text("x = 2\n")
-    assert keys()[0] != trials
-    fingerprints._fingerprint.cache_clear()
+    assert tune_baselines.tuning_manifest().digest != before  # a rule the trials run changed

@@ -48,7 +48,7 @@ class Trial:
 
     Attributes:
         agent: A registered agent name, or with ``searched`` a search space of
-            :data:`benchmarks.baselines.tuning.SEARCH_SPACES`.
+            :data:`benchmarks.baselines.search_spaces.SEARCH_SPACES`.
         settings: JSON of keyword settings: on top of the registry's tuned ones, or with
             ``searched`` on top of the class defaults and the variant's fixed settings.
         workload: A workload name of :mod:`mara_env.workloads`.
@@ -85,7 +85,7 @@ class Trial:
         """The scheduler the trial plays."""
         settings = json.loads(self.settings)
         if self.searched:
-            from benchmarks.baselines.tuning import SEARCH_SPACES
+            from benchmarks.baselines.search_spaces import SEARCH_SPACES
 
             return SEARCH_SPACES[self.agent].build(settings)
         return make_agent(self.agent, **settings)

@@ -45,29 +45,26 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents import Scheduler, mean_ci
-from agents.laira import Laira, LairaSettings
-from agents.lara import Lara
-from agents.least_slack import LeastSlack
-from agents.successive_halving import SuccessiveHalving
-from agents.successive_halving_stream import SuccessiveHalvingStream
+from agents import mean_ci
 from agents.tuned import TUNED_SETTINGS_PATH
-from benchmarks.baselines.lookahead_calibration import calibrate
+from benchmarks.baselines.search_spaces import (
+    SEARCH_SPACES,
+    WORKLOADS,
+    tuning_configs,
+    tuning_seeds,
+)
 from benchmarks.baselines.trials import (
-    QUICK_ARRIVAL_HORIZON,
     Trial,
     TrialJournal,
     run_trials,
@@ -76,155 +73,14 @@ from benchmarks.baselines.trials import (
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.manifest import Manifest
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.provenance import SOURCE_ROOT
-from benchmarks.common.seeds import training_seeds
 from benchmarks.common.store import ResultsFileError
-from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+from mara_env import TRAINING_LOAD
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
 CONFIRM_SEED_BASE = 200
-#: The workloads the leaderboard reports, each tuned on at the training load.
-WORKLOADS = EVALUATION_WORKLOADS
 DEFAULT_OUTPUT = Path("benchmarks/results/tuning")
-
-
-@dataclass(frozen=True)
-class SearchSpace:
-    """A baseline's tunable settings.
-
-    Attributes:
-        factory: Builds the scheduler from keyword settings.
-        grid: Candidate values per setting name (the class defaults are always tried too).
-        fixed: Settings that define the variant and are never searched.
-        prepare: Completes each candidate with settings fitted to training episodes rather
-            than searched (LaiRA's look-ahead calibration); called with ``quick``.
-    """
-
-    factory: Callable[..., Scheduler]
-    grid: Mapping[str, tuple[Any, ...]]
-    fixed: Mapping[str, Any] = field(default_factory=dict)
-    prepare: Callable[[dict[str, Any], bool], dict[str, Any]] | None = None
-
-    def candidates(
-        self, budget: int, rng: np.random.Generator, *, quick: bool = False
-    ) -> list[dict[str, Any]]:
-        """The defaults (``{}``) and up to ``budget - 1`` distinct draws from the grid, each
-        completed by ``prepare`` (settings fitted to data, e.g. LaiRA's calibration)."""
-        names = sorted(self.grid)
-        combinations = list(itertools.product(*(self.grid[name] for name in names)))
-        count = min(budget - 1, len(combinations))
-        picked = rng.choice(len(combinations), size=count, replace=False)
-        draws = [dict(zip(names, combinations[int(index)], strict=True)) for index in picked]
-        chosen = [{}, *draws]
-        if self.prepare is not None:
-            chosen = [self.prepare(settings, quick) for settings in chosen]
-        return chosen
-
-    def build(self, settings: Mapping[str, Any]) -> Scheduler:
-        """The scheduler with ``settings`` on top of the variant's fixed settings."""
-        return self.factory(**{**self.fixed, **settings})
-
-
-#: First seed of the episodes LaiRA's look-ahead is calibrated on, and their number.
-CALIBRATION_SEED_BASE = 300
-CALIBRATION_SEEDS = 8
-
-
-@cache
-def _calibration(offset: float, quick: bool) -> str:
-    """LaiRA's look-ahead calibration for a work ``offset`` (JSON, cached per offset)."""
-    seeds = tuning_seeds(CALIBRATION_SEED_BASE, 1 if quick else CALIBRATION_SEEDS)
-    table = calibrate(LairaSettings(offset=offset), tuning_configs(quick=quick).values(), seeds)
-    rounded = {family: [round(a, 4), round(b, 4)] for family, (a, b) in table.items()}
-    return json.dumps(rounded, sort_keys=True)
-
-
-def _with_calibration(settings: dict[str, Any], quick: bool) -> dict[str, Any]:
-    """``settings`` with the look-ahead calibration fitted for their ``offset``."""
-    offset = float(settings.get("offset", LairaSettings().offset))
-    return {**settings, "calibration": json.loads(_calibration(offset, quick))}
-
-
-#: What is tuned, per registered name (see each class's settings docstring).
-SEARCH_SPACES: Mapping[str, SearchSpace] = {
-    "lara": SearchSpace(
-        Lara,
-        {
-            "gamma": (0.8, 0.9, 0.95, 0.99),
-            "offset": (1.0, 2.0, 5.0, 10.0),
-            "exploration_points": (2, 3, 4, 6),
-            "exploration_share": (0.1, 0.25, 0.5),
-        },
-    ),
-    "lara_proportional": SearchSpace(
-        Lara,
-        {
-            "gamma": (0.8, 0.9, 0.95, 0.99),
-            "offset": (1.0, 2.0, 5.0, 10.0),
-            "exploration_points": (2, 3, 4, 6),
-            "stickiness": (0.0, 0.5, 1.0, 2.0),
-        },
-        fixed={"allocation": "proportional"},
-    ),
-    "laira": SearchSpace(
-        Laira,
-        {
-            "beta": (0.0, 0.05, 0.1, 0.3, 1.0),
-            "offset": (2.0, 5.0, 10.0),
-            "success_threshold": (0.1, 0.2, 0.3, 0.4, 0.45),
-            "min_reports": (2, 3, 4, 6),
-            "ratio_cap": (0.25, 0.5, 1.0, 2.0),
-            "max_slice": (2, 4, 8),
-            "allocation": ("need", "one_each"),
-        },
-        prepare=_with_calibration,
-    ),
-    "successive_halving": SearchSpace(
-        SuccessiveHalving, {"eta": (2, 3, 4), "bracket_epochs": (None, 5, 10, 20, 40)}
-    ),
-    "successive_halving_stream": SearchSpace(
-        SuccessiveHalvingStream,
-        {
-            "rungs": ((2.0, 8.0), (4.0, 16.0), (8.0, 32.0), (4.0,), (8.0,)),
-            "window": (8, 16, 32),
-            "min_peers": (2, 4, 8),
-        },
-    ),
-    "least_slack": SearchSpace(LeastSlack, {"prior": (0.25, 0.5, 1.0, 2.0, 4.0)}),
-}
-
-
-def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
-    """``count`` consecutive training seeds from ``start``
-    (:func:`benchmarks.common.seeds.training_seeds`).
-
-    Raises:
-        ValueError: If any seed would be 1000 or more, or below 0.
-    """
-    return training_seeds(start, count, where="tuning")
-
-
-def tuning_configs(*, quick: bool = False) -> dict[str, ClusterConfig]:
-    """The ``training`` preset at the training load, one config per workload, train split.
-
-    Raises:
-        ValueError: If a config would draw test curves (it never should: a guard against a
-            changed preset).
-    """
-    configs = {}
-    for workload in WORKLOADS:
-        config = get_config("training", workload=workload, load=TRAINING_LOAD)
-        if quick:
-            config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
-        if config.split != "train":
-            raise ValueError(
-                f"Tuning must use the train split, but the training preset for {workload!r} "
-                f"draws {config.split!r} curves."
-            )
-        configs[workload] = config
-    return configs
 
 
 def settings_key(settings: Mapping[str, Any]) -> str:

@@ -76,23 +76,14 @@ import functools
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-from tqdm.auto import tqdm
 
 from benchmarks.common.arguments import non_negative_int, positive_int
 from benchmarks.common.atomic import write_atomically
-from benchmarks.common.keys import Manifest, code_manifest
 from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.prediction.cells_figure import plot_cells, reported_cells
-from benchmarks.prediction.figure import figure_tasks, plot_figure
 from benchmarks.prediction.pairs import (
     PairKey,
     PairsTable,
-    evaluate_pair,
     pair_keys,
-    row_errors,
 )
 from benchmarks.prediction.protocols import (
     DEFAULT_HELD_OUT_DIR,
@@ -100,31 +91,32 @@ from benchmarks.prediction.protocols import (
     PROTOCOLS,
     TASK_WORKLOAD,
     Cell,
-    CellCases,
     PredictorBank,
     build_cells,
     train_command,
 )
-from benchmarks.prediction.reliability_figure import plot_reliability
 from benchmarks.prediction.report import (
     ACCEPTANCE_FRACTIONS,
     ACCEPTANCE_PREDICTOR,
     BASELINES,
-    Pairs,
     format_markdown,
 )
 from benchmarks.prediction.results import (
     ResultsFileError,
     ResultsTable,
     RowKey,
-    evaluate_row,
-    row_weights,
+)
+from benchmarks.prediction.runs import (
+    _write_figures,
+    make_keys,
+    run_pairs,
+    run_rows,
+    scored_manifest,
 )
 from predictors.base import Predictor
 from predictors.bootstrap import BOOTSTRAP_RESAMPLES
-from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, PredictionTask, draw_tasks
+from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, draw_tasks
 from predictors.checkpoint import CheckpointError
-from predictors.metrics import MIN_FEASIBLE_CASES
 from predictors.registry import known_predictors, make_predictor
 
 #: Observed fractions run by default.
@@ -138,15 +130,6 @@ LATENCY_REPEATS = 21
 QUICK_LATENCY_REPEATS = 3
 #: Target draws per test curve with ``--quick``.
 QUICK_DRAWS_PER_CURVE = 1
-#: The entry point of the scores: the rows' code and, through its imports, the predictors and
-#: the simulator (the code a row's ``code`` key holds; its checkpoints are keyed by ``weights``).
-SCORED_CODE = ("benchmarks.prediction.results",)
-
-
-def scored_manifest() -> Manifest:
-    """What this run's rows depend on besides their weights: their ``code`` key is its digest
-    (:func:`benchmarks.common.keys.code_manifest` of :data:`SCORED_CODE`)."""
-    return code_manifest(SCORED_CODE)
 
 
 # --------------------------------------------------------------------------------- command line
@@ -388,120 +371,6 @@ def predictor_factories(
             make_predictor, "flow_matching", path=flow_matching
         )
     return factories
-
-
-def make_keys(
-    bank: PredictorBank,
-    cells: dict[Cell, CellCases],
-    names: Sequence[str],
-    held_out_names: Sequence[str],
-    args: argparse.Namespace,
-    draws: int,
-) -> list[RowKey]:
-    """The rows of this run, cell by cell (held-out checkpoints are loaded here)."""
-    code = scored_manifest().digest
-    keys = []
-    for cell, cell_cases in cells.items():
-        for name in names:
-            if cell.protocol == "held_out" and name not in held_out_names:
-                continue
-            weights = row_weights(bank, name, cell_cases)
-            keys.append(
-                RowKey(
-                    name,
-                    cell.protocol,
-                    cell.set,
-                    cell.fraction,
-                    args.seed,
-                    args.samples,
-                    draws,
-                    code,
-                    weights,
-                )
-            )
-    return keys
-
-
-def run_rows(
-    table: ResultsTable,
-    bank: PredictorBank,
-    todo: Sequence[RowKey],
-    cells: dict[Cell, CellCases],
-    *,
-    repeats: int,
-    progress: bool,
-) -> None:
-    """Score the rows of ``todo``, adding each to ``table`` when it is done."""
-    total = sum(len(cells[_cell(key)]) for key in todo)
-    with tqdm(total=total, unit="case", disable=not progress) as bar:
-        for key in todo:
-            cell = _cell(key)
-            bar.set_description(f"{key.predictor} {cell.label}")
-            row = evaluate_row(bank, key, cells[cell], latency_repeats=repeats, on_chunk=bar.update)
-            table.add(row)
-
-
-def run_pairs(
-    table: PairsTable,
-    bank: PredictorBank,
-    todo: Sequence[tuple[RowKey, RowKey]],
-    cells: dict[Cell, CellCases],
-    *,
-    progress: bool,
-) -> None:
-    """Compare the pairs of rows of ``todo`` (:mod:`benchmarks.prediction.pairs`), adding each
-    to ``table`` when it is done; a row in several pairs is predicted once."""
-    keys = list(dict.fromkeys(key for pair in todo for key in pair))
-    errors: dict[RowKey, np.ndarray] = {}
-    with tqdm(total=sum(len(cells[_cell(key)]) for key in keys), unit="case",
-              disable=not progress) as bar:  # fmt: skip
-        for first, second in todo:
-            cell = _cell(first)
-            bar.set_description(f"{first.predictor} - {second.predictor} {cell.label}")
-            for key in (first, second):
-                if key not in errors:
-                    errors[key] = row_errors(bank, key, cells[cell], on_chunk=bar.update)
-            table.add(evaluate_pair(first, second, errors[first], errors[second], cells[cell]))
-
-
-def _cell(key: RowKey) -> Cell:
-    return Cell(key.protocol, key.set, key.fraction)
-
-
-def _write_figures(
-    args: argparse.Namespace,
-    bank: PredictorBank,
-    tasks: dict[str, list[PredictionTask]],
-    fractions: Sequence[float],
-    rows: dict[tuple[str, Cell], dict[str, Any]],
-    names: Sequence[str],
-    cells: Sequence[Cell],
-    pairs: Pairs,
-) -> None:
-    """``trajectories.png`` at the middle requested fraction, ``cells.png`` (with ``pairs``) and
-    ``reliability.png`` (a note instead if matplotlib is missing, or if no cell has enough
-    feasible cases for the last two)."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("No figures: they need matplotlib (pip install 'mara-env[plot]').")
-        return
-    fraction = fractions[len(fractions) // 2]
-    chosen = {
-        family: figure_tasks(family_tasks, fraction, args.seed)
-        for family, family_tasks in tasks.items()
-    }
-    shipped = {name: bank.version(name, None).predictor for name in bank.names}
-    path = args.out / "trajectories.png"
-    plot_figure(path, shipped, chosen, fraction, n_samples=args.samples, seed=args.seed)
-    print(f"Wrote {path} ({fraction:.0%} observed).")
-    if not reported_cells(rows, cells):
-        print(f"No cells.png or reliability.png: no cell has {MIN_FEASIBLE_CASES} feasible cases.")
-        return
-    plot_cells(args.out / "cells.png", rows, names, cells, pairs)
-    print(f"Wrote {args.out / 'cells.png'} (every cell's error and coverage).")
-    plot_reliability(args.out / "reliability.png", rows, names, cells)
-    print(f"Wrote {args.out / 'reliability.png'} (the deadline probabilities' reliability).")
 
 
 if __name__ == "__main__":

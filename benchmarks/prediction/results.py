@@ -3,7 +3,7 @@
 A row is keyed by :data:`KEY_COLUMNS`: the predictor, the cell (protocol, set, fraction), the
 seed, samples per case, target draws per curve, the fingerprint of the code the scores depend on
 (this module's import closure and the trace data:
-:func:`benchmarks.prediction.benchmark.scored_manifest`) and the SHA-256 prefixes of the
+:func:`benchmarks.prediction.runs.scored_manifest`) and the SHA-256 prefixes of the
 checkpoints its predictor versions were loaded from (``none`` for untrained predictors). A row
 whose key is already in the file is not run again; a row that other code or weights produced is
 never reused.
