@@ -16,7 +16,8 @@ import pytest
 import benchmarks
 import mara_env
 from benchmarks.baselines import maskable_ppo as maskable_ppo_example
-from benchmarks.perf import env_throughput, episode_memory
+from benchmarks.common import random_policy
+from benchmarks.perf import env_throughput, episode_memory, runners
 
 NUMBER = r"([0-9][0-9,]*\.?[0-9]*)"
 
@@ -34,7 +35,7 @@ def figure(pattern: str, text: str) -> float:
 def test_random_legal_action_only_picks_legal_actions() -> None:
     rng = np.random.default_rng(0)
     mask = np.array([0, 1, 0, 1, 1], dtype=np.int8)
-    picks = {env_throughput.random_legal_action(rng, mask) for _ in range(200)}
+    picks = {random_policy.random_legal_action(rng, mask) for _ in range(200)}
     assert picks == {1, 3, 4}
 
 
@@ -43,7 +44,7 @@ def test_pick_legal_actions_is_uniform_over_each_nodes_legal_actions() -> None:
     rng = np.random.default_rng(0)
     picks = np.stack(
         [
-            env_throughput.pick_legal_actions(masks.astype(bool), rng.random((2, 2)))
+            random_policy.pick_legal_actions(masks.astype(bool), rng.random((2, 2)))
             for _ in range(3000)
         ]
     )
@@ -56,7 +57,7 @@ def test_pick_legal_actions_is_uniform_over_each_nodes_legal_actions() -> None:
     mask = np.array([0, 1, 0, 1, 1], dtype=np.int8)
     legal = mask.nonzero()[0]
     assert (
-        env_throughput.pick_legal_actions(mask.astype(bool)[None, None], u)[0, 0]
+        random_policy.pick_legal_actions(mask.astype(bool)[None, None], u)[0, 0]
         == legal[int(0.7 * legal.size)]
     )
 
@@ -64,7 +65,7 @@ def test_pick_legal_actions_is_uniform_over_each_nodes_legal_actions() -> None:
 def test_step_breakdown_times_every_part_and_puts_the_methods_back() -> None:
     envs = env_throughput.make_vector("tiny", 4)
     envs.reset(seed=0)
-    parts = env_throughput.step_breakdown(envs, 2_000, np.random.default_rng(0))
+    parts = runners.step_breakdown(envs, 2_000, np.random.default_rng(0))
     assert parts["epoch (core.advance)"] > 0 and parts["episode starts (core.reset)"] > 0
     assert parts["policy"] > 0 and parts["rest of the loop"] > -0.01
     core = envs.unwrapped.core
@@ -74,10 +75,8 @@ def test_step_breakdown_times_every_part_and_puts_the_methods_back() -> None:
 
 def test_run_random_masked_counts_steps_and_episodes() -> None:
     env = mara_env.raw_env("tiny")
-    assert env_throughput.run_random_masked(env, 10, np.random.default_rng(0)) == 0
-    finished = env_throughput.run_random_masked(
-        env, 10**9, np.random.default_rng(0), max_episodes=2
-    )
+    assert runners.run_random_masked(env, 10, np.random.default_rng(0)) == 0
+    finished = runners.run_random_masked(env, 10**9, np.random.default_rng(0), max_episodes=2)
     assert finished == 2
     assert not env.agents
 
@@ -100,7 +99,7 @@ def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFi
     for size in env_throughput.VECTOR_SIZES:
         assert figure(rf"\n\s+{size}\s+" + NUMBER, out) > 0, size
     total = figure(r"where a step of vector N=256 goes \(" + NUMBER + " ms per step", out)
-    parts = [label for label, _, _ in env_throughput.STEP_PARTS] + ["policy", "rest of the loop"]
+    parts = [label for label, _, _ in runners.STEP_PARTS] + ["policy", "rest of the loop"]
     spent = [figure(re.escape(label) + r"\s+(-?[0-9.]+) ms", out) for label in parts]
     assert figure(r"epoch \(core.advance\)\s+" + NUMBER, out) > 0
     assert sum(spent) == pytest.approx(total, abs=0.01)

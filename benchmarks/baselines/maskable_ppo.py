@@ -115,7 +115,7 @@ def evaluate(env: Any, policy: Policy, seeds: list[int]) -> np.ndarray:
 
 def random_policy(seed: int) -> Policy:
     """Each node picks uniformly among its legal choices (idle included)."""
-    from benchmarks.perf.env_throughput import random_legal_action
+    from benchmarks.common.random_policy import random_legal_action
 
     rng = np.random.default_rng(seed)
 

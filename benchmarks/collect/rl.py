@@ -1,3 +1,4 @@
+# long: one family's collector is one unit: its tasks, its learners and their budgets side by side, so a reader checks a family's curves in one file.
 """The rl family: learning curves of real reinforcement-learning agents.
 
 Deep agents (stable-baselines3's PPO, A2C and DQN) train on Gymnasium's classic-control tasks and

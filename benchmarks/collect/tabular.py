@@ -1,3 +1,4 @@
+# long: one family's collector is one unit: its tasks, its learners and their budgets side by side, so a reader checks a family's curves in one file.
 """Tabular family: scikit-learn and torch learners on bundled and generated tabular data.
 
 Data sets (scikit-learn's bundled ones, and generated problems built from the fixed seed

@@ -1,3 +1,4 @@
+# long: one family's collector is one unit: its tasks, its learners and their budgets side by side, so a reader checks a family's curves in one file.
 """Vision family: small torch CNNs and MLPs trained on image data built offline.
 
 Data sets (all built in memory from a fixed seed; nothing is downloaded):

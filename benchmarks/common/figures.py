@@ -1,4 +1,5 @@
-"""What every figure of the prediction benchmark does before and after drawing.
+"""What every figure does before and after drawing: matplotlib on a file backend (or a clear
+error without it), and a PNG written atomically.
 
 Example:
     >>> import tempfile
@@ -19,11 +20,23 @@ from typing import Any
 from benchmarks.common.atomic import replace_atomically
 
 
-def pyplot() -> Any:
-    """``matplotlib.pyplot`` on the non-interactive Agg backend (raises ``ImportError``
-    without matplotlib)."""
-    import matplotlib
+class PlotsUnavailable(ImportError):
+    """matplotlib is not installed (the message says how to install it)."""
 
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend.
+
+    Raises:
+        PlotsUnavailable: Without matplotlib.
+    """
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise PlotsUnavailable(
+            "Figures need matplotlib, which is not installed: pip install 'mara-env[plot]' "
+            "(the tables were written anyway)."
+        ) from error
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -8,25 +8,19 @@ and a second run skips what is already done. :class:`ResultsStore` is that file:
   rows are parsed to those types on reading and converted to them on appending, so a row in
   memory is exactly the row a later run reads back;
 * **key columns** say what identifies a row; :meth:`ResultsStore.done` returns the keys already
-  in the file. Put in the key everything that produced the result, the caller's fingerprint of
-  its code and weights included (a ``code`` or ``weights`` column): a row made by other code
-  then has another key and is never reused, while it stays in the file;
-* **appends only**: every :meth:`ResultsStore.append` / :meth:`ResultsStore.extend` is one
-  ``write`` of whole lines, flushed and ``fsync``-ed, so a finished row survives any later
-  interruption and the file is never rewritten;
-* **an interrupted last line** (a final line without its newline: a write cut short) is set
-  aside into ``<file>.partial`` with a note, and the finished rows before it are kept; its work
-  simply runs again;
+  in the file. One of them carries the digest of what produced the row
+  (:mod:`benchmarks.common.keys`): a row made by other code then has another key and is never
+  reused; the manifests kept beside the file (:meth:`ResultsStore.record_manifest`) say what
+  changed (:meth:`ResultsStore.stale`), and :meth:`ResultsStore.prune` drops such rows;
+* **appends only**: every append is one ``write`` of whole lines, flushed and ``fsync``-ed, so a
+  finished row survives any later interruption; an interrupted last line is set aside
+  (:func:`~benchmarks.common.results_lines.set_aside_cut_line`) and its work runs again;
 * **a foreign or older file** (other CSV columns, JSON lines with other fields, a line that
   does not parse to the schema) is refused with :class:`ResultsFileError`, naming the file, the
   line and what to do, and left untouched.
 
-Formats, chosen by the file's suffix:
-
-* ``.csv``: a header line of the column names, then one line per row (``csv`` quoting; floats
-  as ``repr``, so they read back exactly; ``nan`` and ``inf`` allowed);
-* ``.jsonl``: one JSON object per row, keys sorted, no header (each line's fields are checked
-  against the schema instead).
+Formats, by suffix: ``.csv`` (a header, then one line per row; floats as ``repr``, so they read
+back exactly) and ``.jsonl`` (one JSON object per row, keys sorted; fields checked per line).
 
 Example:
     >>> import tempfile
@@ -51,27 +45,26 @@ import csv
 import io
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.manifest import Manifest, describe_changes
+from benchmarks.common.results_lines import (
+    check_schema,
+    convert,
+    format_of,
+    from_text,
+    set_aside_cut_line,
+)
 
 #: A parsed row: column name -> typed value.
 Row = dict[str, Any]
 #: The values of a row's key columns, in the order of ``key``.
 Key = tuple[Any, ...]
-#: The types a column may have.
-KINDS: tuple[type, ...] = (str, int, float, bool)
 #: What the errors advise when the caller gives no advice of its own.
 DEFAULT_ADVICE = "Write to another output directory, or start afresh (e.g. --no-resume)."
-#: Suffix of the file an interrupted last line is moved to.
-PARTIAL_SUFFIX = ".partial"
 #: Suffix of the file beside a store that keeps the manifests of the keys its rows carry.
 MANIFESTS_SUFFIX = ".manifests.json"
 #: What says which manifest a row should carry now (:meth:`ResultsStore.stale`).
@@ -135,8 +128,8 @@ class ResultsStore:
         self.columns = dict(columns)
         self.key = tuple(key)
         self.advice = advice
-        self.format: Literal["csv", "jsonl"] = _format_of(self.path)
-        _check_schema(self.columns, self.key)
+        self.format: Literal["csv", "jsonl"] = format_of(self.path)
+        check_schema(self.columns, self.key)
         self.rows: list[Row] = []
         self._index: dict[Key, Row] = {}
         self._replace = fresh and self.path.exists()
@@ -215,7 +208,7 @@ class ResultsStore:
             if len(fields) != len(self.columns):
                 raise ValueError(f"{len(fields)} fields, not {len(self.columns)}")
             pairs = zip(self.columns.items(), fields, strict=True)
-            return {name: _from_text(kind, value) for (name, kind), value in pairs}
+            return {name: from_text(kind, value) for (name, kind), value in pairs}
         except ValueError as error:
             raise self._malformed(number, error) from None
 
@@ -230,7 +223,7 @@ class ResultsStore:
             found = tuple(sorted(record))
             raise self._foreign("a row with the fields", found, sorted(self.columns), number)
         try:
-            return {name: _convert(kind, record[name]) for name, kind in self.columns.items()}
+            return {name: convert(kind, record[name]) for name, kind in self.columns.items()}
         except ValueError as error:
             raise self._malformed(number, error) from None
 
@@ -382,7 +375,7 @@ class ResultsStore:
         if missing:
             raise ValueError(f"{self.path}: a row to append lacks the columns {missing}.")
         try:
-            return {name: _convert(kind, row[name]) for name, kind in self.columns.items()}
+            return {name: convert(kind, row[name]) for name, kind in self.columns.items()}
         except ValueError as error:
             raise ValueError(f"{self.path}: cannot append {dict(row)!r}: {error}") from None
 
@@ -401,85 +394,3 @@ class ResultsStore:
             writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(row[name] for name in self.columns)
         return buffer.getvalue()
-
-
-def set_aside_cut_line(path: Path, data: bytes) -> bytes:
-    """Move the last line of ``path`` (whose contents are ``data``) to ``<path>.partial`` if it
-    has no newline (a write cut short by a crash, a power loss or a full disk), cut it from the
-    file, and return the whole lines that remain. The recovery of every results file.
-
-    Example:
-        >>> import tempfile
-        >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
-        >>> _ = path.write_bytes(b'{"a": 1}\\n{"a": ')
-        >>> set_aside_cut_line(path, path.read_bytes())  # doctest: +ELLIPSIS
-        b'{"a": 1}\\n'
-        >>> path.read_bytes(), path.with_name("rows.jsonl.partial").read_bytes()
-        (b'{"a": 1}\\n', b'{"a": \\n')
-    """
-    keep = data.rfind(b"\n") + 1
-    if keep == len(data):
-        return data
-    partial = path.with_name(path.name + PARTIAL_SUFFIX)
-    with partial.open("ab") as handle:
-        handle.write(data[keep:] + b"\n")
-    os.truncate(path, keep)
-    print(
-        f"note: {path} ended in an interrupted line; it was moved to {partial} and its work "
-        "runs again.",
-        file=sys.stderr,
-    )
-    return data[:keep]
-
-
-def _format_of(path: Path) -> Literal["csv", "jsonl"]:
-    if path.suffix == ".csv":
-        return "csv"
-    if path.suffix == ".jsonl":
-        return "jsonl"
-    raise ValueError(f"ResultsStore: {path} must end in .csv or .jsonl (the file's format).")
-
-
-def _check_schema(columns: Mapping[str, type], key: Sequence[str]) -> None:
-    if not columns:
-        raise ValueError("ResultsStore: give at least one column.")
-    odd = {name: kind for name, kind in columns.items() if kind not in KINDS}
-    if odd:
-        raise ValueError(f"ResultsStore: column types must be str, int, float or bool; got {odd}.")
-    unknown = [name for name in key if name not in columns]
-    if unknown or not key:
-        raise ValueError(
-            f"ResultsStore: key must name one or more of the columns {list(columns)}; got "
-            f"{list(key)}."
-        )
-
-
-def _convert(kind: type, value: Any) -> Any:
-    """``value`` as a ``kind``: int and float take NumPy numbers (a JSON integer is a valid
-    float); nothing else is coerced."""
-    if kind is bool:
-        if isinstance(value, bool | np.bool_):
-            return bool(value)
-    elif kind is int:
-        if isinstance(value, Integral) and not isinstance(value, bool):
-            return int(value)
-    elif kind is float:
-        if isinstance(value, Real) and not isinstance(value, bool):
-            return float(value)
-    elif isinstance(value, str):
-        return value
-    raise ValueError(f"{value!r} is not of type {kind.__name__}")
-
-
-def _from_text(kind: type, text: str) -> Any:
-    """A CSV field as a ``kind``."""
-    if kind is str:
-        return text
-    if kind is bool:
-        if text not in ("True", "False"):
-            raise ValueError(f"{text!r} is not True or False")
-        return text == "True"
-    try:
-        return kind(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not of type {kind.__name__}") from None

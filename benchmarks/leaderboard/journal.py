@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from benchmarks.common.atomic import replace_atomically
-from benchmarks.common.store import set_aside_cut_line
+from benchmarks.common.results_lines import set_aside_cut_line
 from benchmarks.leaderboard.records import (
     CODE,
     CONFIG,

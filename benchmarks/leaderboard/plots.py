@@ -23,6 +23,7 @@ import numpy as np
 import mara_env
 from agents import make_agent, start_episode
 from benchmarks.common.atomic import write_atomically
+from benchmarks.common.figures import pyplot
 from benchmarks.leaderboard.summary import Leaderboard
 from mara_env import TRAINING_LOAD, ClusterConfig
 
@@ -31,31 +32,13 @@ LOAD_PLOT = "completion_vs_load.png"
 GANTT_PLOT = "gantt.png"
 
 
-class PlotsUnavailable(RuntimeError):
-    """matplotlib is not installed."""
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as error:
-        raise PlotsUnavailable(
-            "Plots need matplotlib, which is not installed: pip install 'mara-env[plot]' "
-            "(the tables were written anyway)."
-        ) from error
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_completion_vs_load(board: Leaderboard, path: Path) -> None:
     """Completion rate against load per agent and workload, with 95% bands, as a PNG.
 
     Raises:
         PlotsUnavailable: Without matplotlib.
     """
-    plt = _pyplot()
+    plt = pyplot()
     summary = board.summary
     if summary is None:
         return
@@ -141,7 +124,7 @@ def plot_gantts(board: Leaderboard, path: Path) -> tuple[bool, list[str]]:
     Raises:
         PlotsUnavailable: Without matplotlib.
     """
-    plt = _pyplot()
+    plt = pyplot()
     grid = board.grid
     workload, factor = grid.strata[0]
     config = grid.config(workload, factor)

@@ -18,6 +18,7 @@ import numpy as np
 
 import mara_env
 from agents import make_agent, start_episode
+from benchmarks.common.figures import PlotsUnavailable, pyplot
 from mara_env.observation import TIME_SCALE
 from mara_env.render import GANTT_EPOCHS, ROW_PIXELS, render_ansi
 
@@ -48,12 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=Path("episode.png"), help="PNG to write")
     args = parser.parse_args(argv)
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise SystemExit("render_episode needs matplotlib: pip install 'mara-env[plot]'") from error
+        plt = pyplot()
+    except PlotsUnavailable as error:
+        raise SystemExit(f"render_episode: {error}") from None
 
     frame, text = frame_at(args.agent, args.config, args.seed, args.epoch)
     config = mara_env.get_config(args.config)

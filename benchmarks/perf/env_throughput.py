@@ -56,9 +56,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from benchmarks.common.machine import platform_line
+from benchmarks.perf.runners import (
+    Runner,
+    run_gym,
+    run_parallel,
+    run_random_masked,
+    run_vector,
+    step_breakdown,
+)
 
 #: Agent-steps per measurement and repeats of each measurement, by default and with ``--quick``.
 DEFAULT_STEPS, DEFAULT_REPEATS = 20_000, 5
@@ -71,185 +78,6 @@ VECTOR_SIZES = (1, 16, 64, 256, 1024)
 VECTOR_TARGET_SIZE, VECTOR_TARGET_RATIO, VECTOR_GOAL_RATIO = 256, 30.0, 100.0
 #: A vector measurement makes at least this many steps of the whole batch (with ``--quick``).
 MIN_VECTOR_STEPS, QUICK_VECTOR_STEPS = 200, 20
-
-Runner = Callable[[Any, int, np.random.Generator, int], int]
-
-
-def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
-    """A uniformly random action among those ``mask`` allows (``mask`` is a 0/1 vector).
-
-    Written for speed (one or two microseconds), so the policy weighs as little as possible in
-    the figures.
-    """
-    legal = mask.nonzero()[0]
-    return int(legal[int(rng.random() * legal.size)])
-
-
-def run_random_masked(
-    env: Any,
-    n_steps: int,
-    rng: np.random.Generator,
-    seed: int = 0,
-    *,
-    max_episodes: int | None = None,
-) -> int:
-    """Drive a PettingZoo AEC env with the random masked policy for ``n_steps`` agent-steps.
-
-    Resets with seeds ``seed, seed + 1, ...`` whenever an episode ends; stops after ``n_steps``
-    calls of ``env.step`` (possibly mid-episode) or once ``max_episodes`` episodes have ended.
-
-    Returns:
-        The number of episodes that ran to their end.
-    """
-    steps = episodes = 0
-    while steps < n_steps:
-        env.reset(seed=seed + episodes)
-        for _agent in env.agent_iter():
-            observation, _reward, termination, truncation, _info = env.last()
-            action = (
-                None
-                if termination or truncation
-                else random_legal_action(rng, observation["action_mask"])
-            )
-            env.step(action)
-            steps += 1
-            if steps >= n_steps:
-                return episodes
-        episodes += 1
-        if max_episodes is not None and episodes >= max_episodes:
-            break
-    return episodes
-
-
-def run_parallel(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
-    """The random masked policy on a PettingZoo Parallel env; one step = ``len(agents)``
-    agent-steps. Returns the number of finished episodes."""
-    steps = episodes = 0
-    while steps < n_steps:
-        observations, _ = env.reset(seed=seed + episodes)
-        while env.agents:
-            actions = {
-                agent: random_legal_action(rng, observations[agent]["action_mask"])
-                for agent in env.agents
-            }
-            observations, _, _, _, _ = env.step(actions)
-            steps += len(actions)
-            if steps >= n_steps:
-                return episodes
-        episodes += 1
-    return episodes
-
-
-def run_gym(env: Any, n_steps: int, rng: np.random.Generator, seed: int = 0) -> int:
-    """The random masked policy on the Gymnasium form (each node's action drawn from its own mask
-    in ``action_masks()``); one step = ``n_nodes`` agent-steps. Returns finished episodes."""
-    action_masks = env.get_wrapper_attr("action_masks")
-    n_nodes = env.unwrapped.config.n_nodes
-    steps = episodes = 0
-    while steps < n_steps:
-        env.reset(seed=seed + episodes)
-        done = False
-        while not done:
-            masks = action_masks().reshape(n_nodes, -1)
-            action = np.array([random_legal_action(rng, mask) for mask in masks], dtype=np.int64)
-            _, _, terminated, truncated, _ = env.step(action)
-            steps += n_nodes
-            done = terminated or truncated
-            if steps >= n_steps:
-                return episodes
-        episodes += 1
-    return episodes
-
-
-@njit(cache=True)
-def pick_legal_actions(masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Each node's action uniform among its legal ones, batched: for ``masks`` of shape
-    ``(envs, nodes, actions)`` and ``uniforms`` of shape ``(envs, nodes)`` in [0, 1), the
-    ``floor(u * n_legal)``-th legal action of each node (the pick of
-    :func:`random_legal_action`, compiled so that the policy weighs as little per node-decision
-    in the vector figures as it does per agent-step in the AEC ones)."""
-    n_envs, n_nodes, n_actions = masks.shape
-    actions = np.empty((n_envs, n_nodes), dtype=np.int64)
-    for env in range(n_envs):
-        for node in range(n_nodes):
-            legal = 0
-            for action in range(n_actions):
-                legal += masks[env, node, action]
-            left = int(uniforms[env, node] * legal)
-            for action in range(n_actions):
-                if masks[env, node, action]:
-                    if left == 0:
-                        actions[env, node] = action
-                        break
-                    left -= 1
-    return actions
-
-
-def run_vector(
-    envs: Any,
-    n_decisions: int,
-    rng: np.random.Generator,
-    pick: Callable[[np.ndarray, np.ndarray], np.ndarray] = pick_legal_actions,
-) -> int:
-    """A batched random masked policy on a vector env that has been reset (each node's action
-    uniform among its mask's legal ones, ``pick``: :func:`pick_legal_actions`) for at least
-    ``n_decisions`` node-decisions (``num_envs * n_nodes`` per step, whole steps); returns the
-    node-decisions made.
-
-    Sub-envs autoreset, so episode starts are counted as the AEC loop counts its resets; the
-    episodes continue from one measurement to the next."""
-    unwrapped = envs.unwrapped
-    shape = (unwrapped.num_envs, unwrapped.config.n_nodes, unwrapped.config.n_actions)
-    per_step = shape[0] * shape[1]
-    made = 0
-    while made < n_decisions:
-        masks = unwrapped.action_masks().reshape(shape)
-        envs.step(pick(masks, rng.random(shape[:2])))
-        made += per_step
-    return made
-
-
-#: The parts of a vector step :func:`step_breakdown` times: (label, object, method name), the
-#: objects given as ``"core"`` (the batched core) or ``"env"`` (the vector env).
-STEP_PARTS = (
-    ("epoch (core.advance)", "core", "advance"),
-    ("episode starts (core.reset)", "core", "reset"),
-    ("observations and masks", "env", "_observations"),
-    ("action_masks()", "env", "action_masks"),
-)
-
-
-def step_breakdown(envs: Any, n_decisions: int, rng: np.random.Generator) -> dict[str, float]:
-    """Milliseconds per vector step spent in each of :data:`STEP_PARTS`, in the policy
-    (:func:`pick_legal_actions`) and in the rest of the loop, over a run of :func:`run_vector`
-    with those methods timed (a separate run: the timers cost a little)."""
-    unwrapped = envs.unwrapped
-    owners = {"core": unwrapped.core, "env": unwrapped}
-    spent = dict.fromkeys([label for label, _, _ in STEP_PARTS] + ["policy"], 0.0)
-
-    def timed(label: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                spent[label] += time.perf_counter() - start
-
-        return call
-
-    for label, owner, name in STEP_PARTS:
-        setattr(owners[owner], name, timed(label, getattr(owners[owner], name)))
-    try:
-        start = time.perf_counter()
-        made = run_vector(envs, n_decisions, rng, timed("policy", pick_legal_actions))
-        total = time.perf_counter() - start
-    finally:
-        for _, owner, name in STEP_PARTS:
-            delattr(owners[owner], name)  # the class's method again
-    steps = made / (unwrapped.num_envs * unwrapped.config.n_nodes)
-    shares = {label: seconds / steps * 1e3 for label, seconds in spent.items()}
-    shares["rest of the loop"] = total / steps * 1e3 - sum(shares.values())
-    return shares
 
 
 @dataclass

@@ -55,7 +55,7 @@ def measure_episode(config: str, overrides: dict[str, Any], seed: int) -> dict[s
     import numpy as np
 
     import mara_env
-    from benchmarks.perf.env_throughput import run_random_masked
+    from benchmarks.perf.runners import run_random_masked
 
     baseline = peak_rss_mb()
     start = time.perf_counter()

@@ -3,7 +3,7 @@ per-slot predictions.
 
 Drives ``mara_env.raw_env`` and :class:`predictors.wrappers.PredictionAECWrapper` around it (WLS,
 and any other registered predictor given with ``--predictor``) with the random masked policy
-loop of :mod:`benchmarks.perf.env_throughput` (:func:`benchmarks.perf.env_throughput.run_random_masked`):
+loop of :mod:`benchmarks.perf.env_throughput` (:func:`benchmarks.perf.runners.run_random_masked`):
 the same episodes, seeds and policy in every form. Each form is built and warmed up first, then
 measured round-robin ``--repeats`` times; the table reports the median rate by wall-clock and by
 CPU time of this process (steadier when other processes share the machine), the ratios to the
@@ -38,8 +38,8 @@ from benchmarks.perf.env_throughput import (
     add_budget_arguments,
     machine_description,
     resolve_budget,
-    run_random_masked,
 )
+from benchmarks.perf.runners import run_random_masked
 
 #: Share of the raw env's throughput a wrapped env should keep, per predictor that has a target.
 TARGET_SHARES = {"wls": 0.5, "flow_matching": 0.25}

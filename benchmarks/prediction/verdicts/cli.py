@@ -12,8 +12,8 @@ from tqdm.auto import tqdm
 
 from benchmarks.common.arguments import positive_float, positive_int
 from benchmarks.common.atomic import write_atomically
+from benchmarks.common.figures import PlotsUnavailable
 from benchmarks.common.threads import one_torch_thread_if_loaded
-from benchmarks.leaderboard.plots import PlotsUnavailable
 from benchmarks.prediction.verdicts.figure import plot_rates
 from benchmarks.prediction.verdicts.record import (
     DEFAULT_PREDICTORS,

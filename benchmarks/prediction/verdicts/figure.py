@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.common.atomic import write_atomically
-from benchmarks.leaderboard.plots import PlotsUnavailable
+from benchmarks.common.figures import pyplot
 from benchmarks.prediction.verdicts.summary import BUCKETS, Rates
 
 #: The panels: (attribute of :class:`Rates`, title).
@@ -25,16 +25,9 @@ def plot_rates(rows: Sequence[Rates], path: Path, *, title: str) -> None:
     """The three rates against the bucket of reports, with 95% intervals, as a PNG.
 
     Raises:
-        PlotsUnavailable: Without matplotlib.
+        benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
     """
-    try:
-        import matplotlib
-    except ImportError as error:
-        raise PlotsUnavailable(
-            "The figure needs matplotlib: pip install 'mara-env[plot]' (tables were written)."
-        ) from error
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [label for label, _, _ in BUCKETS]
     predictors = list(dict.fromkeys(row.predictor for row in rows))
