@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.figures import PlotsUnavailable
 from benchmarks.common.keys import Manifest
 from benchmarks.leaderboard.backends import Backend, BackendError, execute_cells
 from benchmarks.leaderboard.cells import CellOutcome
@@ -28,7 +29,6 @@ from benchmarks.leaderboard.journal import EpisodeJournal
 from benchmarks.leaderboard.plots import (
     GANTT_PLOT,
     LOAD_PLOT,
-    PlotsUnavailable,
     plot_completion_vs_load,
     plot_gantts,
 )
