@@ -87,7 +87,7 @@ def _tuning() -> Manifest:
 
 @functools.cache
 def _trials() -> Manifest:
-    from benchmarks.baselines.trials import trial_manifest
+    from benchmarks.baselines.trial_keys import trial_manifest
 
     return trial_manifest()
 

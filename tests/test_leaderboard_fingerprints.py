@@ -296,3 +296,22 @@ def test_a_factory_reading_tuned_settings_is_keyed_by_them(
     (package / "settings.json").write_text('{"uniform": {"quantum": 3.0}}')
     second = build_agent("tuned_uniform").manifest
     assert second.changes_since(first.manifest.items) == ["file:tunedpkg_q/settings.json changed"]
+
+
+def test_a_factorys_docstring_changes_no_agent_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry entry's factory function counts by its behaviour, as modules do."""
+    from benchmarks.common import keys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entries = []
+    for name, body in [
+        ("factory_doc_a_q", '"""Build it."""\n    return 1'),
+        ("factory_doc_b_q", '"""Build it, said otherwise."""  # and a comment\n\n    return 1'),
+        ("factory_doc_c_q", '"""Build it."""\n    return 2'),
+    ]:
+        (tmp_path / f"{name}.py").write_text(f"def build():\n    {body}\n")
+        module = __import__(name)
+        entries.append(keys._function_entry(module.build, lambda _: False)[0])
+    assert entries[0] == entries[1] != entries[2]

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from benchmarks.baselines import trials
 from benchmarks.baselines.static_bundle.log import BundleLog
-from benchmarks.baselines.trials import Trial, TrialJournal, trial_manifest
+from benchmarks.baselines.trial_keys import trial_manifest
+from benchmarks.baselines.trials import Trial, TrialJournal
 from benchmarks.baselines.tuning import tuning_manifest
 from benchmarks.common.manifest import Manifest
 from benchmarks.common.seeds import (

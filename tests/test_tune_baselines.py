@@ -19,7 +19,8 @@ from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
 from benchmarks.baselines import deviations as baseline_deviations
 from benchmarks.baselines import tuning as tune_baselines
 from benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
-from benchmarks.baselines.trials import Trial, TrialJournal, trial_manifest
+from benchmarks.baselines.trial_keys import trial_manifest
+from benchmarks.baselines.trials import Trial, TrialJournal
 from benchmarks.common import source_closure
 from benchmarks.common.manifest import Manifest
 from benchmarks.common.seeds import is_training_seed

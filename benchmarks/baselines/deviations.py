@@ -34,7 +34,8 @@ import numpy as np
 
 from agents import mean_ci
 from benchmarks.baselines.search_spaces import WORKLOADS
-from benchmarks.baselines.trials import Trial, TrialJournal, run_trials, trial_manifest
+from benchmarks.baselines.trial_keys import trial_manifest
+from benchmarks.baselines.trials import Trial, TrialJournal, run_trials
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.seeds import evaluation_seeds

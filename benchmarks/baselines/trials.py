@@ -26,20 +26,12 @@ from typing import Any, get_type_hints
 from tqdm.auto import tqdm
 
 from agents import Scheduler, evaluate, make_agent
-from benchmarks.common.keys import Manifest, code_manifest
+from benchmarks.common.manifest import Manifest
 from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 
-#: The trials' entry point: it builds the schedulers (the registry and every agent) and plays them.
-TRIAL_ROOTS = ("benchmarks.baselines.trials", "agents.registry")
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
-
-
-def trial_manifest(exclude: Sequence[str] = ()) -> Manifest:
-    """What a trial's result depends on besides its own fields: the code, data and interpreter
-    (:func:`benchmarks.common.keys.code_manifest` of :data:`TRIAL_ROOTS`), less ``exclude``."""
-    return code_manifest(TRIAL_ROOTS, exclude=exclude)
 
 
 @dataclass(frozen=True)

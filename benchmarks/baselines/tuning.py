@@ -64,11 +64,11 @@ from benchmarks.baselines.search_spaces import (
     tuning_configs,
     tuning_seeds,
 )
+from benchmarks.baselines.trial_keys import trial_manifest
 from benchmarks.baselines.trials import (
     Trial,
     TrialJournal,
     run_trials,
-    trial_manifest,
 )
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
@@ -219,7 +219,7 @@ def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) ->
 
 
 def tuning_manifest() -> Manifest:
-    """What keys the tuning trials: :func:`benchmarks.baselines.trials.trial_manifest`
+    """What keys the tuning trials: :func:`benchmarks.baselines.trial_keys.trial_manifest`
     without the tuned-settings file, which the trials do not read (every candidate is built from
     its own settings) and which is this script's output: keying the trials by it would make
     every run's output invalidate its own trials."""

@@ -1,17 +1,30 @@
-"""Helpers every benchmark script shares, one home each.
+"""Helpers every group of benchmark scripts shares, one home each; this package imports no group.
 
-* :mod:`benchmarks.common.store`: the resumable results file, rows appended and ``fsync``-ed as
-  they finish, typed by a column schema and keyed by what produced them
-  (:class:`ResultsStore`);
-* :mod:`benchmarks.common.seeds`: the seed policy, training seeds below 1000 and evaluation
-  seeds from 1000 (:func:`require_training_seeds`, :func:`training_seeds`,
-  :func:`evaluation_seeds`);
-* :mod:`benchmarks.common.atomic`: write a file through a temporary file and a rename, so a
-  crash never leaves half a file (:func:`write_atomically`, :func:`replace_atomically`);
-* :mod:`benchmarks.common.threads`: keep torch on one thread while small models train or
-  predict (:func:`one_torch_thread`, :class:`TorchThreadLimit`, :func:`set_torch_threads`);
-* :mod:`benchmarks.common.workers`: one worker process beside the main one, ending with it
-  (:func:`~benchmarks.common.workers.worker_pool`).
+Results and their keys:
+
+* :mod:`~benchmarks.common.store`: the resumable results file, rows appended and ``fsync``-ed as
+  they finish, typed by a column schema, keyed by what produced them, able to say why rows are
+  stale and to prune them (:class:`ResultsStore`, :class:`ResultsFileError`);
+* :mod:`~benchmarks.common.results_lines`: a results file's column types, formats and the
+  recovery of a line cut short (shared with the leaderboard's journal);
+* :mod:`~benchmarks.common.keys`, :mod:`~benchmarks.common.manifest`,
+  :mod:`~benchmarks.common.source_closure`: the one key recipe (a manifest of the code's syntax
+  trees without docstrings, data, settings and Python version) and what changed between two;
+* :mod:`~benchmarks.common.provenance`, :mod:`~benchmarks.common.machine`: what produced a result
+  (versions, git revision, checkpoints, the platform line, the cores);
+* :mod:`~benchmarks.common.atomic`: write a file through a temporary file and a rename.
+
+The protocol and the runs:
+
+* :mod:`~benchmarks.common.protocol` and :mod:`~benchmarks.common.seeds`: the evaluation
+  workloads, training seeds below 1000 and evaluation seeds from 1000;
+* :mod:`~benchmarks.common.statistics`: the leaderboard's stratified bootstrap, IQM and ranks;
+* :mod:`~benchmarks.common.random_policy`: the random masked policy;
+* :mod:`~benchmarks.common.threads`, :mod:`~benchmarks.common.workers`,
+  :mod:`~benchmarks.common.lifeline`: torch threads, worker processes that end with their parent;
+* :mod:`~benchmarks.common.arguments`, :mod:`~benchmarks.common.subcommands`,
+  :mod:`~benchmarks.common.figures`: command-line types, ``python -m benchmarks.<group>
+  <command>``, and matplotlib on a file backend.
 """
 
 from __future__ import annotations

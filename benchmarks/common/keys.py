@@ -57,6 +57,7 @@ from benchmarks.common.manifest import Manifest
 from benchmarks.common.provenance import data_hashes
 from benchmarks.common.source_closure import (
     Follow,
+    behaviour_hash,
     import_closure,
     imports_of_source,
     module_file,
@@ -214,18 +215,21 @@ def _registered_factory(name: str) -> Any:
 
 
 def _function_entry(function: Any, follow: Follow) -> tuple[str, list[str]]:
-    """A factory function's source, and the modules it uses: its own, those it imports, and
-    those that define the globals it reads (``tuned_settings`` -> ``agents.tuned``)."""
+    """A factory function's behaviour (the hash of its syntax tree without docstrings, or its
+    source where that does not parse alone), and the modules it uses: its own, those it
+    imports, and those that define the globals it reads (``tuned_settings`` -> ``agents.tuned``)."""
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except OSError:
         return _describe(function), []
     roots: list[str | None] = [function.__module__]  # (the registry's is left out later)
+    behaviour = source
     with contextlib.suppress(SyntaxError):  # a lambda inside a larger expression
         roots += imports_of_source(source, function.__module__, follow)
+        behaviour = behaviour_hash(source.encode())
     used = inspect.getclosurevars(function)
     roots += [_module_of(value) for value in (*used.globals.values(), *used.nonlocals.values())]
-    return source, [root for root in roots if root is not None and follow(root)]
+    return behaviour, [root for root in roots if root is not None and follow(root)]
 
 
 def _module_of(value: Any) -> str | None:
