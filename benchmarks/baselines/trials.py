@@ -4,9 +4,9 @@ The baseline scripts (:mod:`benchmarks.baselines.tuning`, :mod:`benchmarks.basel
 each play many short episodes of one scheduler with some settings. A :class:`Trial` names one
 such episode; :func:`run_trials` plays the ones a :class:`TrialJournal` does not hold yet, on
 worker processes, appending each result to the journal the moment it ends, so an interrupted
-run resumes. Journal lines are keyed by a fingerprint of the code, weights and data
-(:func:`benchmarks.common.source_fingerprint.source_fingerprint`): lines written by other code are kept
-in the file but never reused (:class:`benchmarks.common.store.ResultsStore`).
+run resumes. Journal lines are keyed by the digest of what played them
+(:func:`benchmarks.baselines.trial_keys.trial_manifest`): lines written by other code are kept
+in the file but never reused, until pruned (:class:`benchmarks.common.store.ResultsStore`).
 
 Example:
     >>> trial = Trial("edf", "{}", "rl", seed=3, preset="tiny")

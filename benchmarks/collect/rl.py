@@ -111,10 +111,9 @@ global generators: unavoidable, and only inside :func:`run`) and to ``make_vec_e
 Cost
 ----
 
-CPU seconds per curve, measured on one thread of a 2-core machine: deep 7.6 s on average (A2C
-3-8 s, PPO 4-14 s, DQN 5-18 s, the most with ``train_freq=1``); tabular 0.8 s (FrozenLake and
-CliffWalking 0.5-0.75 s, Taxi 1.2-1.7 s). The whole grid: about 850 + 175 s = 17 CPU-minutes,
-under 10 minutes on two workers.
+Each run trains on one thread; deep agents cost several times what tabular ones do, the most
+DQN with ``train_freq=1``. Every collection session's wall seconds are logged beside the curves
+(:meth:`benchmarks.collect.store.CurveStore.log_session`, ``collection.json``).
 
 Metadata of each curve: ``env_id``, ``make_kwargs``, ``algorithm``, ``hyperparameters`` (budget,
 environments, width, SB3 arguments / alpha, gamma, epsilon schedule), ``random_return``,

@@ -84,11 +84,9 @@ learner, its hyperparameters, what the loss is, the final loss, ``diverged_at``,
 training metric (``train_accuracy``, or ``train_r2`` = 1 - squared error, as targets have
 variance 1) and the scikit-learn (and torch) version.
 
-Cost, in CPU time on one thread, from 60 runs drawn at random from the grid (while other jobs
-shared the machine's two cores): under 0.1 s to about 3 s a curve, median 0.35 s, mean 0.5-0.6 s
-(torch 0.85 s, the others 0.4-0.6 s); the slowest settings (torch at batch 32 on digits, boosting
-at depth 4 on digits or classes_hard) take about 3 s. The grid's 480 curves take about 4-5
-CPU-minutes.
+Cost: each run trains on one thread; the slowest settings are torch at batch 32 on digits and
+boosting at depth 4 on digits or classes_hard. Every collection session's wall seconds are
+logged beside the curves (``collection.json``).
 """
 
 from __future__ import annotations

@@ -64,9 +64,9 @@ and records the cap for all its remaining points (``metadata["diverged"]`` is th
 and parameter count, the batches and samples per point, the cap, whether the run diverged, and
 its final accuracy on the whole (non-augmented) training set.
 
-Cost, measured on one CPU thread (45 runs drawn at random from the grid): 0.1-6.3 s a curve,
-mean 1.7 s; the largest setting (cnn, width 16, depth 3, batch 16, 20 epochs) takes about 10 s.
-The grid's 360 curves take about 10.5 CPU-minutes.
+Cost: each run trains on one thread; the largest setting is the cnn of width 16, depth 3,
+batch 16 and 20 epochs. Every collection session's wall seconds are logged beside the curves
+(``collection.json``).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ report after its arrival) is judged once per predictor, on what a scheduler sees
 (:func:`predictors.env_histories.task_histories`):
 
 * **predicted**: the predictor's probability of reaching the target by the deadline with all
-  ``m = min(n_nodes, max_nodes_per_task)`` nodes from now on,
-  ``RemainingWork.success_probability`` with the task's speed times ``m ** alpha`` (switch
-  costs ignored, as in the prediction wrappers);
+  ``m = config.task_node_limit`` nodes from now on, ``RemainingWork.success_probability`` with
+  the curve steps ``m`` nodes make per epoch (:func:`mara_env.rules.progress_gain`; switch costs
+  ignored, as in the prediction wrappers);
 * **truth** (privileged): whether it could still do so, from
   :func:`agents.clairvoyant.task_epochs_to_target` (the reference's exact stepping of the hidden
   curve, with the switch cost paid by the nodes that did not train it last epoch).
