@@ -16,6 +16,8 @@ import pytest
 
 import benchmarks.stores
 from benchmarks.common import source_closure
+from benchmarks.common.manifest import Manifest
+from benchmarks.common.store import ResultsStore
 from benchmarks.stores import STORES, CommittedStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,13 +98,30 @@ def test_the_catalogue_names_every_results_file_with_a_key() -> None:
     assert keyed == {store.path.relative_to(ROOT) for store in STORES}
 
 
-def test_the_stores_command_reports_and_exits_by_staleness(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_the_stores_command_says_why_rows_are_stale_and_prunes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = CommittedStore(
-        "x", STORES[1].path, "code", "replay x", STORES[1].open, STORES[1].current
-    )
-    monkeypatch.setattr(benchmarks.stores, "STORES", (store,))
-    code = benchmarks.stores.main([])
+    old, new = Manifest({"agents.lara": "1"}), Manifest({"agents.lara": "2"})
+    path = tmp_path / "trials.jsonl"
+    columns = {"seed": int, "code": str, "score": float}
+    store = ResultsStore(path, columns, key=("seed", "code"))
+    store.record_manifest(old)
+    store.extend([{"seed": 0, "code": old.digest, "score": 0.5}])
+    store.record_manifest(new)
+    store.extend([{"seed": 1, "code": new.digest, "score": 0.25}])
+
+    def open_store(where: Path) -> ResultsStore:
+        return ResultsStore(where, columns, key=("seed", "code"))
+
+    entry = CommittedStore("x", path, "code", "replay x", open_store, lambda row: new)
+    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", tmp_path)
+    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    assert benchmarks.stores.main([]) == 1
     printed = capsys.readouterr().out
-    assert (code == 0) == ("all " in printed)
+    assert "x: 1 of 2 rows were produced by other code" in printed
+    assert "1 rows: agents.lara changed" in printed and "`replay x`" in printed
+    assert benchmarks.stores.main(["--prune"]) == 0
+    assert "dropped 1 of 2 rows" in capsys.readouterr().out
+    assert [row["seed"] for row in open_store(path).rows] == [1]
+    assert benchmarks.stores.main([]) == 0
+    assert "x: all 1 rows current" in capsys.readouterr().out
