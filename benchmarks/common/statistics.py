@@ -37,12 +37,15 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+#: The key of a statistic in :func:`episode_bootstrap`.
+K = TypeVar("K", bound=Hashable)
 #: Resamples per chunk: bounds the memory of the bootstrap to a few tens of MB.
 _CHUNK = 256
 
@@ -278,3 +281,80 @@ def _check_scores(
             f"stratified_summary: n_resamples must be an int >= 1, got {n_resamples!r}."
         )
     return data
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``values`` (``inf`` ranks above every finite value), ties given the mean
+    of the ranks they span.
+
+    Example:
+        >>> average_ranks(np.array([3.0, 1.0, np.inf, 1.0])).tolist()
+        [3.0, 1.5, 4.0, 1.5]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    for start, end in zip(starts, ends, strict=True):
+        ranks[order[start:end]] = (start + end + 1) / 2.0
+    return ranks
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (ties averaged; ``nan`` if either is
+    constant).
+
+    Example:
+        >>> spearman(np.array([1.0, 2.0, 3.0]), np.array([10.0, 30.0, np.inf]))
+        1.0
+    """
+    a, b = average_ranks(x), average_ranks(y)
+    a, b = a - a.mean(), b - b.mean()
+    spread = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum() / spread) if spread > 0 else math.nan
+
+
+def auc(score: np.ndarray, label: np.ndarray) -> float:
+    """The area under the ROC curve of ``score`` for the positive ``label``s: the probability
+    that a positive outscores a negative, ties counting half (``nan`` without both classes).
+
+    Example:
+        >>> auc(np.array([0.1, 0.4, 0.35, 0.8]), np.array([False, False, True, True]))
+        0.75
+    """
+    label = np.asarray(label, dtype=bool)
+    positives, negatives = int(label.sum()), int((~label).sum())
+    if not positives or not negatives:
+        return math.nan
+    ranks = average_ranks(np.asarray(score, dtype=np.float64))
+    return float((ranks[label].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+
+
+def episode_bootstrap(
+    records: Sequence[Mapping[str, Any]],
+    statistic: Callable[[np.ndarray], Mapping[K, float]],
+    resamples: int,
+    rng: np.random.Generator,
+) -> dict[K, tuple[float, float, float]]:
+    """``{statistic: (value, low, high)}``: each statistic of all ``records`` and its 95%
+    percentile interval over resamples of whole episodes (seeds drawn with replacement; the
+    records of an episode are not independent). ``statistic`` maps record indices to values."""
+    seeds = np.array([record["seed"] for record in records])
+    episodes = np.unique(seeds)
+    members = [np.flatnonzero(seeds == seed) for seed in episodes]
+    whole = statistic(np.arange(len(records)))
+    draws: dict[K, list[float]] = {key: [] for key in whole}
+    for _ in range(resamples):
+        picked = np.concatenate(
+            [members[i] for i in rng.integers(len(episodes), size=len(episodes))]
+        )
+        for key, value in statistic(picked).items():
+            draws[key].append(value)
+    found = {}
+    for key, value in whole.items():
+        finite = np.array([v for v in draws[key] if math.isfinite(v)])
+        low, high = np.quantile(finite, [0.025, 0.975]) if len(finite) else (math.nan, math.nan)
+        found[key] = (value, float(low), float(high))
+    return found

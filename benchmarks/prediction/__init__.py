@@ -5,6 +5,7 @@ Run ``python -m benchmarks.prediction <command> [options]``; each command is als
 * ``benchmark`` (:mod:`benchmarks.prediction.benchmark`): score every predictor's remaining-work predictions in and out of distribution.
 * ``train`` (:mod:`benchmarks.prediction.train`): train a learned predictor on the train split and write its checkpoint.
 * ``compare`` (:mod:`benchmarks.prediction.validation_comparison`): compare two flow-matching checkpoints on the train split's validation cases.
+* ``leak-audit`` (:mod:`benchmarks.prediction.leak_audit`): measure what the observation gives away of a task's hidden effort, world by world.
 * ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors' success verdicts inside LaiRA's episodes.
 """
 
@@ -23,6 +24,10 @@ COMMANDS = {
     "compare": (
         "benchmarks.prediction.validation_comparison",
         "Compare two flow-matching checkpoints on the train split's validation cases.",
+    ),
+    "leak-audit": (
+        "benchmarks.prediction.leak_audit",
+        "Measure what the observation gives away of a task's hidden effort, world by world.",
     ),
     "verdicts": (
         "benchmarks.prediction.verdicts.cli",
