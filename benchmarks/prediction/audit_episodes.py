@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import make_agent, start_episode
 from agents.clairvoyant import NEVER, task_epochs_to_target
 from benchmarks.common.seeds import evaluation_seeds, require_training_seeds, training_seeds
 from benchmarks.common.threads import one_torch_thread
-from mara_env import ClusterConfig, get_config, node_turns, raw_env
+from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
+from mara_env import ClusterConfig, get_config, node_turns
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView, decode_observation
 from mara_env.rules import progress_gain
@@ -146,14 +146,8 @@ def play_episode(
     """Play one episode with :data:`DRIVER`; return the first-sight records and the mid-task
     judgements (module docstring), each a dict of observed columns and privileged truth."""
     config = settings.config(preset, world)
-    env = raw_env(config)
-    env.reset(seed=seed)
-    driver = make_agent(DRIVER)
-    start_episode(driver, env, seed)
-    rng = {
-        name: np.random.default_rng([seed, _PREDICTOR_SEED_OFFSET, index])
-        for index, name in enumerate(predictors)
-    }
+    env, driver = driven_episode(config, DRIVER, seed)
+    rng = predictor_generators(list(predictors), seed, offset=_PREDICTOR_SEED_OFFSET)
     seen: set[int] = set()
     reported: dict[int, int] = {}
     sights: list[Record] = []

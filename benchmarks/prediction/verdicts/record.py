@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents import make_agent, start_episode
 from agents.clairvoyant import NEVER, task_epochs_to_target
 from benchmarks.common.seeds import require_training_seeds
+from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from benchmarks.prediction.verdicts.laira_judge import LAIRA_JUDGE, laira_settings, laira_success
-from mara_env import ClusterConfig, get_config, node_turns, raw_env
+from mara_env import ClusterConfig, get_config, node_turns
 from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
@@ -146,14 +146,8 @@ def record_episode(
 ) -> list[VerdictRecord]:
     """Play episode ``seed`` with :data:`DRIVER` and judge every new report (module docstring)."""
     config = settings.config
-    env = raw_env(config)
-    env.reset(seed=seed)
-    driver = make_agent(DRIVER)
-    start_episode(driver, env, seed)
-    rng = {
-        name: np.random.default_rng([seed, _PREDICTOR_SEED_OFFSET, index])
-        for index, name in enumerate(predictors)
-    }
+    env, driver = driven_episode(config, DRIVER, seed)
+    rng = predictor_generators(list(predictors), seed, offset=_PREDICTOR_SEED_OFFSET)
     judged: dict[int, int] = {}
     records: list[VerdictRecord] = []
     for agent, node in node_turns(env):
