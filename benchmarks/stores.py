@@ -15,7 +15,7 @@ A docstring, comment or layout edit changes no digest, so it leaves every store 
 
 Example:
     >>> [store.name for store in STORES][:3]
-    ['leaderboard', 'tuning', 'deviations']
+    ['leaderboard', 'generalisation', 'tuning']
 """
 
 from __future__ import annotations
@@ -140,6 +140,20 @@ def _evaluated(label: str) -> Manifest:
 
 _MARA_EVALUATIONS = ("evaluation.csv", "mara_ppo_evaluation.csv", "ablations.csv")
 
+
+def _generalisation_store(path: Path) -> ResultsStore:
+    from benchmarks.leaderboard.generalisation import open_episodes
+
+    return open_episodes(path)
+
+
+@functools.cache
+def _generalised(agent: str) -> Manifest:
+    from benchmarks.leaderboard.generalisation import agent_manifests
+
+    return agent_manifests([agent])[agent]
+
+
 #: Every committed results store, in the order of the README's results.
 STORES: tuple[CommittedStore, ...] = (
     CommittedStore(
@@ -149,6 +163,14 @@ STORES: tuple[CommittedStore, ...] = (
         "python -m benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
         None,
         lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "generalisation",
+        RESULTS / "generalisation" / "episodes.csv",
+        "code",
+        "python -m benchmarks.leaderboard.generalisation",
+        _generalisation_store,
+        lambda row: _generalised(row["agent"]),
     ),
     CommittedStore(
         "tuning",
