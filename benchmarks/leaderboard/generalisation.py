@@ -166,7 +166,9 @@ def markdown(
         "tuned on (`evaluation` preset: held-out test curves; evaluation seeds "
         f"{seeds[0]}-{seeds[-1]}). Written by `python -m benchmarks.leaderboard.generalisation` "
         "from `episodes.csv`. Completion rate, mean [95% bootstrap interval over seeds]; "
-        f"{FOCUS} minus each other agent on the same episodes. {note}",
+        f"{FOCUS} minus each other agent on the same episodes. The world is Cluster-v1; what "
+        "its observation gives away of a task's effort is measured by `python -m "
+        f"benchmarks.prediction leak-audit` (`benchmarks/results/leak_audit/`). {note}",
         "",
         "| variant | "
         + " | ".join(agents)
