@@ -1,16 +1,23 @@
-"""The baselines' settings and what they are worth: tuning on training seeds, the measured effect of each departure from the papers, the static-bundle check, look-ahead calibration and a MaskablePPO example.
+"""The baselines' settings and what they are worth: tuning on training seeds, the measured
+effect of each departure from the papers, the static-bundle check, look-ahead calibration and a
+MaskablePPO example.
 
 Run ``python -m benchmarks.baselines <command> [options]``; each command is also its own module:
 
-* ``tune`` (:mod:`benchmarks.baselines.tuning`): tune every baseline's documented settings on training seeds.
-* ``deviations`` (:mod:`benchmarks.baselines.deviations`): measure each way LARA and LaiRA depart from their papers.
-* ``static-bundle`` (:mod:`benchmarks.baselines.static_bundle.cli`): play the static bundles (all tasks at once) and check against their calibration.
-* ``maskable-ppo`` (:mod:`benchmarks.baselines.maskable_ppo`): train sb3-contrib's MaskablePPO and compare it with a random masked policy.
+* ``tune`` (:mod:`benchmarks.baselines.tuning`): tune every baseline's documented settings on
+  training seeds.
+* ``deviations`` (:mod:`benchmarks.baselines.deviations`): measure each way LARA and LaiRA
+  depart from their papers.
+* ``static-bundle`` (:mod:`benchmarks.baselines.static_bundle.cli`): play the static bundles
+  (all tasks at once) and check against their calibration.
+* ``maskable-ppo`` (:mod:`benchmarks.baselines.maskable_ppo`): train sb3-contrib's MaskablePPO
+  and compare it with a random masked policy.
 """
 
 from __future__ import annotations
 
-#: The group's commands: name -> (module, summary), as :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: The group's commands: name -> (module, summary), as
+#: :func:`benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "tune": (
         "benchmarks.baselines.tuning",

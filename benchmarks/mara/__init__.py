@@ -1,16 +1,22 @@
-"""MARA's training and evaluation: imitation then PPO, validation beside training, evaluation with intervals, paired checkpoint comparisons and decision timing.
+"""MARA's training and evaluation: imitation then PPO, validation beside training, evaluation
+with intervals, paired checkpoint comparisons and decision timing.
 
 Run ``python -m benchmarks.mara <command> [options]``; each command is also its own module:
 
-* ``train`` (:mod:`benchmarks.mara.train`): train the MARA policy (imitation warm start, then PPO) and write its checkpoint and card.
-* ``evaluate`` (:mod:`benchmarks.mara.evaluate`): evaluate MARA checkpoints and the baselines on evaluation seeds, resumable, with 95% intervals.
-* ``compare`` (:mod:`benchmarks.mara.compare`): compare MARA checkpoints paired on training episodes no run chose with.
-* ``timing`` (:mod:`benchmarks.mara.timing`): time MARA's decisions per epoch: prediction features against the policy alone.
+* ``train`` (:mod:`benchmarks.mara.train`): train the MARA policy (imitation warm start, then
+  PPO) and write its checkpoint and card.
+* ``evaluate`` (:mod:`benchmarks.mara.evaluate`): evaluate MARA checkpoints and the baselines on
+  evaluation seeds, resumable, with 95% intervals.
+* ``compare`` (:mod:`benchmarks.mara.compare`): compare MARA checkpoints paired on training
+  episodes no run chose with.
+* ``timing`` (:mod:`benchmarks.mara.timing`): time MARA's decisions per epoch: prediction
+  features against the policy alone.
 """
 
 from __future__ import annotations
 
-#: The group's commands: name -> (module, summary), as :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: The group's commands: name -> (module, summary), as
+#: :func:`benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "train": (
         "benchmarks.mara.train",
@@ -18,7 +24,7 @@ COMMANDS = {
     ),
     "evaluate": (
         "benchmarks.mara.evaluate",
-        "Evaluate MARA checkpoints and the baselines on evaluation seeds, resumable, with 95% intervals.",
+        "Evaluate MARA checkpoints and baselines on evaluation seeds, with 95% intervals.",
     ),
     "compare": (
         "benchmarks.mara.compare",

@@ -2,15 +2,20 @@
 
 Run ``python -m benchmarks.perf <command> [options]``; each command is also its own module:
 
-* ``env-throughput`` (:mod:`benchmarks.perf.env_throughput`): agent-steps per second of every form of Cluster-v1.
-* ``wrapper-throughput`` (:mod:`benchmarks.perf.wrapper_throughput`): agent-steps per second with and without a prediction wrapper.
-* ``episode-memory`` (:mod:`benchmarks.perf.episode_memory`): peak resident memory of one episode at scale.
-* ``decision-time`` (:mod:`benchmarks.perf.decision_time`): how long each scheduler takes to choose one epoch's actions.
+* ``env-throughput`` (:mod:`benchmarks.perf.env_throughput`): agent-steps per second of every
+  form of Cluster-v1.
+* ``wrapper-throughput`` (:mod:`benchmarks.perf.wrapper_throughput`): agent-steps per second
+  with and without a prediction wrapper.
+* ``episode-memory`` (:mod:`benchmarks.perf.episode_memory`): peak resident memory of one
+  episode at scale.
+* ``decision-time`` (:mod:`benchmarks.perf.decision_time`): how long each scheduler takes to
+  choose one epoch's actions.
 """
 
 from __future__ import annotations
 
-#: The group's commands: name -> (module, summary), as :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: The group's commands: name -> (module, summary), as
+#: :func:`benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "env-throughput": (
         "benchmarks.perf.env_throughput",

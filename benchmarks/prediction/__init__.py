@@ -1,17 +1,24 @@
-"""Remaining-work prediction: the prediction benchmark and its figures, predictor training, checkpoint comparison on validation cases, and the predictors' verdicts inside the schedulers.
+"""Remaining-work prediction: the prediction benchmark and its figures, predictor training,
+checkpoint comparison on validation cases, and the predictors' verdicts inside the schedulers.
 
 Run ``python -m benchmarks.prediction <command> [options]``; each command is also its own module:
 
-* ``benchmark`` (:mod:`benchmarks.prediction.benchmark`): score every predictor's remaining-work predictions in and out of distribution.
-* ``train`` (:mod:`benchmarks.prediction.train`): train a learned predictor on the train split and write its checkpoint.
-* ``compare`` (:mod:`benchmarks.prediction.validation_comparison`): compare two flow-matching checkpoints on the train split's validation cases.
-* ``leak-audit`` (:mod:`benchmarks.prediction.leak_audit`): measure what the observation gives away of a task's hidden effort, world by world.
-* ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors' success verdicts inside LaiRA's episodes.
+* ``benchmark`` (:mod:`benchmarks.prediction.benchmark`): score every predictor's remaining-work
+  predictions in and out of distribution.
+* ``train`` (:mod:`benchmarks.prediction.train`): train a learned predictor on the train split
+  and write its checkpoint.
+* ``compare`` (:mod:`benchmarks.prediction.validation_comparison`): compare two flow-matching
+  checkpoints on the train split's validation cases.
+* ``leak-audit`` (:mod:`benchmarks.prediction.leak_audit`): measure what the observation gives
+  away of a task's hidden effort, world by world.
+* ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors'
+  success verdicts inside LaiRA's episodes.
 """
 
 from __future__ import annotations
 
-#: The group's commands: name -> (module, summary), as :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: The group's commands: name -> (module, summary), as
+#: :func:`benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "benchmark": (
         "benchmarks.prediction.benchmark",
