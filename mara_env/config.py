@@ -298,8 +298,8 @@ class ClusterConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: The training load: calibrated with ``python -m benchmarks.leaderboard.load_calibration`` so that earliest
-#: deadline first completes 50-60% of arrived tasks on the default workload (see README).
+#: The training load: calibrated with ``python -m benchmarks.leaderboard.load_calibration`` so
+#: that earliest deadline first completes 50-60% of arrived tasks on the default workload.
 TRAINING_LOAD = 1.4
 
 PRESETS: Mapping[str, ClusterConfig] = {
