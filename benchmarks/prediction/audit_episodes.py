@@ -27,7 +27,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from agents.clairvoyant import NEVER, task_epochs_to_target
-from benchmarks.common.seeds import evaluation_seeds, require_training_seeds, training_seeds
+from benchmarks.common.seeds import (
+    EVALUATION_SEED_START,
+    evaluation_seeds,
+    require_training_seeds,
+    training_seeds,
+)
 from benchmarks.common.threads import one_torch_thread
 from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from mara_env import ClusterConfig, get_config, node_turns
@@ -41,15 +46,10 @@ from predictors.registry import known_predictors, make_predictor
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-
-
 #: The worlds the audit knows: name -> the config of a preset in that world.
 WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {"v1": get_config}
-
-
+#: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
-
-
 #: The observed slot columns audited, as :class:`~mara_env.observation.SlotView` fields.
 COLUMNS = (
     "log_target_ratio",
@@ -64,12 +64,8 @@ COLUMNS = (
     "recent_slope",
     "budget",
 )
-
-
 #: Derived from the observation: the epochs from arrival to deadline.
 WINDOW = "deadline_window"
-
-
 #: Offset of the predictors' generator seeds from the episode seed.
 _PREDICTOR_SEED_OFFSET = 4_241
 
@@ -105,7 +101,7 @@ class AuditSettings:
         if unknown or not self.worlds:
             raise ValueError(f"AuditSettings.worlds must name {list(WORLDS)}, got {unknown}.")
         require_training_seeds(self.train_seeds, where="AuditSettings.train_seeds")
-        low = [seed for seed in self.eval_seeds if seed < min(evaluation_seeds(1))]
+        low = [seed for seed in self.eval_seeds if seed < EVALUATION_SEED_START]
         if low or not self.eval_seeds:
             raise ValueError(
                 f"AuditSettings.eval_seeds must be evaluation seeds (1000 and up), got {low}."
@@ -133,6 +129,7 @@ def build_predictors(settings: AuditSettings) -> dict[str, Predictor]:
     return {name: make_predictor(name) for name in settings.predictors}
 
 
+#: One task seen once: observed columns, predictor features and privileged truth, by name.
 Record = dict[str, Any]
 
 

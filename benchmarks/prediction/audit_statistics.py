@@ -29,6 +29,17 @@ from benchmarks.prediction.audit_episodes import (
 )
 from mara_env.families import FAMILY_NAMES
 
+#: A statistic's name and the column it is about.
+Statistic = tuple[str, str]
+#: The names of the statistics the page lays out specially.
+SPEARMAN = "within-family Spearman with need"
+PROBE_AUC = "probe AUC for feasible"
+#: A probe's AUC minus the observation-only probe's, on the same resampled episodes.
+AUC_GAIN = "AUC gain over the observation alone (paired)"
+OBSERVATION_ONLY = "observation only"
+#: Counts, reported without intervals.
+COUNTS = ("tasks", "judgements")
+
 
 def within_family_spearman(records: Sequence[Record], column: str) -> float:
     """Spearman correlation of ``column`` with the true need, within each family, averaged
@@ -42,27 +53,6 @@ def within_family_spearman(records: Sequence[Record], column: str) -> float:
         if math.isfinite(value):
             total, weight = total + value * len(rows), weight + len(rows)
     return total / weight if weight else math.nan
-
-
-#: A statistic's name and the column it is about.
-Statistic = tuple[str, str]
-
-
-SPEARMAN = "within-family Spearman with need"
-
-
-PROBE_AUC = "probe AUC for feasible"
-
-
-#: A probe's AUC minus the observation-only probe's, on the same resampled episodes.
-AUC_GAIN = "AUC gain over the observation alone (paired)"
-
-
-OBSERVATION_ONLY = "observation only"
-
-
-#: Counts, reported without intervals.
-COUNTS = ("tasks", "judgements")
 
 
 def first_sight_values(sights: Sequence[Record]) -> dict[Statistic, float]:
