@@ -15,7 +15,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: The groups of scripts, each a package ``benchmarks.<group>``.
-GROUPS = ("leaderboard", "prediction", "mara", "baselines", "perf", "collect")
+GROUPS = ("leaderboard", "prediction", "mara", "baselines", "perf", "collect", "reference")
 #: Modules of ``benchmarks`` that belong to no group: shared helpers, the console scripts and
 #: the catalogue of committed results stores (which reads every group's stores).
 SHARED = ("common", "commands", "stores")

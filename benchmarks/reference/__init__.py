@@ -1,0 +1,18 @@
+"""Reference pages generated from the code: the environment card.
+
+Run ``python -m benchmarks.reference <command> [options]``; each command is also its own module:
+
+* ``env-card`` (:mod:`benchmarks.reference.env_card`): write ``docs/environment.md`` (spaces,
+  observation columns, config fields, presets and workloads) from the code.
+"""
+
+from __future__ import annotations
+
+#: The group's commands: name -> (module, summary), as
+#: :func:`benchmarks.common.subcommands.dispatch` reads them.
+COMMANDS = {
+    "env-card": (
+        "benchmarks.reference.env_card",
+        "Write docs/environment.md from the code (or check it with --check).",
+    ),
+}
