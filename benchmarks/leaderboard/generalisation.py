@@ -43,7 +43,7 @@ from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.common.store import ResultsFileError, ResultsStore
 from benchmarks.leaderboard.backends import run_cells
 from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.grid import Cell
+from benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
 from mara_env import ClusterConfig, get_config
 
 #: The schedulers the track plays: MARA and the baselines it is compared with.
@@ -77,19 +77,17 @@ KEY = ("agent", "variant", "seed", "code")
 
 
 def variant_config(variant: str, *, quick: bool = False) -> ClusterConfig:
-    """The ``evaluation`` preset changed as :data:`VARIANTS` says (arrivals over 30 epochs with
-    ``quick``).
+    """The ``evaluation`` preset changed as :data:`VARIANTS` says (arrivals over
+    :data:`~benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with ``quick``).
 
     Raises:
         KeyError: For a variant that is not in :data:`VARIANTS`.
     """
     fields = dict(VARIANTS[variant])
     load_factor = fields.pop("load_factor", 1.0)
-    base = get_config(
-        "evaluation", **({"workload": fields.pop("workload")} if "workload" in fields else {})
-    )
+    base = get_config("evaluation", workload=fields.pop("workload", None))
     config = base.replace(load=base.load * load_factor, **fields)
-    return config.replace(arrival_horizon=30) if quick else config
+    return config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON) if quick else config
 
 
 def agent_manifests(agents: Sequence[str]) -> dict[str, Manifest]:
