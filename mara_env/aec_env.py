@@ -121,7 +121,7 @@ class raw_env(ClusterEnvBase, AECEnv):
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._step_caller = {
-            agent: f"{ENV_ID} step() for {agent}" for agent in self.possible_agents
+            agent: f"{self.config.env_id} step() for {agent}" for agent in self.possible_agents
         }
         observation_space, action_space, self.state_space = build_spaces(self.config)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
@@ -190,7 +190,7 @@ class raw_env(ClusterEnvBase, AECEnv):
         if not self.builder.legal[slot]:
             if self.strict:
                 raise ActionError(
-                    f"{ENV_ID}: {agent} chose action {slot}, which its action mask forbids "
+                    f"{self.config.env_id}: {agent} chose action {slot}, which its action mask forbids "
                     "(empty slot or task at max_nodes_per_task); strict=True turns this into an "
                     "error. Sample with the mask, or use strict=False to idle instead."
                 )

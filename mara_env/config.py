@@ -31,6 +31,14 @@ from mara_env.workloads import WORKLOADS, workload_weights
 
 Split = Literal["train", "test"]
 
+#: The versions of the world's rules (``ClusterConfig.world_version``), oldest first.
+WORLD_VERSIONS = (1, 2)
+
+
+def env_id(world_version: int) -> str:
+    """The registered id of the environment with the rules of ``world_version``."""
+    return f"mara_env/Cluster-v{world_version}"
+
 
 def _require(condition: bool, name: str, value: object, rule: str, hint: str) -> None:
     if not condition:
@@ -75,14 +83,25 @@ class ClusterConfig:
             uniformly from this fraction range of the curve.
         infeasible_share: Probability that a task's target lies below anything its curve ever
             reports (the task can never complete and should be dropped).
-        slack_range: Deadline = ``min(arrival + max(1, ceil(slack * offered /
-            deadline_nodes**alpha)), max_epochs)``, slack drawn uniformly from this range.
-            ``offered`` is the node-epochs one node needs to reach the task's *feasible* target
-            (the one drawn from ``target_fraction``, at most 0.99 of the initial loss), also for
-            a task whose target was then moved out of reach, and ``epochs_per_curve[1]`` if even
-            the feasible target is never reached; so a deadline does not reveal a hopeless
-            task (:func:`mara_env.rules.draw_task_terms`, :func:`mara_env.rules.deadlines`).
+        slack_range: Deadline = ``min(arrival + max(1, ceil(slack * estimate /
+            deadline_nodes**alpha)), max_epochs)``, slack drawn uniformly from this range. In
+            Cluster-v1 ``estimate`` is the node-epochs one node needs to reach the task's
+            *feasible* target (the one drawn from ``target_fraction``, at most 0.99 of the
+            initial loss), also for a task whose target was then moved out of reach, and
+            ``epochs_per_curve[1]`` if even the feasible target is never reached
+            (:func:`mara_env.rules.draw_task_terms`, :func:`mara_env.rules.deadlines`); in
+            Cluster-v2 it is the submitter's estimate (:mod:`mara_env.hidden_effort`).
         deadline_nodes: Nodes a task could reasonably get, used only to set deadlines.
+        world_version: The rules of task drawing: ``1`` (Cluster-v1, above: deadlines from the
+            true demand, targets at most 0.99 of the initial loss, hopeless targets below their
+            curve's minimum) or ``2`` (Cluster-v2, :mod:`mara_env.hidden_effort`: a deadline
+            from the submitter's estimate of the demand, which knows the family and the target
+            but not the curve; a hopeless task's target drawn as a feasible one's is, on a curve
+            of its family that never gets that low). The environment ids set it:
+            ``mara_env/Cluster-v1`` and ``mara_env/Cluster-v2``.
+        estimate_spread: Cluster-v2 only: the standard deviation of the log-normal error of the
+            submitter's demand estimate (0: every submitter estimates the family's typical
+            demand for the target exactly).
         max_nodes_per_task: At most this many nodes may train one task in an epoch (``None``: no
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
@@ -110,6 +129,8 @@ class ClusterConfig:
     infeasible_share: float = 0.1
     slack_range: tuple[float, float] = (1.5, 3.0)
     deadline_nodes: int = 1
+    world_version: int = 1
+    estimate_spread: float = 0.3
     max_nodes_per_task: int | None = None
     shaping_weight: float = 0.0
     shaping_discount: float = 1.0
@@ -180,6 +201,23 @@ class ClusterConfig:
         )
         _check_range("slack_range", self.slack_range, 1.0, "Slack below 1 makes tasks hopeless.")
         _require(
+            self.world_version in WORLD_VERSIONS and not isinstance(self.world_version, bool),
+            "world_version",
+            self.world_version,
+            f"must be one of {WORLD_VERSIONS}",
+            "Use 2 (Cluster-v2, the current rules) or 1 to reproduce Cluster-v1.",
+        )
+        _require(
+            isinstance(self.estimate_spread, (int, float))
+            and not isinstance(self.estimate_spread, bool)
+            and math.isfinite(self.estimate_spread)
+            and self.estimate_spread >= 0,
+            "estimate_spread",
+            self.estimate_spread,
+            "must be a finite number >= 0",
+            "It is the log-normal sigma of the submitter's demand estimate, e.g. 0.3.",
+        )
+        _require(
             self.max_nodes_per_task is None
             or (isinstance(self.max_nodes_per_task, int) and self.max_nodes_per_task >= 1),
             "max_nodes_per_task",
@@ -247,6 +285,16 @@ class ClusterConfig:
     def families(self) -> tuple[str, ...]:
         """The families of the workload, in ``family_weights`` order."""
         return self._families
+
+    @property
+    def env_id(self) -> str:
+        """The registered environment id of this config's rules (``world_version``).
+
+        Example:
+            >>> get_config("training", world_version=2).env_id
+            'mara_env/Cluster-v2'
+        """
+        return env_id(self.world_version)
 
     @property
     def n_actions(self) -> int:

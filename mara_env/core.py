@@ -93,6 +93,8 @@ COUNT_METRICS = frozenset(
         "expired",
         "switches",
         "wasted_node_epochs",
+        "useful_node_epochs",
+        "idle_while_feasible",
         "epochs",
         "illegal_actions",
         "conflicts",
@@ -175,6 +177,7 @@ def _row_fields(table: TaskTable, lengths: np.ndarray) -> tuple[np.ndarray, ...]
         table.log_initial_loss,
         table.log_gap,
         lengths,
+        table.demand,
     )
 
 
@@ -206,8 +209,8 @@ class ClusterBatch:
         queue_deadline: ``(B, capacity + 1)`` each task's deadline while it has not expired in
             the queue (0 once it has): the queue's bookkeeping, compact for its scans.
         terminated, truncated: ``(B,)`` episode end flags, as of the last reset or epoch.
-        completed, expired, switches, busy_node_epochs, wasted_node_epochs,
-            slack_at_completion, illegal_actions, conflicts, potential: ``(B,)`` counters.
+        completed, expired, switches, busy_node_epochs, wasted_node_epochs, useful_node_epochs,
+            idle_while_feasible, slack_at_completion, illegal_actions, conflicts, potential: ``(B,)`` counters.
     """
 
     def __init__(
@@ -260,6 +263,8 @@ class ClusterBatch:
         self.switches = np.zeros(B, dtype=np.int64)
         self.busy_node_epochs = np.zeros(B, dtype=np.int64)
         self.wasted_node_epochs = np.zeros(B)
+        self.useful_node_epochs = np.zeros(B)
+        self.idle_while_feasible = np.zeros(B, dtype=np.int64)
         self.slack_at_completion = np.zeros(B)
         self.illegal_actions = np.zeros(B, dtype=np.int64)
         self.conflicts = np.zeros(B, dtype=np.int64)
@@ -370,6 +375,8 @@ class ClusterBatch:
             self.switches,
             self.busy_node_epochs,
             self.wasted_node_epochs,
+            self.useful_node_epochs,
+            self.idle_while_feasible,
             self.slack_at_completion,
             self.illegal_actions,
             self.conflicts,
@@ -414,6 +421,7 @@ class ClusterBatch:
         ) = advance_clusters(
             np.asarray(slot_choice, dtype=np.int64),
             config.switch_cost,
+            config.task_node_limit,
             config.arrival_horizon,
             config.max_epochs,
             self.workload.curves,
@@ -426,6 +434,8 @@ class ClusterBatch:
             self.switches,
             self.busy_node_epochs,
             self.wasted_node_epochs,
+            self.useful_node_epochs,
+            self.idle_while_feasible,
             self.slack_at_completion,
             points,
             *self._queue_and_slots(),
@@ -600,7 +610,11 @@ class ClusterBatch:
 
         Keys: ``completion_rate`` (completed / arrived), ``completed``, ``arrived``,
         ``expired``, ``utilisation`` (busy node-epochs / node-epochs elapsed), ``switches``,
-        ``wasted_node_epochs`` (spent on tasks that expired), ``mean_slack_at_completion``
+        ``wasted_node_epochs`` (spent on tasks that expired), ``useful_node_epochs`` (spent
+        on tasks that completed) and ``useful_utilisation`` (their share of the node-epochs
+        elapsed), ``idle_while_feasible`` (idle node-epochs that a slotted task able to reach
+        its target by its deadline with every node it may get could have used; privileged),
+        ``mean_slack_at_completion``
         (epochs left before the deadline), ``epochs``, ``illegal_actions`` (masked actions
         turned into idle), ``conflicts`` (choices over ``max_nodes_per_task`` turned into idle).
         """
@@ -617,6 +631,11 @@ class ClusterBatch:
             else 0.0,
             "switches": float(self.switches[cluster]),
             "wasted_node_epochs": float(self.wasted_node_epochs[cluster]),
+            "useful_node_epochs": float(self.useful_node_epochs[cluster]),
+            "useful_utilisation": float(self.useful_node_epochs[cluster]) / node_epochs
+            if node_epochs
+            else 0.0,
+            "idle_while_feasible": float(self.idle_while_feasible[cluster]),
             "mean_slack_at_completion": (
                 float(self.slack_at_completion[cluster]) / completed if completed else 0.0
             ),

@@ -59,6 +59,7 @@ from mara_env.task_fields import (
     PROGRESS,
     SPEED,
     TARGET,
+    TARGET_STEP,
     TIME_FRACTION_AT_0,
     TIME_FRACTION_PER_EPOCH,
     TIME_LEFT_AT_0,
@@ -80,6 +81,7 @@ def write_task_rows(
     log_initial_loss: np.ndarray,
     log_gap: np.ndarray,
     lengths: np.ndarray,
+    demand: np.ndarray,
 ) -> None:
     """Write each task's row at arrival into ``rows`` (``(n, len(TASK_FIELDS))``; a task's
     index is its arrival serial): its constant fields, the time features at epoch 0 and their
@@ -99,6 +101,7 @@ def write_task_rows(
         row[LOG_INITIAL_LOSS] = log_initial
         row[LOG_GAP] = log_gap[task_id]
         row[FAMILY] = family[task_id]
+        row[TARGET_STEP] = demand[task_id] * speed[task_id]
         window = max(end - start, 1.0)
         row[TIME_LEFT_AT_0] = end / TIME_SCALE
         row[TIME_FRACTION_AT_0] = end / window
@@ -325,9 +328,39 @@ def _leave(
 
 
 @njit(cache=True)
+def idle_nodes_a_feasible_task_could_use(
+    idle: int,
+    node_limit: int,
+    now: int,
+    nodes: np.ndarray,
+    slot: np.ndarray,
+    slot_task: np.ndarray,
+    slot_deadline: np.ndarray,
+) -> int:
+    """Of ``idle`` nodes this epoch, how many a still-feasible slotted task could have used:
+    ``min(idle, sum of node_limit - nodes[column])`` over the slots whose task held fewer than
+    ``node_limit`` nodes and could still reach its target by its deadline with ``node_limit``
+    nodes from now on (switch costs aside; privileged: it reads the task's ``target_step``)."""
+    if idle == 0:
+        return 0
+    room = 0
+    for column in range(len(slot_deadline)):
+        if slot_task[column] == NO_TASK or nodes[column] >= node_limit:
+            continue
+        epochs_left = slot_deadline[column] - now
+        reach = epochs_left * progress_gain_of_task(
+            slot[column, SPEED], float(node_limit), slot[column, ALPHA]
+        )
+        if slot[column, TARGET_STEP] - slot[column, PROGRESS] <= reach:
+            room += node_limit - nodes[column]
+    return min(idle, room)
+
+
+@njit(cache=True)
 def advance_clusters(
     slot_choice: np.ndarray,
     switch_cost: float,
+    node_limit: int,
     horizon: int,
     max_epochs: int,
     curves: np.ndarray,
@@ -340,6 +373,8 @@ def advance_clusters(
     switches: np.ndarray,
     busy_node_epochs: np.ndarray,
     wasted_node_epochs: np.ndarray,
+    useful_node_epochs: np.ndarray,
+    idle_while_feasible: np.ndarray,
     slack_at_completion: np.ndarray,
     points: np.ndarray,
     # the state :func:`admit_cluster` updates, in its order
@@ -413,6 +448,9 @@ def advance_clusters(
             effective[column] += share
             nodes[column] += 1
         nodes[n_slots] = 0
+        idle_while_feasible[b] += idle_nodes_a_feasible_task_could_use(
+            n_nodes - busy, node_limit, epoch[b], nodes, slot[b], slot_task[b], slot_deadline[b]
+        )
         # 2. progress, work and loss of the trained tasks
         for column in range(n_slots + 1):
             if nodes[column] == 0:
@@ -448,6 +486,7 @@ def advance_clusters(
             if trained[b, column] and slot[b, column, LOSS] <= slot[b, column, TARGET]:
                 completed_slots[b, column] = True
                 n_completed[b] += 1
+                useful_node_epochs[b] += slot[b, column, WORK]
                 slack_at_completion[b] += slot[b, column, DEADLINE] - now
                 status = COMPLETED
             elif slot_deadline[b, column] == now:

@@ -56,6 +56,8 @@ class ClusterEnvBase:
         overrides: dict[str, Any],
     ) -> None:
         self.config = get_config(config, **overrides)
+        # the id of the rules this instance runs (the class attribute names the default's)
+        self.metadata = {**getattr(type(self), "metadata", {}), "name": self.config.env_id}
         self.simulator = ClusterSimulator(self.config, trace_source)
         self.builder = ObservationBuilder(self.simulator)
         self.renderer = Renderer(self.simulator, render_mode)

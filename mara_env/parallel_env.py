@@ -101,7 +101,7 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
             raise EnvStateError("step() called after the episode ended; call env.reset() first.")
         if not isinstance(actions, dict) or set(actions) != set(self.agents):
             raise ActionError(
-                f"{ENV_ID} parallel step(): expected a dict with one action for each of "
+                f"{self.config.env_id} parallel step(): expected a dict with one action for each of "
                 f"{self.agents}, got keys {sorted(actions) if isinstance(actions, dict) else actions!r}."
             )
         joint = [actions[agent] for agent in self.possible_agents]

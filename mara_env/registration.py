@@ -5,20 +5,26 @@ from __future__ import annotations
 import gymnasium
 import pettingzoo
 
-from mara_env.aec_env import ENV_ID
+from mara_env.config import WORLD_VERSIONS, env_id
 
 
 def register_envs() -> None:
-    """Register ``mara_env/Cluster-v1`` with Gymnasium (central scheduler, with the batched
-    vector entry point) and with PettingZoo's registry (AEC and Parallel forms). Safe to call
-    more than once."""
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(
-            id=ENV_ID,
-            entry_point="mara_env.gym_env:ClusterGymEnv",
-            vector_entry_point="mara_env.vector_env:make_vector_env",
-        )
-    if ENV_ID not in pettingzoo.aec_registry:
-        pettingzoo.register("aec", ENV_ID, entry_point="mara_env.aec_env:env")
-    if ENV_ID not in pettingzoo.parallel_registry:
-        pettingzoo.register("parallel", ENV_ID, entry_point="mara_env.parallel_env:parallel_env")
+    """Register ``mara_env/Cluster-v1`` and ``mara_env/Cluster-v2`` (each id sets
+    ``ClusterConfig.world_version``) with Gymnasium (central scheduler, with the batched vector
+    entry point) and with PettingZoo's registry (AEC and Parallel forms). Safe to call more than
+    once."""
+    for version in WORLD_VERSIONS:
+        name, kwargs = env_id(version), {"world_version": version}
+        if name not in gymnasium.registry:
+            gymnasium.register(
+                id=name,
+                entry_point="mara_env.gym_env:ClusterGymEnv",
+                vector_entry_point="mara_env.vector_env:make_vector_env",
+                kwargs=kwargs,
+            )
+        if name not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", name, entry_point="mara_env.aec_env:env", kwargs=kwargs)
+        if name not in pettingzoo.parallel_registry:
+            pettingzoo.register(
+                "parallel", name, entry_point="mara_env.parallel_env:parallel_env", kwargs=kwargs
+            )

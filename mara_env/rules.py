@@ -223,14 +223,15 @@ def first_step_at_or_below(
     Returns:
         ``(n,)`` float64 steps (``inf`` for a target the curve never reaches).
     """
-    return _first_steps(curves, np.arange(len(curves)), lengths, target)
+    return first_steps_on_rows(curves, np.arange(len(curves)), lengths, target)
 
 
 @njit(cache=True)
-def _first_steps(
+def first_steps_on_rows(
     curves: np.ndarray, curve_row: np.ndarray, lengths: np.ndarray, target: np.ndarray
 ) -> np.ndarray:
-    """:func:`first_step_at_or_below` of task ``i`` on row ``curve_row[i]`` of ``curves``."""
+    """:func:`first_step_at_or_below` of task ``i`` on row ``curve_row[i]`` of ``curves``, with
+    ``lengths[i]`` its curve's recorded points (compiled)."""
     first = np.full(len(curve_row), np.inf)
     for task in range(len(curve_row)):
         curve = curves[curve_row[task]]
@@ -430,7 +431,7 @@ def task_terms(
         speed[task] = lengths[task] / epochs[task]
         step = min(max(int(position[task] * lengths[task]), 1), lengths[task] - 1)
         feasible_target[task] = min(curve[step], MAX_TARGET_SHARE * curve[0])
-    offered = _first_steps(curves, curve_row, lengths, feasible_target) / speed
+    offered = first_steps_on_rows(curves, curve_row, lengths, feasible_target) / speed
     target = np.empty(n)
     demand = np.empty(n)
     time_allowed = np.empty(n)

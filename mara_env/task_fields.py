@@ -41,6 +41,9 @@ TASK_FIELDS = (
     "log_gap",
     "family",
     "initial_loss",
+    # hidden: the curve step at which the task first reports a loss <= its target (inf: never);
+    # only the episode metrics read it (idle node-epochs while a feasible task waited)
+    "target_step",
     # the time features of the observation at epoch 0 and their change per epoch (0 in an
     # empty slot's row, so its time features come out 0)
     "time_left_at_0",
@@ -80,6 +83,7 @@ _NAMED = (
     "log_gap",
     "family",
     "initial_loss",
+    "target_step",
     "time_left_at_0",
     "time_fraction_at_0",
     "age_at_0",
@@ -99,6 +103,7 @@ _NAMED = (
     LOG_GAP,
     FAMILY,
     INITIAL_LOSS,
+    TARGET_STEP,
     TIME_LEFT_AT_0,
     TIME_FRACTION_AT_0,
     AGE_AT_0,

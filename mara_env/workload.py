@@ -32,10 +32,18 @@ from numba import njit
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
+from mara_env.hidden_effort import (
+    FamilyTables,
+    draw_effort_numbers,
+    draw_target_curves,
+    family_tables,
+    hidden_effort_terms,
+)
 from mara_env.rules import (
     HOPELESS_TARGET_RANGE,
     TermDraws,
     deadline_of,
+    deadlines,
     draw_term_numbers,
     first_step_at_or_below,
     log_of_loss,
@@ -136,6 +144,12 @@ class Workload:
         return lowest_recorded_loss(self.curves, self.lengths)
 
     @cached_property
+    def family_tables(self) -> FamilyTables:
+        """What Cluster-v2's task drawing needs of the curves, per configured family
+        (:func:`mara_env.hidden_effort.family_tables`)."""
+        return family_tables(self.curves, self.lengths, self.rows_by_family)
+
+    @cached_property
     def family_alpha(self) -> np.ndarray:
         """The parallel-scaling exponent of each configured family, in ``config.families``
         order."""
@@ -185,6 +199,8 @@ class _WorkloadKey:
             config.slack_range,
             config.deadline_nodes,
             config.max_epochs,
+            config.world_version,
+            config.estimate_spread,
             source.fingerprint,
         )
 
@@ -281,15 +297,60 @@ def draw_tasks(
 ) -> tuple[TaskTable, np.ndarray]:
     """Tasks arriving at ``arrivals``, and the demand each would have with a feasible target.
 
-    A family by ``family_weights``, a curve uniformly from its pool, then the terms of
-    :func:`mara_env.rules.draw_task_terms` (its draws and :func:`mara_env.rules.task_terms`) and
-    the deadline of :func:`mara_env.rules.deadline_of`.
+    A family by ``family_weights``, then by the config's ``world_version``: in Cluster-v1 a
+    curve uniformly from its pool and the terms of :func:`mara_env.rules.draw_task_terms` (its
+    draws and :func:`mara_env.rules.task_terms`); in Cluster-v2 the terms of
+    :mod:`mara_env.hidden_effort`. Deadlines by :func:`mara_env.rules.deadline_of`.
     """
-    config = workload.config
     n = len(arrivals)
     # the draws of ``rng.choice(len(config.families), size=n, p=config.family_probabilities())``
     # (a uniform per task, looked up in the cumulative probabilities), without its checks
     family_slot = workload.family_cdf.searchsorted(rng.random(n), side="right")
+    if workload.config.world_version == 1:
+        return _draw_v1_tasks(workload, family_slot, arrivals, rng)
+    return _draw_hidden_effort_tasks(workload, family_slot, arrivals, rng)
+
+
+def _draw_hidden_effort_tasks(
+    workload: Workload, family_slot: np.ndarray, arrivals: np.ndarray, rng: np.random.Generator
+) -> tuple[TaskTable, np.ndarray]:
+    """Cluster-v2's tasks (:mod:`mara_env.hidden_effort`)."""
+    config, tables = workload.config, workload.family_tables
+    target_row = draw_target_curves(tables, family_slot, rng)
+    alpha = workload.family_alpha[family_slot]
+    curve_row, speed, target, demand, offered, time_allowed = hidden_effort_terms(
+        workload.curves,
+        workload.lengths,
+        family_slot,
+        target_row,
+        alpha,
+        tables.depth_rows,
+        tables.depth_ratio,
+        tables.depth_start,
+        tables.log_levels,
+        tables.typical_fraction,
+        draw_effort_numbers(config, rng, len(arrivals)),
+    )
+    tasks = TaskTable(
+        family=workload.curve_family[curve_row],
+        curve_row=curve_row,
+        arrival=arrivals,
+        deadline=deadlines(arrivals, time_allowed, config.max_epochs),
+        target=target,
+        speed=speed,
+        alpha=alpha,
+        initial_loss=workload.curves[curve_row, 0],
+        demand=demand,
+    )
+    return tasks, offered
+
+
+def _draw_v1_tasks(
+    workload: Workload, family_slot: np.ndarray, arrivals: np.ndarray, rng: np.random.Generator
+) -> tuple[TaskTable, np.ndarray]:
+    """Cluster-v1's tasks (:func:`mara_env.rules.task_terms`)."""
+    config = workload.config
+    n = len(arrivals)
     counts = np.bincount(family_slot, minlength=len(workload.rows_by_family)).tolist()
     # then a curve of each family, uniformly, for its tasks in arrival order
     picks = np.concatenate(

@@ -115,6 +115,8 @@ class ClusterState:
     switches: int = 0
     busy_node_epochs: int = 0
     wasted_node_epochs: float = 0.0
+    useful_node_epochs: float = 0.0
+    idle_while_feasible: int = 0
     slack_at_completion: float = 0.0
     illegal_actions: int = 0
     conflicts: int = 0
@@ -244,6 +246,7 @@ class ReferenceSimulator:
                 shares[task] = shares.get(task, 0.0) + switched_share
                 n_switched += 1
             nodes[task] = nodes.get(task, 0) + 1
+        state.idle_while_feasible += self._idle_a_feasible_task_could_use(nodes)
         trained = np.fromiter(shares, dtype=np.int64, count=len(shares))
         effective = np.fromiter(shares.values(), dtype=np.float64, count=len(shares))
         state.last_trained = trained
@@ -283,6 +286,7 @@ class ReferenceSimulator:
         if len(completed):
             state.completed += len(completed)
             state.slack_at_completion += float((tasks.deadline[completed] - state.epoch).sum())
+            state.useful_node_epochs += float(state.work[completed].sum())
         if len(expired):
             state.expired += len(expired)
             state.wasted_node_epochs += float(state.work[expired].sum())
@@ -299,6 +303,25 @@ class ReferenceSimulator:
             switches=n_switched,
             shaping=shaping,
         )
+
+    def _idle_a_feasible_task_could_use(self, nodes: dict[int, int]) -> int:
+        """Idle nodes this epoch that slotted tasks able to finish with every node they may
+        get could have used (their free room, at most the idle count)."""
+        state, tasks = self.state, self.state.tasks
+        limit = self.config.task_node_limit
+        room = 0
+        for task in state.slot_table.tolist():
+            if task == NO_TASK or nodes.get(task, 0) >= limit:
+                continue
+            steps_left = tasks.demand[task] * tasks.speed[task] - state.progress[task]
+            reach = (
+                (tasks.deadline[task] - state.epoch)
+                * tasks.speed[task]
+                * limit ** tasks.alpha[task]
+            )
+            if steps_left <= reach:
+                room += limit - nodes.get(task, 0)
+        return min(self.config.n_nodes - sum(nodes.values()), room)
 
     def _resolve(self, task_ids: np.ndarray, status: int) -> None:
         state = self.state
@@ -410,6 +433,9 @@ class ReferenceSimulator:
             "utilisation": state.busy_node_epochs / node_epochs if node_epochs else 0.0,
             "switches": float(state.switches),
             "wasted_node_epochs": state.wasted_node_epochs,
+            "useful_node_epochs": state.useful_node_epochs,
+            "useful_utilisation": state.useful_node_epochs / node_epochs if node_epochs else 0.0,
+            "idle_while_feasible": float(state.idle_while_feasible),
             "mean_slack_at_completion": (
                 state.slack_at_completion / state.completed if state.completed else 0.0
             ),

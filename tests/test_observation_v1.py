@@ -156,7 +156,7 @@ def test_same_seed_same_episode_as_v0(preset: str, seed: int, overrides: tuple) 
 
 
 @pytest.mark.filterwarnings("ignore:.*out of date:DeprecationWarning")
-def test_v0_is_deprecated_in_favour_of_v1() -> None:
+def test_v0_is_deprecated_in_favour_of_the_latest_version() -> None:
     assert mara_env.ENV_ID == "mara_env/Cluster-v1"
-    with pytest.raises(gym.error.DeprecatedEnv, match="mara_env/Cluster-v1"):
+    with pytest.raises(gym.error.DeprecatedEnv, match="mara_env/Cluster-v2"):
         gym.make("mara_env/Cluster-v0")

@@ -16,6 +16,7 @@ Usage::
 
     python -m benchmarks.leaderboard.load_calibration                      # training preset, 20 seeds
     python -m benchmarks.leaderboard.load_calibration --loads 1.0 1.2 1.4 --seeds 30
+    python -m benchmarks.leaderboard.load_calibration --world-version 2      # Cluster-v2's rules
 
 Example:
     >>> from benchmarks.leaderboard.load_calibration import main
@@ -35,6 +36,7 @@ from agents.statistics import Summary, mean_ci
 from benchmarks.common.seeds import require_training_seeds
 from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
+from mara_env.config import WORLD_VERSIONS
 
 #: The loads swept by default.
 DEFAULT_LOADS = (0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -72,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sweep the load and find where EDF completes the target share of tasks.",
     )
     parser.add_argument("--config", default="training", help="Preset to sweep (default training).")
+    parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=None,
+        help="The rules to calibrate (ClusterConfig.world_version; default: the preset's).",
+    )
     parser.add_argument(
         "--loads",
         nargs="+",
@@ -120,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0.0 < args.target < 1.0:
         parser.error(f"--target must be a completion rate in (0, 1), got {args.target}.")
     try:
-        configs = {load: get_config(args.config, load=load) for load in loads}
+        rules = {} if args.world_version is None else {"world_version": args.world_version}
+        configs = {load: get_config(args.config, load=load, **rules) for load in loads}
     except ConfigError as error:
         parser.error(str(error))
     check_agents(parser, args.agents)

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,18 +37,23 @@ from benchmarks.common.seeds import (
 from benchmarks.common.threads import one_torch_thread
 from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from mara_env import ClusterConfig, get_config, node_turns
+from mara_env.config import WORLD_VERSIONS
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView, decode_observation
 from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor
+from predictors.base import Predictor, RemainingWork
 from predictors.env_histories import task_histories
 from predictors.registry import known_predictors, make_predictor
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-#: The worlds the audit knows: name -> the config of a preset in that world.
-WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {"v1": get_config}
+#: The worlds the audit knows: name -> the config of a preset in that world (its rules'
+#: ``ClusterConfig.world_version``).
+WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
+    f"v{version}": functools.partial(get_config, world_version=version)
+    for version in WORLD_VERSIONS
+}
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
 #: The observed slot columns audited, as :class:`~mara_env.observation.SlotView` fields.
@@ -64,6 +70,8 @@ COLUMNS = (
     "recent_slope",
     "budget",
 )
+#: The privileged perfect predictor whose features the oracle probe reads (never observed).
+ORACLE = "oracle"
 #: Derived from the observation: the epochs from arrival to deadline.
 WINDOW = "deadline_window"
 #: Offset of the predictors' generator seeds from the episode seed.
@@ -208,8 +216,10 @@ def _judge(
     time_left = np.array([history.time_left for history in histories])
     speed = np.array([history.speed for history in histories])
     every_node = progress_gain(speed, float(nodes), state.tasks.alpha[tasks])
-    for name, predictor in predictors.items():
-        work = predictor.predict(histories, n_samples, rng[name])
+    # the oracle is a perfect predictor: its one sample is the true remaining work
+    truth = RemainingWork(np.array([record["need"] for record in fresh])[:, None] * speed[:, None])
+    predicted = {name: p.predict(histories, n_samples, rng[name]) for name, p in predictors.items()}
+    for name, work in {**predicted, ORACLE: truth}.items():
         success = work.success_probability(time_left, every_node)
         median = np.quantile(work.samples, 0.5, axis=1, method="inverted_cdf") / speed
         for index, record in enumerate(fresh):

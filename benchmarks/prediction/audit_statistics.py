@@ -24,6 +24,7 @@ from benchmarks.common.probes import logistic_probe, probe_scores
 from benchmarks.common.statistics import auc, episode_bootstrap, spearman
 from benchmarks.prediction.audit_episodes import (
     COLUMNS,
+    ORACLE,
     WINDOW,
     Record,
 )
@@ -37,6 +38,8 @@ PROBE_AUC = "probe AUC for feasible"
 #: A probe's AUC minus the observation-only probe's, on the same resampled episodes.
 AUC_GAIN = "AUC gain over the observation alone (paired)"
 OBSERVATION_ONLY = "observation only"
+#: The probe that reads the oracle's features: the true remaining need, as a perfect predictor.
+ORACLE_PROBE = "+ oracle (true need)"
 #: Counts, reported without intervals.
 COUNTS = ("tasks", "judgements")
 
@@ -82,10 +85,15 @@ def probe_scores_by_name(
     train: Sequence[Record], test: Sequence[Record], predictors: Sequence[str]
 ) -> dict[str, np.ndarray]:
     """Each probe's scores of the ``test`` judgements, fitted on the ``train`` ones: the
-    observation only, with each predictor's features, and with the oracle's true need."""
+    observation only, and with the features of each predictor and of the oracle (a perfect
+    predictor: the same two features, its success probability with every node and its median
+    need, from the true remaining need)."""
     probes: dict[str, tuple[str, ...]] = {OBSERVATION_ONLY: ()}
-    probes.update({f"+ {name}": (f"{name}_success", f"{name}_need") for name in predictors})
-    probes["+ oracle (true need)"] = ("need",)
+    for name in (*predictors, ORACLE):
+        probes[ORACLE_PROBE if name == ORACLE else f"+ {name}"] = (
+            f"{name}_success",
+            f"{name}_need",
+        )
     label = np.array([record["feasible"] for record in train])
     return {
         probe: probe_scores(logistic_probe(features(train, extra), label), features(test, extra))

@@ -24,7 +24,10 @@ for "can still reach its target by its deadline with every node it may get", fro
 - the observation alone,
 - the observation and each predictor's features (its success probability with every node, and
   its median remaining need),
-- the observation and the **oracle**: the true remaining need (privileged).
+- the observation and the **oracle**'s features: a perfect predictor's (privileged), whose
+  one sample is the true remaining need, read through the same two features as a predictor's
+  (success probability with every node, median need), so that "how much a predictor leaves
+  on the table" compares like with like.
 
 The truth is the simulator's privileged view (the clairvoyant reference's exact stepping,
 :func:`agents.clairvoyant.task_epochs_to_target`); nothing privileged enters the observation or

@@ -1,0 +1,136 @@
+"""Cluster-v2's task drawing (:mod:`mara_env.hidden_effort`): what it promises a scheduler does
+not learn from a task's target and deadline, and that Cluster-v1 stays as it was."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pettingzoo
+import pytest
+
+import mara_env
+from benchmarks.common.statistics import auc, spearman
+from mara_env import ClusterConfig, ConfigError, TraceError, get_config
+from mara_env.hidden_effort import family_tables, typical_demand
+from mara_env.rules import deadline_of, lowest_recorded_loss, progress_gain
+from mara_env.sources import default_trace_source
+from mara_env.synthetic import SyntheticTraceSource
+from mara_env.workload import build_workload, draw_tasks
+
+
+def _many_tasks(config: ClusterConfig, n: int = 6000, seed: int = 3):
+    workload = build_workload(config, default_trace_source())
+    tasks, offered = draw_tasks(workload, np.zeros(n, dtype=np.int64), np.random.default_rng(seed))
+    return workload, tasks, offered
+
+
+@pytest.fixture(scope="module")
+def v2_draw():
+    return _many_tasks(get_config("evaluation", world_version=2, max_epochs=10_000))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_each_id_runs_its_own_rules_in_every_form(version: int) -> None:
+    name = f"mara_env/Cluster-v{version}"
+    gym_env = gym.make(name, config="tiny").unwrapped
+    aec = pettingzoo.make("aec", name, config="tiny")
+    parallel = pettingzoo.make("parallel", name, config="tiny")
+    vector = gym.make_vec(name, num_envs=2, vectorization_mode="vector_entry_point", config="tiny")
+    envs: tuple[Any, ...] = (gym_env, aec.unwrapped, parallel.unwrapped, vector.unwrapped)
+    for env in envs:
+        assert env.config.world_version == version
+    assert aec.metadata["name"] == parallel.metadata["name"] == name
+
+
+def test_a_config_names_its_rules_and_rejects_unknown_ones() -> None:
+    assert get_config("training").env_id == mara_env.ENV_ID
+    assert get_config("training", world_version=2).env_id == "mara_env/Cluster-v2"
+    with pytest.raises(ConfigError, match="world_version"):
+        get_config("training", world_version=3)
+    with pytest.raises(ConfigError, match="estimate_spread"):
+        get_config("training", estimate_spread=-0.1)
+
+
+def test_hopeless_targets_lie_below_their_curve_and_the_others_are_reached(v2_draw) -> None:
+    workload, tasks, offered = v2_draw
+    hopeless = ~np.isfinite(tasks.demand)
+    lowest = workload.curve_minimum[tasks.curve_row]
+    assert 0.06 < hopeless.mean() < 0.14  # infeasible_share 0.1
+    assert np.all(tasks.target[hopeless] < lowest[hopeless])
+    assert np.all(tasks.target[~hopeless] >= lowest[~hopeless])
+    assert np.all((tasks.target > 0) & (tasks.target < tasks.initial_loss))
+    assert np.all(np.isfinite(offered))
+    # a feasible task is on the curve its target was drawn from: its demand is what it offered
+    np.testing.assert_array_equal(tasks.demand[~hopeless], offered[~hopeless])
+
+
+def test_a_target_ratio_does_not_mark_a_hopeless_task(v2_draw) -> None:
+    _, tasks, _ = v2_draw
+    hopeless = ~np.isfinite(tasks.demand)
+    ratio = np.log(tasks.target / tasks.initial_loss)
+    separation = auc(ratio, hopeless)
+    assert 0.44 < separation < 0.56
+    _, counts = np.unique(ratio, return_counts=True)
+    assert counts.max() / len(ratio) < 0.05  # no common default ratio
+
+
+def test_the_deadline_window_ranks_the_true_demand_no_better_than_the_target_does(v2_draw) -> None:
+    _, tasks, _ = v2_draw
+    window = (tasks.deadline - tasks.arrival).astype(float)
+    need = np.where(np.isfinite(tasks.demand), tasks.demand, 1e12)
+    depth = -np.log(tasks.target / tasks.initial_loss)
+    for family in np.unique(tasks.family):
+        mine = tasks.family == family
+        by_window = spearman(window[mine], need[mine])
+        by_depth = spearman(depth[mine], need[mine])
+        assert by_window < 0.3 and by_window < by_depth + 0.1, (family, by_window, by_depth)
+
+
+def test_a_deadline_is_the_typical_demand_of_the_family_for_the_target() -> None:
+    """With no estimate error and a fixed slack, a feasible task's deadline follows from its
+    family and target ratio alone, by the documented formula."""
+    config = get_config(
+        "evaluation", world_version=2, estimate_spread=0.0, slack_range=(2.0, 2.0), max_epochs=9999
+    )
+    workload, tasks, _ = _many_tasks(config, n=500)
+    tables = workload.family_tables
+    slot = {family: index for index, family in enumerate(config.families)}
+    mean_epochs = float(np.mean(config.epochs_per_curve))
+    for task in np.flatnonzero(np.isfinite(tasks.demand)):
+        family = mara_env.families.FAMILY_NAMES[tasks.family[task]]
+        log_ratio = math.log(tasks.target[task] / tasks.initial_loss[task])
+        estimate = typical_demand(
+            tables.log_levels, tables.typical_fraction, slot[family], log_ratio, mean_epochs
+        )
+        allowed = 2.0 * estimate / float(progress_gain(1.0, 1.0, tasks.alpha[task]))
+        assert tasks.deadline[task] == deadline_of(0, allowed, config.max_epochs)
+
+
+def test_typical_fractions_grow_with_the_depth_of_the_target() -> None:
+    workload = build_workload(get_config("training", world_version=2), default_trace_source())
+    tables = workload.family_tables
+    assert np.all(np.diff(tables.typical_fraction, axis=1) >= 0)
+    assert np.all((tables.typical_fraction > 0) & (tables.typical_fraction <= 1))
+    assert np.all(np.diff(tables.depth_ratio[tables.depth_start[0] : tables.depth_start[1]]) >= 0)
+
+
+def test_a_family_whose_curves_never_improve_is_refused_with_a_clear_error() -> None:
+    curves = np.array([[1.0, 1.0, 1.2], [0.5, 0.6, 0.7]])
+    lengths = np.array([3, 3])
+    with pytest.raises(TraceError, match="no curve whose loss ever falls below its first"):
+        family_tables(curves, lengths, (np.array([0, 1]),))
+    assert lowest_recorded_loss(curves, lengths).tolist() == [1.0, 0.5]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_same_seed_same_tasks(version: int) -> None:
+    config = get_config("tiny", workload="synthetic", world_version=version)
+    workload = build_workload(config, SyntheticTraceSource(n_curves=30))
+    arrivals = np.arange(50, dtype=np.int64) // 5
+    first, _ = draw_tasks(workload, arrivals, np.random.default_rng(9))
+    again, _ = draw_tasks(workload, arrivals, np.random.default_rng(9))
+    for name in ("curve_row", "deadline", "target", "speed", "demand"):
+        np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
