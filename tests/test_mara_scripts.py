@@ -303,3 +303,38 @@ def test_lagged_rollouts_in_a_worker_change_nothing_but_time(tmp_path: Path) -> 
     assert (card["rollout_workers"], card_here["rollout_workers"]) == (1, 0)
     with pytest.raises(SystemExit, match="rollout_lag"):
         train_mara.main(["--quick", "--rollout-lag", "2", "--out", str(tmp_path / "bad.pt")])
+
+
+def test_joint_trust_region_on_v2_logs_the_joint_move_and_the_warm_up(
+    tmp_path: Path, quick_checkpoint: Path
+) -> None:
+    out = tmp_path / "joint.pt"
+    argv = ["--quick", "--init", str(quick_checkpoint), "--dagger-rounds", "0", "--updates", "4"]
+    argv += ["--trust-region", "joint", "--world-version", "2", "--value-warmup", "3"]
+    argv += ["--value-warmup-loss", "1e9"]  # any loss ends the warm-up at once
+    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    with out.with_suffix(".csv").open() as handle:
+        updates = [row for row in csv.DictReader(handle) if row["update"] not in ("", "0")]
+    assert [row["warmup"] for row in updates[:2]] == ["1", "0"]
+    trained = [row for row in updates if row["warmup"] == "0" and row["joint_kl"]]
+    assert trained and all(float(row["joint_kl"]) >= 0 for row in trained)
+    assert all(float(row["joint_ratio_max"]) > 0 for row in trained)
+    facts = json.loads(out.with_suffix(".json").read_text())["facts"]
+    assert facts["settings"]["trust_region"] == "joint"
+    assert facts["settings"]["world_version"] == 2
+
+
+def test_critic_warm_up_ends_at_its_stated_loss_or_its_cap() -> None:
+    from benchmarks.mara.ppo import critic_ready
+
+    capped = TrainSettings(value_warmup=3)
+    assert [critic_ready(capped, update, {"value_loss": 0.0}) for update in (1, 2, 3)] == [
+        False,
+        False,
+        True,
+    ]
+    stated = TrainSettings(value_warmup=10, value_warmup_loss=0.2)
+    assert not critic_ready(stated, 1, {"value_loss": 0.5})
+    assert critic_ready(stated, 2, {"value_loss": 0.19})
+    with pytest.raises(ValueError, match="trust_region"):
+        TrainSettings(trust_region="global")

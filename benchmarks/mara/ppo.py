@@ -10,11 +10,17 @@ Each update plays ``settings.clusters`` x ``settings.rollout_epochs`` cluster-ep
   MAPPO's); advantages and returns come from GAE (:func:`~benchmarks.mara.returns.gae`) at
   ``gamma`` and ``gae_lambda``. The reward is completions plus the environment's
   potential-based shaping at the same ``gamma`` (``gamma * Phi(s') - Phi(s)``);
-* the **policy** takes clipped-ratio steps per node with the epoch's shared advantage
-  (normalised per update), plus a **KL anchor** to the starting weights (``kl_coef`` times the
-  k3 estimate of KL(policy || start) per node on the rollout's actions) and an entropy bonus;
-  **KL control** stops an update's passes once the approximate KL per node from the rollout
-  policy exceeds ``target_kl``. The first ``value_warmup`` updates train only the critic.
+* the **policy** takes clipped-ratio steps with the epoch's shared advantage (normalised per
+  update), clipping each node's ratio (``trust_region="per_node"``, as MAPPO and MAT do) or the
+  joint ratio of the epoch's decisions, the product of its nodes' ratios (``"joint"``), plus a
+  **KL anchor** to the starting weights (``kl_coef`` times the k3 estimate of
+  KL(policy || start) per node on the rollout's actions) and an entropy bonus; **KL control**
+  stops an update's passes once the approximate KL per node from the rollout policy exceeds
+  ``target_kl``. After its passes every update measures the **joint** policy's move on its
+  whole rollout (:func:`joint_move`: the k3 estimate of the joint KL from the rollout policy,
+  and the largest joint ratio), so the trust region the per-node clip gives the joint policy
+  is logged, not assumed. The critic trains alone first: until an update's value loss is at
+  most ``value_warmup_loss``, for at most ``value_warmup`` updates.
 
 Every log-probability (rollout, ratio, anchor) is taken at the deployed temperature. Every
 ``validate_every`` updates, and at the last, the weights are validated; the starting weights
@@ -153,6 +159,7 @@ def _updates(
     settings, policy, value_norm = trainer.settings, trainer.policy, critic.value_norm
     bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not trainer.progress)
     deadline = began + 60.0 * settings.minutes
+    warming = settings.value_warmup > 0
     for update in bar:
         policy.eval()
         critic.network.eval()
@@ -177,7 +184,8 @@ def _updates(
                 batch, value_norm.normalise(returns), settings, trainer.generator
             )
         }
-        warmup = update <= settings.value_warmup
+        warmup, warming = warming, warming and not critic_ready(settings, update, stats)
+        stats["warmup"] = int(warmup)
         if not warmup:
             stats["policy_lr"] = set_policy_lr(settings, optimiser, update, began)
             with torch.no_grad():
@@ -200,6 +208,13 @@ def _updates(
                 trainer.log(validate=True, phase="ppo", update=update)
             print(f"Stopping after update {update}: the {settings.minutes}-minute budget is spent.")
             break
+
+
+def critic_ready(settings: TrainSettings, update: int, stats: dict[str, Any]) -> bool:
+    """Whether the critic's warm-up ends with ``update``: its value loss reached
+    ``value_warmup_loss`` (when that is set), or ``value_warmup`` updates are done."""
+    target = settings.value_warmup_loss
+    return (target > 0.0 and stats["value_loss"] <= target) or update >= settings.value_warmup
 
 
 def set_policy_lr(
@@ -247,8 +262,10 @@ def policy_update(
             if settings.target_kl > 0 and approx_kl > settings.target_kl:
                 stopped = True
                 break
-            ratio = log_ratio.exp()
-            advantage = normalised[index][:, None]
+            if settings.trust_region == "joint":
+                ratio, advantage = log_ratio.sum(dim=1).exp(), normalised[index]
+            else:
+                ratio, advantage = log_ratio.exp(), normalised[index][:, None]
             clipped = ratio.clamp(1.0 - settings.clip, 1.0 + settings.clip)
             policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
             to_anchor = anchor_log_prob[index] - log_prob
@@ -270,4 +287,19 @@ def policy_update(
         epochs_run += 1
     stats: dict[str, Any] = {key: round(value / max(count, 1), 5) for key, value in totals.items()}
     stats["policy_epochs"] = epochs_run if not stopped else f"{epochs_run}+stop"
+    stats.update(joint_move(trainer, batch))
     return stats
+
+
+def joint_move(trainer: Trainer, batch: StepBatch) -> dict[str, float]:
+    """How far the policy's joint action moved from the rollout policy's on ``batch``: the k3
+    estimate of KL(rollout || policy) of the joint action of each epoch (its nodes' log-ratios
+    summed), and the largest joint ratio, over the whole rollout."""
+    with torch.no_grad():
+        log_prob, _ = trainer.scores(batch, batch.actions)
+        joint = (log_prob - batch.log_prob).sum(dim=1)
+        kl = ((joint.exp() - 1.0) - joint).mean()
+    return {
+        "joint_kl": round(float(kl), 5),
+        "joint_ratio_max": round(float(joint.max().exp()), 4),
+    }

@@ -30,6 +30,7 @@ from agents.mara.policy import PolicyConfig
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import training_seeds
 from mara_env import ClusterConfig, get_config
+from mara_env.config import WORLD_VERSIONS
 
 #: The workloads the training clusters cycle through (and validation plays, one each).
 WORKLOADS = EVALUATION_WORKLOADS
@@ -37,6 +38,9 @@ WORKLOADS = EVALUATION_WORKLOADS
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
 #: How the policy's learning rate moves over the PPO budget.
 LR_SCHEDULES = ("constant", "linear")
+#: Which probability ratio PPO clips: each node's (MAPPO's and MAT's choice) or the joint
+#: ratio of an epoch's decisions, the product of its nodes' ratios.
+TRUST_REGIONS = ("per_node", "joint")
 #: The presets a run can train on: the real one and the smoke tests'.
 PRESETS = ("training", "tiny")
 #: Validation episodes (train split), per workload: the checkpoint is chosen on these.
@@ -69,6 +73,7 @@ _LOWER_BOUNDS: tuple[tuple[tuple[str, ...], int, bool], ...] = (
             "entropy_coef",
             "kl_coef",
             "target_kl",
+            "value_warmup_loss",
             "shaping",
         ),
         0,
@@ -121,7 +126,15 @@ class TrainSettings:
         kl_coef: Weight of the KL anchor to the starting weights (per node).
         target_kl: An update stops its epochs once the approximate KL per node from the
             rollout policy exceeds this (0: no early stop).
-        value_warmup: First updates that train only the critic.
+        value_warmup: Most updates that train only the critic before the policy's first one.
+        value_warmup_loss: The critic's warm-up ends after the first update whose value loss
+            (on normalised returns) is at most this, or after ``value_warmup`` updates; 0: after
+            exactly ``value_warmup`` updates.
+        trust_region: The ratio PPO clips (:data:`TRUST_REGIONS`): ``per_node`` (each node's
+            ratio, with the epoch's shared advantage) or ``joint`` (the epoch's joint ratio,
+            the product of its nodes' ratios). Either way every update logs the joint
+            policy's KL from the rollout policy (``joint_kl``) and its largest joint ratio.
+        world_version: The rules of the training clusters (``ClusterConfig.world_version``).
         validate_every: Updates between validations.
         validation_seeds: Validation seeds per workload (from 900).
         temperature: Sampling temperature of every rollout, ratio, validation and of the
@@ -169,6 +182,9 @@ class TrainSettings:
     kl_coef: float = 0.1
     target_kl: float = 0.02
     value_warmup: int = 2
+    value_warmup_loss: float = 0.0
+    trust_region: str = "per_node"
+    world_version: int = 1
     validate_every: int = 4
     validation_seeds: int = 10
     temperature: float = 0.35
@@ -189,6 +205,16 @@ class TrainSettings:
                     raise ValueError(
                         f"TrainSettings.{name} must be {relation} {bound}, got {value!r}."
                     )
+        if self.trust_region not in TRUST_REGIONS:
+            raise ValueError(
+                f"TrainSettings.trust_region must be one of {TRUST_REGIONS}, got "
+                f"{self.trust_region!r}."
+            )
+        if self.world_version not in WORLD_VERSIONS:
+            raise ValueError(
+                f"TrainSettings.world_version must be one of {WORLD_VERSIONS}, got "
+                f"{self.world_version!r}."
+            )
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(
                 f"TrainSettings.lr_schedule must be one of {LR_SCHEDULES}, got "
@@ -256,6 +282,7 @@ class TrainSettings:
                 workload=WORKLOADS[i % len(WORKLOADS)],
                 shaping_weight=self.shaping_weight,
                 shaping_discount=self.gamma,
+                world_version=self.world_version,
             )
             for i in range(count)
         ]

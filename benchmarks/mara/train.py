@@ -69,6 +69,7 @@ from benchmarks.mara.settings import (
     ABLATIONS,
     LR_SCHEDULES,
     QUICK,
+    TRUST_REGIONS,
     VALIDATION_SEEDS,
     WORKLOADS,
     TrainSettings,
@@ -76,6 +77,7 @@ from benchmarks.mara.settings import (
 from benchmarks.mara.trainer import Trainer
 from benchmarks.mara.training_log import log_rows, plot_log
 from benchmarks.mara.validation import tune_temperature
+from mara_env.config import WORLD_VERSIONS
 from predictors.checkpoint import CheckpointError
 
 
@@ -228,12 +230,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     defaults = TrainSettings()
     described = attribute_help(TrainSettings)
-    choices = {"ablation": ABLATIONS, "lr_schedule": LR_SCHEDULES}
+    choices = {
+        "ablation": ABLATIONS,
+        "lr_schedule": LR_SCHEDULES,
+        "trust_region": TRUST_REGIONS,
+        "world_version": WORLD_VERSIONS,
+    }
     for name, value in asdict(defaults).items():
         flag = "--" + name.replace("_", "-")
         text = described[name].replace("%", "%%") + " (default: %(default)s)"
         if name in choices:
-            parser.add_argument(flag, choices=choices[name], default=value, help=text)
+            parser.add_argument(
+                flag, type=type(value), choices=choices[name], default=value, help=text
+            )
         else:
             parser.add_argument(flag, type=type(value), default=value, help=text)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")

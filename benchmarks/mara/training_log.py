@@ -38,6 +38,11 @@ LOG_FIELDS = (
     "anchor_kl",
     "policy_epochs",
     "policy_lr",
+    # whether the update trained the critic alone (its warm-up)
+    "warmup",
+    # the joint policy's move on the update's rollout (benchmarks.mara.ppo.joint_move)
+    "joint_kl",
+    "joint_ratio_max",
 )
 
 
