@@ -451,6 +451,15 @@ def test_calibrate_load_tiny_budget(capsys: pytest.CaptureFixture[str]) -> None:
     assert "never crosses" in capsys.readouterr().out  # EDF completes everything at both loads
 
 
+def test_calibrate_load_writes_its_page_for_the_chosen_rules(tmp_path: Path) -> None:
+    page = tmp_path / "v2.md"
+    args = ["--config", "tiny", "--loads", "0.5", "3.0", "--seeds", "2", "--workers", "1"]
+    argv = [*args, "--world-version", "2", "--output", str(page), "--no-progress"]
+    assert calibrate_load.main(argv) == 0
+    text = page.read_text()
+    assert "--world-version 2" in text and "edf (95% CI)" in text and "55%" in text
+
+
 def test_calibrate_load_rejects_bad_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         calibrate_load.main(["--loads", "2.0", "1.0"])

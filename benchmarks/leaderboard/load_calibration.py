@@ -29,10 +29,15 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agents.statistics import Summary, mean_ci
+from benchmarks.common.atomic import write_atomically
+from benchmarks.common.machine import platform_line
+from benchmarks.common.provenance import git_revision
 from benchmarks.common.seeds import require_training_seeds
 from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
@@ -109,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers", type=int, default=available_cores(), help="Worker processes (default: cores)."
     )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="Also write the table and the recommendation to this Markdown file.",
+    )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     return parser
 
@@ -149,22 +160,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="calibration",
     )
     table = _summarise(rows, loads, args.agents, args.config)
-    print(_format(table, args.agents))
     calibrated = args.agents[0]
     means = [table[load][calibrated].mean for load in loads]
     load = interpolate_load(loads, means, args.target)
     if load is None:
-        print(
-            f"\n{calibrated}'s mean completion rate never crosses {args.target:.0%} over loads "
+        verdict = (
+            f"{calibrated}'s mean completion rate never crosses {args.target:.0%} over loads "
             f"{loads[0]:g}..{loads[-1]:g}; widen --loads."
         )
     else:
-        print(
-            f"\n{calibrated} completes {args.target:.0%} of arrived tasks at load ~{load:.2f} "
+        verdict = (
+            f"{calibrated} completes {args.target:.0%} of arrived tasks at load ~{load:.2f} "
             f"(linear interpolation over {args.seeds} seeds per load): recommended "
             f"TRAINING_LOAD = {load:.2f}."
         )
+    print(_format(table, args.agents) + "\n\n" + verdict)
+    if args.output is not None:
+        _write_page(args.output, _format(table, args.agents), verdict, argv)
     return 0
+
+
+def _write_page(path: Path, table: str, verdict: str, argv: Sequence[str] | None) -> None:
+    """The sweep as a Markdown page: its command, machine, table and recommendation."""
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m benchmarks.leaderboard.load_calibration", *given])
+    page = (
+        f"# Load calibration\n\nWritten by `{command}` at commit {git_revision()} on "
+        f"{platform_line()}.\n\n```\n{table}\n```\n\n{verdict}\n"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, page)
 
 
 def _summarise(
