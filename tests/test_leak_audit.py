@@ -12,7 +12,7 @@ import pytest
 from benchmarks.common import probes
 from benchmarks.common.statistics import auc, average_ranks, spearman
 from benchmarks.prediction import audit_statistics, leak_audit
-from benchmarks.prediction.audit_episodes import AuditSettings
+from benchmarks.prediction.audit_episodes import AuditSettings, play_episode
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -77,3 +77,19 @@ def test_the_quick_audit_writes_its_page(tmp_path: Path, capsys: pytest.CaptureF
     assert rows[0] == "world,moment,statistic,column,value,low,high" and len(rows) > 15
     assert "| AUC gain over the observation alone (paired) | + wls |" in page
     assert "Wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("world", ["v1", "v2"])
+def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> None:
+    settings = AuditSettings(
+        train_seeds=(100,), eval_seeds=(1000,), predictors=(), arrival_horizon=12
+    )
+    sights, judged = play_episode(settings, "evaluation", 1000, {}, world)
+    assert sights and judged
+    for record in judged:
+        assert record["oracle_need"] == pytest.approx(record["need"])
+        assert record["oracle_success"] in (0.0, 1.0)
+        if record["unreachable"]:
+            assert record["oracle_success"] == 0.0 and not record["feasible"]
+        if record["feasible"]:  # the truth, exact stepping: the steady-rate oracle agrees
+            assert record["oracle_success"] == 1.0
