@@ -12,6 +12,7 @@ Run::
 
     python -m benchmarks.mara.compare mara benchmarks/results/mara/mara_ppo_first_recipe.pt
     python -m benchmarks.mara.compare mara my_run.pt --first-seed 960 --seeds 20
+    python -m benchmarks.mara.compare a.pt b.pt --world-version 2     # on Cluster-v2's rules
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from benchmarks.common.threads import set_torch_threads
 from benchmarks.mara.settings import WORKLOADS
 from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
+from mara_env.config import WORLD_VERSIONS
 
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
@@ -51,11 +53,15 @@ def checkpoint_path(name: str) -> Path:
     return path
 
 
-def completion_rates(checkpoint: Path, preset: str, seeds: Sequence[int]) -> np.ndarray:
-    """Completion rates of ``checkpoint`` on every workload of ``preset`` with each seed,
-    workload-major, at the temperature it ships with."""
+def completion_rates(
+    checkpoint: Path, preset: str, seeds: Sequence[int], world_version: int | None = None
+) -> np.ndarray:
+    """Completion rates of ``checkpoint`` on every workload of ``preset`` (with the rules of
+    ``world_version``, default the preset's) with each seed, workload-major, at the temperature
+    it ships with."""
     agent = Mara.load(checkpoint)
-    configs = [get_config(preset, workload=workload) for workload in WORKLOADS]
+    rules = {} if world_version is None else {"world_version": world_version}
+    configs = [get_config(preset, workload=workload, **rules) for workload in WORKLOADS]
     return np.array(play_episodes(agent_episodes(agent, configs), agent.policy, seeds))
 
 
@@ -72,6 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=960, help="default: %(default)s")
     parser.add_argument("--seeds", type=int, default=20, help="seeds per workload (default: 20)")
     parser.add_argument("--preset", default="training", help="config preset (default: training)")
+    parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=None,
+        help="the rules to play (ClusterConfig.world_version; default: the preset's)",
+    )
     args = parser.parse_args(argv)
     if len(args.checkpoints) < 2:
         parser.error("give at least two checkpoints: a reference and one to compare with it")
@@ -82,12 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     set_torch_threads(1)
     print(
-        f"preset {args.preset!r}, seeds {seeds[0]}-{seeds[-1]} x {len(WORKLOADS)} workloads "
+        f"preset {args.preset!r} (world version {args.world_version or 'of the preset'}), seeds {seeds[0]}-{seeds[-1]} x {len(WORKLOADS)} workloads "
         f"({len(seeds) * len(WORKLOADS)} paired episodes), each at its shipped temperature"
     )
     rates = {}
     for name, path in zip(args.checkpoints, paths, strict=True):
-        rates[name] = completion_rates(path, args.preset, seeds)
+        rates[name] = completion_rates(path, args.preset, seeds, args.world_version)
         print(f"  {name}: completion rate {rates[name].mean():.4f}", flush=True)
     reference = args.checkpoints[0]
     for name in args.checkpoints[1:]:
