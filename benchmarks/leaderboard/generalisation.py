@@ -179,9 +179,9 @@ def markdown(
         cells = []
         for agent in agents:
             found = rates.get((agent, variant), {})
-            cells.append(
-                mean_ci(list(found.values())).bracketed() if len(found) == len(seeds) else "-"
-            )
+            # in seed order: the interval must not depend on the order rows were written in
+            complete = len(found) == len(seeds)
+            cells.append(mean_ci([found[seed] for seed in seeds]).bracketed() if complete else "-")
         focus = rates.get((FOCUS, variant), {})
         for other in others:
             theirs = rates.get((other, variant), {})
