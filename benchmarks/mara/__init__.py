@@ -11,6 +11,8 @@ Run ``python -m benchmarks.mara <command> [options]``; each command is also its 
   episodes no run chose with.
 * ``timing`` (:mod:`benchmarks.mara.timing`): time MARA's decisions per epoch: prediction
   features against the policy alone.
+* ``trust-region`` (:mod:`benchmarks.mara.trust_region`): how far PPO let the joint policy move,
+  from training logs.
 """
 
 from __future__ import annotations
@@ -33,5 +35,9 @@ COMMANDS = {
     "timing": (
         "benchmarks.mara.timing",
         "Time MARA's decisions per epoch: prediction features against the policy alone.",
+    ),
+    "trust-region": (
+        "benchmarks.mara.trust_region",
+        "How far PPO let the joint policy move, from training logs (joint KL, warm-up, stops).",
     ),
 }
