@@ -338,3 +338,17 @@ def test_critic_warm_up_ends_at_its_stated_loss_or_its_cap() -> None:
     assert critic_ready(stated, 2, {"value_loss": 0.19})
     with pytest.raises(ValueError, match="trust_region"):
         TrainSettings(trust_region="global")
+
+
+def test_trust_region_summary_refuses_a_log_without_the_joint_move(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.mara import trust_region
+
+    old = Path("benchmarks/results/mara/mara_ppo_training.csv")  # written before the column
+    with pytest.raises(SystemExit):
+        trust_region.main([str(old)])
+    assert "no PPO update with a joint_kl value" in capsys.readouterr().err
+    new = Path("benchmarks/results/mara/v2/mara_ppo_per_node_training.csv")
+    assert trust_region.main([str(new)]) == 0
+    assert "joint KL max" in capsys.readouterr().out
