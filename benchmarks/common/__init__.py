@@ -20,6 +20,8 @@ The protocol and the runs:
   workloads, training seeds below 1000 and evaluation seeds from 1000;
 * :mod:`~benchmarks.common.statistics`: the leaderboard's stratified bootstrap, IQM and ranks;
   rank correlations, AUC and the bootstrap over whole episodes;
+* :mod:`~benchmarks.common.seed_intervals`: a learned agent's interval over training seeds and
+  episodes (the two-level bootstrap);
 * :mod:`~benchmarks.common.probes`: a linear (logistic) probe of what some columns predict;
 * :mod:`~benchmarks.common.random_policy`: the random masked policy;
 * :mod:`~benchmarks.common.threads`, :mod:`~benchmarks.common.workers`,
