@@ -134,3 +134,42 @@ def test_same_seed_same_tasks(version: int) -> None:
     again, _ = draw_tasks(workload, arrivals, np.random.default_rng(9))
     for name in ("curve_row", "deadline", "target", "speed", "demand"):
         np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
+
+
+def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest_loss() -> None:
+    from mara_env.hidden_effort import EffortDraws, hidden_effort_terms
+
+    curves = np.array([[1.0, 0.5, 0.4], [2.0, 1.8, 1.6]])  # lowest ratios 0.4 and 0.8
+    lengths = np.array([3, 3])
+    tables = family_tables(curves, lengths, (np.array([0, 1]),))
+    n = 2
+    draws = EffortDraws(
+        epochs=np.full(n, 10.0),
+        position=np.array([0.9, 0.9]),  # step 2: ratios 0.4 (curve 0) and 0.8 (curve 1)
+        hopeless=np.ones(n, dtype=bool),
+        hopeless_share=np.full(n, 0.5),
+        slack=np.ones(n),
+        swap=np.zeros(n),
+        log_error=np.zeros(n),
+        mean_epochs=10.0,
+        deadline_nodes=1.0,
+    )
+    curve_row, _, target, demand, offered, _ = hidden_effort_terms(
+        curves,
+        lengths,
+        np.zeros(n, dtype=np.int64),
+        np.array([0, 1]),
+        np.ones(n),
+        tables.depth_rows,
+        tables.depth_ratio,
+        tables.depth_start,
+        tables.log_levels,
+        tables.typical_fraction,
+        draws,
+    )
+    # ratio 0.4: curve 1 never gets that low, so the task runs it with target 0.4 * 2.0
+    assert curve_row[0] == 1 and target[0] == pytest.approx(0.8)
+    # ratio 0.8: no curve stays above it; the shallowest takes 0.5 of its lowest loss
+    assert curve_row[1] == 1 and target[1] == pytest.approx(0.5 * 0.8 * 2.0)
+    assert np.all(np.isinf(demand)) and np.all(np.isfinite(offered))
+    assert np.all(target < lowest_recorded_loss(curves[curve_row], lengths[curve_row]))
