@@ -1,4 +1,4 @@
-"""The README's code runs as written."""
+"""The README's and the docs pages' code runs as written, and their links lead somewhere."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+#: The README and the documentation pages under docs/.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PYTHON_BLOCKS = [
+    block
+    for page in PAGES
+    for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
+]
 SCHEDULER_BLOCK = next(block for block in PYTHON_BLOCKS if "class MostProgressFirst" in block)
 USAGE_BLOCKS = [block for block in PYTHON_BLOCKS if block is not SCHEDULER_BLOCK]
 AEC_BLOCK = next(block for block in USAGE_BLOCKS if "env.agent_iter()" in block)
@@ -19,7 +26,7 @@ PREDICTOR_BLOCK = next(block for block in USAGE_BLOCKS if "TaskHistory(" in bloc
 
 
 def run_block(block: str, capsys: pytest.CaptureFixture[str]) -> str:
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "<documentation example>", "exec"), {})
     return capsys.readouterr().out
 
 
@@ -78,3 +85,30 @@ def test_readme_has_exactly_one_test_command_for_ci() -> None:
     )
     assert section is not None
     assert section.group(1).count("\n") == 0
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_relative_link_leads_to_a_file(page: Path) -> None:
+    """Links to files of the repository (and anchors of the same page) resolve."""
+    text = page.read_text()
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^(https?:|mailto:)", target):
+            continue
+        path, _, anchor = target.partition("#")
+        if not path:
+            if f'id="{anchor}"' not in text and not _heading_anchor(text, anchor):
+                broken.append(target)
+            continue
+        if not (page.parent / path).exists():
+            broken.append(target)
+    assert not broken, f"{page.name}: links to nothing: {broken}"
+
+
+def _heading_anchor(text: str, anchor: str) -> bool:
+    """Whether a Markdown heading of ``text`` gets the GitHub anchor ``anchor``."""
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.M):
+        slug = re.sub(r"[^a-z0-9 _-]", "", heading.lower()).replace(" ", "-")
+        if slug == anchor:
+            return True
+    return False
