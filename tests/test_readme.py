@@ -112,3 +112,10 @@ def _heading_anchor(text: str, anchor: str) -> bool:
         if slug == anchor:
             return True
     return False
+
+
+def test_the_citation_names_the_installed_version() -> None:
+    import mara_env
+
+    (version,) = re.findall(r"version = \{(.+?)\}", README)
+    assert version == mara_env.__version__
