@@ -44,21 +44,22 @@ from agents.successive_halving import SuccessiveHalving
 from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import tuned_settings
 from agents.uniform import UniformShare
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 
-def _mara(**kwargs: Any) -> Scheduler:
-    """MARA from its shipped checkpoint (imports torch only now)."""
+def _mara(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
+    """MARA from the checkpoint shipped for ``world_version`` (imports torch only now)."""
     from agents.mara.agent import Mara
 
-    return Mara.load(**kwargs)
+    return Mara.load(world_version=world_version, **kwargs)
 
 
-def _mara_imitation(**kwargs: Any) -> Scheduler:
-    """MARA's imitation warm start, before PPO, from its shipped checkpoint (named
-    ``mara_imitation``), so the gain of PPO can be measured."""
+def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
+    """MARA's imitation warm start, before PPO, from the checkpoint shipped for
+    ``world_version`` (named ``mara_imitation``), so the gain of PPO can be measured."""
     from agents.mara.agent import Mara, imitation_checkpoint
 
-    kwargs.setdefault("path", imitation_checkpoint())
+    kwargs.setdefault("path", imitation_checkpoint(world_version))
     agent = Mara.load(**kwargs)
     agent.name = "mara_imitation"
     return agent
@@ -67,8 +68,9 @@ def _mara_imitation(**kwargs: Any) -> Scheduler:
 def _tuned(
     factory: Callable[..., Scheduler], tuned_as: str, *, name: str | None = None, **fixed: Any
 ) -> Callable[..., Scheduler]:
-    """A factory that builds ``factory`` with the tuned settings of ``tuned_as``, then the
-    ``fixed`` ones, then the caller's keyword arguments; ``name`` relabels the result."""
+    """A factory that builds ``factory`` with the settings of ``tuned_as`` tuned for its
+    ``world_version`` keyword, then the ``fixed`` ones, then the caller's keyword arguments;
+    ``name`` relabels the result."""
     return partial(_build_tuned, factory, tuned_as, name, fixed)
 
 
@@ -77,9 +79,12 @@ def _build_tuned(
     tuned_as: str,
     name: str | None,
     fixed: dict[str, Any],
+    *,
+    world_version: int = LATEST_WORLD_VERSION,
     **kwargs: Any,
 ) -> Scheduler:
-    scheduler = factory(**{**tuned_settings(tuned_as), **fixed, **kwargs})
+    tuned = tuned_settings(tuned_as, world_version=world_version)
+    scheduler = factory(**{**tuned, **fixed, **kwargs})
     if name is not None:
         scheduler.name = name
     return scheduler
@@ -144,22 +149,34 @@ def known_agents(*, variants: bool = False) -> tuple[str, ...]:
     return tuple(AGENTS) + (tuple(VARIANTS) if variants else ())
 
 
-def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
+def make_agent(
+    name_or_path: str, *, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any
+) -> Scheduler:
     """Build a scheduler from a name in :data:`AGENTS` or an import path.
 
     Args:
         name_or_path: ``"edf"``, ``"least_slack"``, ... (:data:`AGENTS`), a variant such as
             ``"sta"`` (:data:`VARIANTS`), or ``"package.module:ClassName"``
             (any class or factory whose result has ``name``, ``reset`` and ``act``).
+        world_version: The world whose shipped artifacts a registered agent uses: the tuned
+            settings and MARA's checkpoints are chosen on, or trained in, one world
+            (``ClusterConfig.world_version``; default: the latest). Agents without such
+            artifacts, and import paths, are built the same in every world.
         **kwargs: Passed to the class or factory.
 
     Raises:
-        UnknownAgentError: For a name that is not known and not an import path.
+        UnknownAgentError: For a name that is not known and not an import path, or a
+            ``world_version`` that is not one of :data:`mara_env.config.WORLD_VERSIONS`.
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
         AgentBuildError: If an import path's class or factory raises when called (a registered
             agent's own error, e.g. a ``CheckpointError``, passes through).
     """
+    if world_version not in WORLD_VERSIONS or isinstance(world_version, bool):
+        raise UnknownAgentError(
+            f"make_agent({name_or_path!r}): world_version must be one of {WORLD_VERSIONS}, got "
+            f"{world_version!r}."
+        )
     factory = AGENTS.get(name_or_path) or VARIANTS.get(name_or_path)
     if factory is None:
         if ":" not in name_or_path:
@@ -176,6 +193,8 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
                 f"Building agent {name_or_path!r} failed: {type(error).__name__}: {error}. An "
                 "import-path agent must be a class or factory callable without arguments."
             ) from error
+    elif _has_world_artifacts(factory):
+        scheduler = factory(world_version=world_version, **kwargs)
     else:
         scheduler = factory(**kwargs)
     if not isinstance(scheduler, Scheduler):
@@ -185,6 +204,13 @@ def make_agent(name_or_path: str, **kwargs: Any) -> Scheduler:
             "methods (see agents.base.Scheduler)."
         )
     return scheduler
+
+
+def _has_world_artifacts(factory: Callable[..., Scheduler]) -> bool:
+    """Whether a registered factory builds from per-world artifacts (tuned settings, MARA's
+    checkpoints) and so takes a ``world_version``."""
+    tuned = isinstance(factory, partial) and factory.func is _build_tuned
+    return tuned or factory in (_mara, _mara_imitation)
 
 
 def _suggestion(name: str) -> str:

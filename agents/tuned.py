@@ -1,10 +1,12 @@
 """The baselines' tuned settings, as ``python -m benchmarks.baselines.tuning`` chose them.
 
-``agents/tuned_settings.json`` holds, per agent name, the keyword arguments the tuning script
-chose on training seeds (below 1000) and the train split of the curves, with the same search
-budget for every baseline; the registry (:mod:`agents.registry`) builds those agents with them.
-An agent without an entry is built with its class defaults. The search log is in
-``benchmarks/results/tuning/``.
+Each world has its own file, since settings tuned on one world's rules are not the best on
+another's: ``agents/tuned_settings_v2.json`` (Cluster-v2, the default) and
+``agents/tuned_settings_v1.json`` (Cluster-v1, kept so that its results stay reproducible). A file
+holds, per agent name, the keyword arguments the tuning script chose on training seeds (below
+1000) and the train split of the curves, with the same search budget for every baseline; the
+registry (:mod:`agents.registry`) builds those agents with them. An agent without an entry is
+built with its class defaults. The search log is in ``benchmarks/results/tuning/``.
 
 Example:
     >>> from agents.tuned import tuned_settings
@@ -12,6 +14,8 @@ Example:
     [...]
     >>> tuned_settings("edf")
     {}
+    >>> tuned_settings("lara", world_version=1) == tuned_settings("lara")
+    False
 """
 
 from __future__ import annotations
@@ -21,12 +25,32 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-#: Where the tuning script writes the chosen settings and the registry reads them.
-TUNED_SETTINGS_PATH = Path(__file__).with_name("tuned_settings.json")
+from mara_env.config import LATEST_WORLD_VERSION
+
+#: Where the tuning script writes the chosen settings and the registry reads them, per world.
+TUNED_SETTINGS_PATHS: dict[int, Path] = {
+    1: Path(__file__).with_name("tuned_settings_v1.json"),
+    2: Path(__file__).with_name("tuned_settings_v2.json"),
+}
+
+
+def tuned_settings_path(world_version: int = LATEST_WORLD_VERSION) -> Path:
+    """The settings file of ``world_version`` (:data:`mara_env.config.WORLD_VERSIONS`).
+
+    Raises:
+        TunedSettingsError: For a world without a settings file.
+    """
+    path = TUNED_SETTINGS_PATHS.get(world_version)
+    if path is None:
+        raise TunedSettingsError(
+            f"No tuned settings for world_version {world_version!r}; the worlds with settings "
+            f"are {sorted(TUNED_SETTINGS_PATHS)}."
+        )
+    return path
 
 
 class TunedSettingsError(ValueError):
-    """``tuned_settings.json`` is missing a part or is not what the tuning script writes."""
+    """A tuned settings file is missing a part or is not what the tuning script writes."""
 
 
 @cache
@@ -52,10 +76,13 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
     return {name: dict(entry["settings"]) for name, entry in agents.items()}
 
 
-def tuned_settings(name: str, path: Path = TUNED_SETTINGS_PATH) -> dict[str, Any]:
-    """The tuned keyword arguments of agent ``name`` (``{}`` if it was not tuned).
+def tuned_settings(
+    name: str, path: Path | None = None, *, world_version: int = LATEST_WORLD_VERSION
+) -> dict[str, Any]:
+    """The tuned keyword arguments of agent ``name`` (``{}`` if it was not tuned) in the world
+    ``world_version``, or in the settings file ``path``.
 
     Raises:
-        TunedSettingsError: If the settings file is corrupt.
+        TunedSettingsError: If the settings file is corrupt, or the world has none.
     """
-    return dict(_load(path).get(name, {}))
+    return dict(_load(path or tuned_settings_path(world_version)).get(name, {}))

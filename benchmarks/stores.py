@@ -230,16 +230,17 @@ def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
 
     contents = read_journal(path)
     shared = shared_manifest()
-    agents: dict[str, Manifest] = {}
+    agents: dict[tuple[str, int], Manifest] = {}
     found: dict[str, int] = {}
     for row in contents.rows:
         spec = row["agent_spec"]
-        if spec not in agents:
-            agents[spec] = build_agent(spec).manifest
+        world = int(contents.configs[row["config_hash"]].get("world_version", 1))
+        if (spec, world) not in agents:
+            agents[spec, world] = build_agent(spec, world).manifest
         reasons = [
             f"{what}: {describe_changes(manifest, contents.manifests, row[column])}"
             for what, manifest, column in (
-                (spec, agents[spec], "agent_code"),
+                (spec, agents[spec, world], "agent_code"),
                 ("shared", shared, "shared_code"),
             )
             if row[column] != manifest.digest

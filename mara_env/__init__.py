@@ -8,7 +8,7 @@ batch of clusters driven by recorded loss curves.
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v1", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v2", config="tiny")
     >>> observation, info = env.reset(seed=0)
     >>> observation.shape == env.observation_space.shape
     True
@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
 from mara_env.batched_nodes import BatchedNodesEnv
-from mara_env.config import PRESETS, TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.config import (
+    LATEST_WORLD_VERSION,
+    PRESETS,
+    TRAINING_LOAD,
+    WORLD_VERSIONS,
+    ClusterConfig,
+    env_id,
+    get_config,
+)
 from mara_env.core import ClusterBatch
 from mara_env.errors import (
     ActionError,
@@ -44,10 +52,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ENV_ID",
+    "LATEST_WORLD_VERSION",
     "PRESETS",
     "SHIPPED_TRACES",
     "TRAINING_LOAD",
     "WORKLOADS",
+    "WORLD_VERSIONS",
     "ActionError",
     "BatchedNodesEnv",
     "ClusterBatch",
@@ -70,6 +80,7 @@ __all__ = [
     "decode_observation",
     "default_trace_source",
     "env",
+    "env_id",
     "get_config",
     "installation_problems",
     "node_turns",

@@ -1,8 +1,8 @@
-"""Cluster-v1: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
+"""Cluster-v2: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
 
 | | |
 |---|---|
-| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v1")`` |
+| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v2")`` |
 | Agents | ``node_0 .. node_{K-1}`` (``K = n_nodes``), acting in order within an epoch |
 | Action space | ``Discrete(n_slots + 1)``: train the task in a slot, or idle (the last action) |
 | Observation space | ``Dict(observation=Box(float32, (8 + 20 * n_slots,)), action_mask=Box(int8, (n_slots + 1,)))`` |
@@ -86,7 +86,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from mara_env.actions import check_action
-from mara_env.config import ClusterConfig
+from mara_env.config import LATEST_WORLD_VERSION, ClusterConfig, env_id
 from mara_env.env_base import ClusterEnvBase, build_spaces
 from mara_env.epoch import finish_epoch
 from mara_env.errors import ActionError, EnvStateError
@@ -94,7 +94,8 @@ from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
-ENV_ID = "mara_env/Cluster-v1"
+#: The id of the latest world (older ones stay registered: ``mara_env.config.env_id``).
+ENV_ID = env_id(LATEST_WORLD_VERSION)
 
 
 class raw_env(ClusterEnvBase, AECEnv):

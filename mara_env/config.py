@@ -33,6 +33,8 @@ Split = Literal["train", "test"]
 
 #: The versions of the world's rules (``ClusterConfig.world_version``), oldest first.
 WORLD_VERSIONS = (1, 2)
+#: The version every config, environment id and shipped result uses unless told otherwise.
+LATEST_WORLD_VERSION = WORLD_VERSIONS[-1]
 
 
 def env_id(world_version: int) -> str:
@@ -97,8 +99,9 @@ class ClusterConfig:
             curve's minimum) or ``2`` (Cluster-v2, :mod:`mara_env.hidden_effort`: a deadline
             from the submitter's estimate of the demand, which knows the family and the target
             but not the curve; a hopeless task's target drawn as a feasible one's is, on a curve
-            of its family that never gets that low). The environment ids set it:
-            ``mara_env/Cluster-v1`` and ``mara_env/Cluster-v2``.
+            of its family that never gets that low). The default is the latest,
+            :data:`LATEST_WORLD_VERSION`; the environment ids set it: ``mara_env/Cluster-v1``
+            and ``mara_env/Cluster-v2``.
         estimate_spread: Cluster-v2 only: the standard deviation of the log-normal error of the
             submitter's demand estimate (0: every submitter estimates the family's typical
             demand for the target exactly).
@@ -129,7 +132,7 @@ class ClusterConfig:
     infeasible_share: float = 0.1
     slack_range: tuple[float, float] = (1.5, 3.0)
     deadline_nodes: int = 1
-    world_version: int = 1
+    world_version: int = LATEST_WORLD_VERSION
     estimate_spread: float = 0.3
     max_nodes_per_task: int | None = None
     shaping_weight: float = 0.0

@@ -1,8 +1,8 @@
-"""Cluster-v1 for Gymnasium: one central scheduler assigns every node each epoch.
+"""Cluster-v2 for Gymnasium: one central scheduler assigns every node each epoch.
 
 | | |
 |---|---|
-| Make | ``gym.make("mara_env/Cluster-v1", config="training", **overrides)`` |
+| Make | ``gym.make("mara_env/Cluster-v2", config="training", **overrides)`` |
 | Action space | ``MultiDiscrete([n_slots + 1] * n_nodes)``: node ``i`` trains slot ``a[i]`` (``n_slots`` = idle) |
 | Observation space | ``Box(float32, (8 + 20 * n_slots + 2 * n_nodes,))``: the centralised state vector |
 | Action masks | ``env.action_masks()``: flat bool ``(n_nodes * (n_slots + 1),)``, for sb3-contrib ``MaskablePPO`` |
@@ -17,7 +17,7 @@ actions.
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v1", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v2", config="tiny")
     >>> observation, info = env.reset(seed=1)
     >>> observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
     >>> env.unwrapped.action_masks().shape

@@ -1,4 +1,4 @@
-"""Cluster-v1 in PettingZoo's Parallel form: every node chooses at once.
+"""Cluster-v2 in PettingZoo's Parallel form: every node chooses at once.
 
 Same world, spaces and rewards as the AEC form (:mod:`mara_env.aec_env`), but all nodes choose
 simultaneously, so no node sees the others' choices (``nodes_this_epoch`` is always 0). Use the AEC

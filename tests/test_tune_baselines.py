@@ -15,7 +15,7 @@ import agents.tuned
 import mara_env
 from agents import VARIANTS, Lara, make_agent
 from agents.laira import Laira
-from agents.tuned import TUNED_SETTINGS_PATH, TunedSettingsError, tuned_settings
+from agents.tuned import TUNED_SETTINGS_PATHS, TunedSettingsError, tuned_settings
 from benchmarks.baselines import deviations as baseline_deviations
 from benchmarks.baselines import tuning as tune_baselines
 from benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
@@ -95,14 +95,24 @@ def test_every_search_space_builds_its_defaults_and_draws() -> None:
             bare.build(settings).reset(mara_env.get_config("tiny"), seed=0)
 
 
-def test_the_registry_builds_the_baselines_with_the_shipped_tuned_settings() -> None:
-    document = json.loads(TUNED_SETTINGS_PATH.read_text())
+@pytest.mark.parametrize("world", sorted(TUNED_SETTINGS_PATHS))
+def test_the_registry_builds_the_baselines_with_each_worlds_tuned_settings(world: int) -> None:
+    document = json.loads(TUNED_SETTINGS_PATHS[world].read_text())
     for name, entry in document["agents"].items():
-        assert entry["settings"] == tuned_settings(name)
-    lara = make_agent("lara")
-    for field, value in tuned_settings("lara").items():
+        assert entry["settings"] == tuned_settings(name, world_version=world)
+    lara = make_agent("lara", world_version=world)
+    for field, value in tuned_settings("lara", world_version=world).items():
         assert getattr(lara.settings, field) == value  # type: ignore[attr-defined]
-    assert make_agent("lara", gamma=0.5).settings.gamma == 0.5  # type: ignore[attr-defined]
+    gamma = make_agent("lara", gamma=0.5, world_version=world).settings.gamma  # type: ignore[attr-defined]
+    assert gamma == 0.5
+
+
+def test_the_default_world_is_the_latest_and_a_world_without_settings_is_refused() -> None:
+    assert tuned_settings("lara") == tuned_settings("lara", world_version=max(TUNED_SETTINGS_PATHS))
+    with pytest.raises(TunedSettingsError, match="world_version 7"):
+        tuned_settings("lara", world_version=7)
+    with pytest.raises(ValueError, match="world_version must be one of"):
+        make_agent("lara", world_version=7)
 
 
 def test_variants_are_named_and_remove_one_part() -> None:
@@ -219,10 +229,13 @@ def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
 def test_the_trials_are_not_keyed_by_the_settings_they_choose(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The tuner writes ``agents/tuned_settings.json``; were its trials keyed by that file, each
-    run would invalidate its own trials. The deviations play the tuned settings, so theirs are."""
-    tuned = "file:agents/tuned_settings.json"
-    assert tuned in trial_manifest().items and tuned not in tune_baselines.tuning_manifest().items
+    """The tuner writes ``agents/tuned_settings_v<N>.json``; were its trials keyed by those
+    files, each run would invalidate its own trials. The deviations play the tuned settings, so
+    theirs are."""
+    for world in TUNED_SETTINGS_PATHS:
+        tuned = f"file:agents/tuned_settings_v{world}.json"
+        assert tuned in trial_manifest().items
+        assert tuned not in tune_baselines.tuning_manifest().items
     before = tune_baselines.tuning_manifest().digest
     lara = ROOT / "agents" / "lara.py"
     original = source_closure.read_source

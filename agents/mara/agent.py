@@ -8,8 +8,10 @@ action (idle if their mask forbids it). The training script drives the same
 :meth:`Mara.begin_epoch` / :meth:`Mara.end_epoch` calls for a vector of clusters and decodes
 them in one batch, so training and acting see the same features.
 
-``make_agent("mara")`` loads the shipped checkpoint ``agents/checkpoints/mara.pt``, and
-``make_agent("mara_imitation")`` the imitation warm start ``mara_imitation.pt`` (each card
+``make_agent("mara")`` loads the shipped checkpoint of the latest world,
+``agents/checkpoints/v2/mara.pt`` (``make_agent("mara", world_version=1)``: the one trained on
+Cluster-v1, ``agents/checkpoints/v1/mara.pt``), and ``make_agent("mara_imitation")`` the
+imitation warm start ``mara_imitation.pt`` beside it (each card
 ``mara.json`` holds the network config, the predictor's name, the feature layout and the
 SHA-256 of the weights; a mismatch raises :class:`predictors.checkpoint.CheckpointError`).
 
@@ -41,9 +43,10 @@ from agents.mara.features import (
 )
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from mara_env import ClusterConfig
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from mara_env.observation import nodes_decided
 from predictors.base import Predictor
-from predictors.checkpoint import load_checkpoint, save_checkpoint
+from predictors.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from predictors.flow_matching import check_threads, torch_threads
 from predictors.registry import make_predictor
 
@@ -57,15 +60,24 @@ _LAYOUT = {
 }
 
 
-def default_checkpoint() -> Path:
-    """Path of the shipped checkpoint."""
-    return Path(str(resources.files("agents") / "checkpoints" / "mara.pt"))
+def default_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
+    """Path of the checkpoint shipped for the world ``world_version``.
+
+    Raises:
+        predictors.checkpoint.CheckpointError: For a world without a shipped checkpoint.
+    """
+    if world_version not in WORLD_VERSIONS:
+        raise CheckpointError(
+            f"No MARA checkpoint ships for world_version {world_version!r}; the worlds are "
+            f"{WORLD_VERSIONS}."
+        )
+    return Path(str(resources.files("agents") / "checkpoints" / f"v{world_version}" / "mara.pt"))
 
 
-def imitation_checkpoint() -> Path:
-    """Path of the shipped imitation warm start (``make_agent("mara_imitation")``), the
-    weights PPO started from."""
-    return default_checkpoint().with_name("mara_imitation.pt")
+def imitation_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
+    """Path of the imitation warm start shipped for ``world_version``
+    (``make_agent("mara_imitation")``), the weights PPO started from."""
+    return default_checkpoint(world_version).with_name("mara_imitation.pt")
 
 
 def batch_tensors(features: list[EpochFeatures]) -> tuple[torch.Tensor, ...]:
@@ -131,14 +143,20 @@ class Mara:
 
     # ------------------------------------------------------------------ checkpoints
     @classmethod
-    def load(cls, path: str | Path | None = None, **options: Any) -> Mara:
-        """The scheduler from a checkpoint (default: the shipped one).
+    def load(
+        cls,
+        path: str | Path | None = None,
+        *,
+        world_version: int = LATEST_WORLD_VERSION,
+        **options: Any,
+    ) -> Mara:
+        """The scheduler from a checkpoint (default: the one shipped for ``world_version``).
 
         Raises:
             predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt, or was
                 made for another feature layout.
         """
-        path = default_checkpoint() if path is None else Path(path)
+        path = default_checkpoint(world_version) if path is None else Path(path)
         state, card = load_checkpoint(path, expected_config=_LAYOUT)
         config = card["config"]
         policy = MaraPolicy(

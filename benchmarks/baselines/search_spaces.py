@@ -36,6 +36,7 @@ from benchmarks.baselines.trials import (
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import training_seeds
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: The workloads the leaderboard reports, each tuned on at the training load.
 WORKLOADS = EVALUATION_WORKLOADS
@@ -56,10 +57,15 @@ class SearchSpace:
     factory: Callable[..., Scheduler]
     grid: Mapping[str, tuple[Any, ...]]
     fixed: Mapping[str, Any] = field(default_factory=dict)
-    prepare: Callable[[dict[str, Any], bool], dict[str, Any]] | None = None
+    prepare: Callable[[dict[str, Any], bool, int], dict[str, Any]] | None = None
 
     def candidates(
-        self, budget: int, rng: np.random.Generator, *, quick: bool = False
+        self,
+        budget: int,
+        rng: np.random.Generator,
+        *,
+        quick: bool = False,
+        world_version: int = LATEST_WORLD_VERSION,
     ) -> list[dict[str, Any]]:
         """The defaults (``{}``) and up to ``budget - 1`` distinct draws from the grid, each
         completed by ``prepare`` (settings fitted to data, e.g. LaiRA's calibration)."""
@@ -70,7 +76,7 @@ class SearchSpace:
         draws = [dict(zip(names, combinations[int(index)], strict=True)) for index in picked]
         chosen = [{}, *draws]
         if self.prepare is not None:
-            chosen = [self.prepare(settings, quick) for settings in chosen]
+            chosen = [self.prepare(settings, quick, world_version) for settings in chosen]
         return chosen
 
     def build(self, settings: Mapping[str, Any]) -> Scheduler:
@@ -86,18 +92,21 @@ CALIBRATION_SEEDS = 8
 
 
 @cache
-def _calibration(offset: float, quick: bool) -> str:
-    """LaiRA's look-ahead calibration for a work ``offset`` (JSON, cached per offset)."""
+def _calibration(offset: float, quick: bool, world_version: int) -> str:
+    """LaiRA's look-ahead calibration for a work ``offset`` in ``world_version`` (JSON, cached
+    per offset and world)."""
     seeds = tuning_seeds(CALIBRATION_SEED_BASE, 1 if quick else CALIBRATION_SEEDS)
-    table = calibrate(LairaSettings(offset=offset), tuning_configs(quick=quick).values(), seeds)
+    configs = tuning_configs(quick=quick, world_version=world_version).values()
+    table = calibrate(LairaSettings(offset=offset), configs, seeds)
     rounded = {family: [round(a, 4), round(b, 4)] for family, (a, b) in table.items()}
     return json.dumps(rounded, sort_keys=True)
 
 
-def _with_calibration(settings: dict[str, Any], quick: bool) -> dict[str, Any]:
-    """``settings`` with the look-ahead calibration fitted for their ``offset``."""
+def _with_calibration(settings: dict[str, Any], quick: bool, world_version: int) -> dict[str, Any]:
+    """``settings`` with the look-ahead calibration fitted for their ``offset`` in
+    ``world_version``."""
     offset = float(settings.get("offset", LairaSettings().offset))
-    return {**settings, "calibration": json.loads(_calibration(offset, quick))}
+    return {**settings, "calibration": json.loads(_calibration(offset, quick, world_version))}
 
 
 #: What is tuned, per registered name (see each class's settings docstring).
@@ -159,8 +168,11 @@ def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
     return training_seeds(start, count, where="tuning")
 
 
-def tuning_configs(*, quick: bool = False) -> dict[str, ClusterConfig]:
-    """The ``training`` preset at the training load, one config per workload, train split.
+def tuning_configs(
+    *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
+) -> dict[str, ClusterConfig]:
+    """The ``training`` preset of ``world_version`` at the training load, one config per
+    workload, train split.
 
     Raises:
         ValueError: If a config would draw test curves (it never should: a guard against a
@@ -168,7 +180,9 @@ def tuning_configs(*, quick: bool = False) -> dict[str, ClusterConfig]:
     """
     configs = {}
     for workload in WORKLOADS:
-        config = get_config("training", workload=workload, load=TRAINING_LOAD)
+        config = get_config(
+            "training", workload=workload, load=TRAINING_LOAD, world_version=world_version
+        )
         if quick:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
         if config.split != "train":

@@ -11,8 +11,8 @@ Example:
     >>> manifest = trial_manifest()
     >>> "benchmarks.baselines.trials" in manifest.items, "agents.lara" in manifest.items
     (True, True)
-    >>> "file:agents/tuned_settings.json" in trial_manifest(
-    ...     exclude=("file:agents/tuned_settings.json",)).items
+    >>> "file:agents/tuned_settings_v2.json" in trial_manifest(
+    ...     exclude=("file:agents/tuned_settings_v2.json",)).items
     False
 """
 

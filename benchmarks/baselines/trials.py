@@ -29,6 +29,7 @@ from agents import Scheduler, evaluate, make_agent
 from benchmarks.common.manifest import Manifest
 from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
@@ -46,6 +47,8 @@ class Trial:
         workload: A workload name of :mod:`mara_env.workloads`.
         seed: The episode's seed.
         preset: The config preset, at the training load.
+        world_version: The world's rules (``ClusterConfig.world_version``); a registered agent
+            is built with the artifacts shipped for it.
         load_factor: Multiple of the training load.
         quick: Arrivals during only :data:`QUICK_ARRIVAL_HORIZON` epochs.
         searched: Build from the tuning search space instead of the registry.
@@ -56,6 +59,7 @@ class Trial:
     workload: str
     seed: int
     preset: str = "training"
+    world_version: int = LATEST_WORLD_VERSION
     load_factor: float = 1.0
     quick: bool = False
     searched: bool = False
@@ -68,7 +72,9 @@ class Trial:
     def config(self) -> ClusterConfig:
         """The trial's cluster config."""
         load = self.load_factor * TRAINING_LOAD
-        config = get_config(self.preset, workload=self.workload, load=load)
+        config = get_config(
+            self.preset, workload=self.workload, load=load, world_version=self.world_version
+        )
         if self.quick:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
         return config
@@ -80,7 +86,7 @@ class Trial:
             from benchmarks.baselines.search_spaces import SEARCH_SPACES
 
             return SEARCH_SPACES[self.agent].build(settings)
-        return make_agent(self.agent, **settings)
+        return make_agent(self.agent, world_version=self.world_version, **settings)
 
 
 def play_trial(trial: Trial) -> float:

@@ -11,7 +11,7 @@ episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
 2. **Confirmation.** The ``finalists`` best by search mean, and the defaults, are played again
    on fresh *confirmation* seeds ``200 ..`` (``--confirm-seeds`` per workload); the best
    confirmation mean wins, so a setting that was merely lucky on the search episodes does not.
-3. **Writing.** The winners go to ``agents/tuned_settings.json``, where the registry reads them
+3. **Writing.** The winners go to the world's ``agents/tuned_settings_v<N>.json``, where the registry reads them
    (:mod:`agents.tuned`); every episode is in ``DIR/trials.jsonl`` and a summary in
    ``DIR/README.md`` (default ``benchmarks/results/tuning``).
 
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from agents import mean_ci
-from agents.tuned import TUNED_SETTINGS_PATH
+from agents.tuned import TUNED_SETTINGS_PATHS, tuned_settings_path
 from benchmarks.baselines.search_spaces import (
     SEARCH_SPACES,
     WORKLOADS,
@@ -76,6 +76,7 @@ from benchmarks.common.manifest import Manifest
 from benchmarks.common.provenance import SOURCE_ROOT
 from benchmarks.common.store import ResultsFileError
 from mara_env import TRAINING_LOAD
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
@@ -123,17 +124,28 @@ def tune(
     workers: int,
     quick: bool,
     progress: bool,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> Outcome:
-    """Search, confirm and choose the settings of one baseline (see the module docstring)."""
+    """Search, confirm and choose the settings of one baseline in ``world_version`` (see the
+    module docstring)."""
     space = SEARCH_SPACES[agent]
     rng = np.random.default_rng(int(hashlib.sha256(agent.encode()).hexdigest()[:8], 16))
-    candidates = [settings_key(item) for item in space.candidates(budget, rng, quick=quick)]
+    drawn = space.candidates(budget, rng, quick=quick, world_version=world_version)
+    candidates = [settings_key(item) for item in drawn]
 
-    configs = tuning_configs(quick=quick)
+    configs = tuning_configs(quick=quick, world_version=world_version)
 
     def trials(keys: Sequence[str], seeds: Sequence[int]) -> list[Trial]:
         made = [
-            Trial(agent, key, workload, seed, quick=quick, searched=True)
+            Trial(
+                agent,
+                key,
+                workload,
+                seed,
+                world_version=world_version,
+                quick=quick,
+                searched=True,
+            )
             for key in keys
             for workload in WORKLOADS
             for seed in tuning_seeds(min(seeds), len(seeds))
@@ -223,18 +235,18 @@ def tuning_manifest() -> Manifest:
     without the tuned-settings file, which the trials do not read (every candidate is built from
     its own settings) and which is this script's output: keying the trials by it would make
     every run's output invalidate its own trials."""
-    tuned = TUNED_SETTINGS_PATH.relative_to(SOURCE_ROOT).as_posix()
-    return trial_manifest(exclude=(f"file:{tuned}",))
+    tuned = [path.relative_to(SOURCE_ROOT).as_posix() for path in TUNED_SETTINGS_PATHS.values()]
+    return trial_manifest(exclude=[f"file:{path}" for path in tuned])
 
 
 def reproducing_command(args: argparse.Namespace) -> str:
     """The command that chooses the same settings: the options that shape the search, where
     they differ from the defaults (progress bars, workers and output paths do not)."""
     parser, words = build_parser(), ["python -m benchmarks.baselines.tuning"]
-    shaping = ["agents", "budget", "finalists", "search_seeds", "confirm_seeds"]
+    shaping = ["agents", "budget", "finalists", "search_seeds", "confirm_seeds", "world_version"]
     if args.quick:  # which sets the budget and the seeds
         words.append("--quick")
-        shaping = ["agents"]
+        shaping = ["agents", "world_version"]
     for name in shaping:
         value, default = getattr(args, name), parser.get_default(name)
         if value != default:
@@ -280,11 +292,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR", help="Search log folder."
     )
     parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=LATEST_WORLD_VERSION,
+        help=f"The world to tune in (default {LATEST_WORLD_VERSION}; its settings go to its own "
+        "file, where the registry reads them for that world).",
+    )
+    parser.add_argument(
         "--settings-file",
         type=Path,
-        default=TUNED_SETTINGS_PATH,
+        default=None,
         metavar="FILE",
-        help=f"Where the chosen settings go (default: the registry's, {TUNED_SETTINGS_PATH}).",
+        help="Where the chosen settings go (default: the registry's file for the world, "
+        f"{TUNED_SETTINGS_PATHS[LATEST_WORLD_VERSION].name} for world {LATEST_WORLD_VERSION}).",
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
     return parser
@@ -293,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Tune the chosen baselines; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.settings_file is None:
+        args.settings_file = tuned_settings_path(args.world_version)
     if args.quick:
         args.budget, args.finalists, args.search_seeds, args.confirm_seeds = 2, 1, 1, 1
     try:
@@ -322,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
             quick=args.quick,
             progress=not args.no_progress,
+            world_version=args.world_version,
         )
         outcomes.append(outcome)
         summary = outcome.summary()

@@ -62,6 +62,7 @@ from benchmarks.common.source_closure import (
     imports_of_source,
     module_file,
 )
+from mara_env.config import LATEST_WORLD_VERSION
 from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
@@ -89,14 +90,15 @@ class BuiltAgent:
     manifest: Manifest
 
 
-def build_agent(spec: str) -> BuiltAgent:
-    """Build the agent ``spec`` (as :func:`agents.make_agent` does) and fingerprint it.
+def build_agent(spec: str, world_version: int = LATEST_WORLD_VERSION) -> BuiltAgent:
+    """Build the agent ``spec`` for the world ``world_version`` (as :func:`agents.make_agent`
+    does) and fingerprint it.
 
     Raises:
         Whatever :func:`agents.make_agent` raises for ``spec``.
     """
     with recording_checkpoint_loads() as loads:
-        scheduler = make_agent(spec)
+        scheduler = make_agent(spec, world_version=world_version)
     registered = ":" not in spec  # a name of the registry, not an import path
     follow = _own_packages if registered else _project_of(spec.partition(":")[0])
     roots = [cls.__module__ for cls in type(scheduler).__mro__ if follow(cls.__module__)]
@@ -137,7 +139,7 @@ def code_manifest(
         roots: The entry points: module names of mara-env's packages.
         settings: What else shapes the run (JSON-serialisable; ``None``: nothing), e.g. a
             script's grid of workloads and seeds.
-        exclude: Items left out, e.g. ``"file:agents/tuned_settings.json"`` for the script that
+        exclude: Items left out, e.g. ``"file:agents/tuned_settings_v2.json"`` for the script that
             writes that file, whose rows must not be keyed by their own output.
 
     Raises:

@@ -88,7 +88,7 @@ def execute_cell(cell: Cell) -> CellOutcome:
     threads = TorchThreadLimit()
     try:
         threads.limit()
-        scheduler = make_agent(cell.agent)
+        scheduler = make_agent(cell.agent, world_version=cell.config.world_version)
         threads.limit()  # the agent may have imported torch
         (metrics,) = evaluate(scheduler, cell.config, [cell.seed])
     except Exception as error:

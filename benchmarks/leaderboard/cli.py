@@ -37,6 +37,7 @@ from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
@@ -105,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         default="evaluation",
         help="Config preset the grid varies (default: 'evaluation', held-out test curves).",
+    )
+    parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=LATEST_WORLD_VERSION,
+        help=f"The world's rules (default: {LATEST_WORLD_VERSION}, {env_id(LATEST_WORLD_VERSION)}); "
+        "1 replays Cluster-v1 with the settings and checkpoints shipped for it.",
     )
     parser.add_argument(
         "--quick",
@@ -192,9 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_agents(
-    parser: argparse.ArgumentParser, agents: Sequence[str]
+    parser: argparse.ArgumentParser,
+    agents: Sequence[str],
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
-    """Build and fingerprint each agent once, so that a failure shows before any episode.
+    """Build and fingerprint each agent once, for the world ``world_version``, so that a
+    failure shows before any episode.
 
     A name that is no agent, or an import path that leads to no scheduler, is a usage error
     (``parser.error``), not a failure to build.
@@ -206,7 +218,7 @@ def build_agents(
     built, failed = {}, {}
     for agent in agents:
         try:
-            built[agent] = build_agent(agent)
+            built[agent] = build_agent(agent, world_version)
         except (UnknownAgentError, AgentImportError) as error:
             parser.error(str(error))
         except Exception as error:
@@ -230,10 +242,14 @@ def _why_not_built(agent: str, error: Exception) -> str:
     return message
 
 
-def check_agents(parser: argparse.ArgumentParser, agents: Sequence[str]) -> dict[str, BuiltAgent]:
+def check_agents(
+    parser: argparse.ArgumentParser,
+    agents: Sequence[str],
+    world_version: int = LATEST_WORLD_VERSION,
+) -> dict[str, BuiltAgent]:
     """:func:`build_agents`, where any agent that does not build is a usage error (the scripts
     that need every agent they are given); returns ``{agent: built agent}``."""
-    built, failed = build_agents(parser, agents)
+    built, failed = build_agents(parser, agents, world_version)
     for agent, why in failed.items():
         parser.error(f"Agent {agent!r} cannot be built: {why}")
     return built
@@ -302,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ResultsFileError as error:
             parser.error(str(error))
     requested = tuple(dict.fromkeys([*args.agents, *args.agent]))
-    built, failed = build_agents(parser, requested)
+    built, failed = build_agents(parser, requested, args.world_version)
     for agent, why in failed.items():
         print(f"mara-leaderboard: agent {agent!r} cannot be built: {why}", file=sys.stderr)
     if not built:
@@ -329,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_seeds=len(seeds),
             first_seed=seeds.start,
             base=args.config,
+            world_version=args.world_version,
             quick=args.quick,
             fingerprint=shared.digest,
             specs={labels[spec]: spec for spec in specs if labels[spec] != spec},

@@ -45,6 +45,7 @@ from benchmarks.leaderboard.backends import run_cells
 from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
 from mara_env import ClusterConfig, get_config
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
 
 #: The schedulers the track plays: MARA and the baselines it is compared with.
 AGENTS = ("mara", "lara", "laira", "edf", "clairvoyant")
@@ -74,27 +75,38 @@ SCHEMA: dict[str, type] = {
     "arrived": int,
 }
 KEY = ("agent", "variant", "seed", "code")
+#: The manifest item naming the world an episode was played in.
+WORLD = "world version"
 
 
-def variant_config(variant: str, *, quick: bool = False) -> ClusterConfig:
-    """The ``evaluation`` preset changed as :data:`VARIANTS` says (arrivals over
-    :data:`~benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with ``quick``).
+def variant_config(
+    variant: str, *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
+) -> ClusterConfig:
+    """The ``evaluation`` preset of ``world_version`` changed as :data:`VARIANTS` says
+    (arrivals over :data:`~benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with
+    ``quick``).
 
     Raises:
         KeyError: For a variant that is not in :data:`VARIANTS`.
     """
     fields = dict(VARIANTS[variant])
     load_factor = fields.pop("load_factor", 1.0)
-    base = get_config("evaluation", workload=fields.pop("workload", None))
+    base = get_config(
+        "evaluation", workload=fields.pop("workload", None), world_version=world_version
+    )
     config = base.replace(load=base.load * load_factor, **fields)
     return config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON) if quick else config
 
 
-def agent_manifests(agents: Sequence[str]) -> dict[str, Manifest]:
-    """Each agent's key manifest: its code and weights with the leaderboard's shared code."""
-    shared = shared_manifest()
+def agent_manifests(
+    agents: Sequence[str], world_version: int = LATEST_WORLD_VERSION
+) -> dict[str, Manifest]:
+    """Each agent's key manifest in ``world_version``: its code and weights (those shipped for
+    that world) with the leaderboard's shared code and the world."""
+    shared = {**shared_manifest().items, WORLD: str(world_version)}
     return {
-        agent: Manifest({**build_agent(agent).manifest.items, **shared.items}) for agent in agents
+        agent: Manifest({**build_agent(agent, world_version).manifest.items, **shared})
+        for agent in agents
     }
 
 
@@ -111,14 +123,19 @@ def run(
     quick: bool,
     workers: int,
     progress: bool,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> tuple[ResultsStore, dict[str, Manifest]]:
-    """Play every (variant, agent, seed) episode ``output/episodes.csv`` lacks."""
+    """Play every (variant, agent, seed) episode of ``world_version`` that
+    ``output/episodes.csv`` lacks."""
     store = open_episodes(output / "episodes.csv")
-    manifests = agent_manifests(agents)
+    manifests = agent_manifests(agents, world_version)
     for manifest in manifests.values():
         store.record_manifest(manifest)
     done = store.done()
-    configs = {variant: variant_config(variant, quick=quick) for variant in VARIANTS}
+    configs = {
+        variant: variant_config(variant, quick=quick, world_version=world_version)
+        for variant in VARIANTS
+    }
     cells = [
         Cell(agent, seed, configs[variant], variant)
         for variant in VARIANTS
@@ -146,7 +163,11 @@ def run(
 
 
 def markdown(
-    store: ResultsStore, manifests: Mapping[str, Manifest], seeds: Sequence[int], note: str
+    store: ResultsStore,
+    manifests: Mapping[str, Manifest],
+    seeds: Sequence[int],
+    note: str,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> str:
     """The results page, from the rows of the current keys."""
     agents = list(manifests)
@@ -164,7 +185,8 @@ def markdown(
         "tuned on (`evaluation` preset: held-out test curves; evaluation seeds "
         f"{seeds[0]}-{seeds[-1]}). Written by `python -m benchmarks.leaderboard.generalisation` "
         "from `episodes.csv`. Completion rate, mean [95% bootstrap interval over seeds]; "
-        f"{FOCUS} minus each other agent on the same episodes. The world is Cluster-v1; what "
+        f"{FOCUS} minus each other agent on the same episodes. The world is "
+        f"`{env_id(world_version)}`; what "
         "its observation gives away of a task's effort is measured by `python -m "
         f"benchmarks.prediction leak-audit` (`benchmarks/results/leak_audit/`). {note}",
         "",
@@ -225,6 +247,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="Worker processes (default: the available cores).",
     )
     parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=LATEST_WORLD_VERSION,
+        help=f"The world's rules (default {LATEST_WORLD_VERSION}); 1 replays Cluster-v1 with the "
+        "settings and checkpoints shipped for it (give it its own --output).",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="A smoke run: 2 seeds, arrivals over 30 epochs."
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
@@ -251,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             quick=args.quick,
             workers=args.workers,
             progress=not args.no_progress,
+            world_version=args.world_version,
         )
     except ResultsFileError as error:
         parser.error(str(error))
@@ -258,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Run in {time.perf_counter() - start:.0f} s at commit {git_revision()} on "
         f"{platform_line()}."
     )
-    page = markdown(store, manifests, seeds, note)
+    page = markdown(store, manifests, seeds, note, args.world_version)
     write_atomically(args.output / "README.md", page)
     print(page)
     print(f"Wrote {args.output / 'episodes.csv'} and {args.output / 'README.md'}.")

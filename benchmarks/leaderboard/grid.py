@@ -33,6 +33,7 @@ from typing import Any
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Evaluation episodes use environment seeds from here on; training and tuning code in this
 #: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on
@@ -168,6 +169,7 @@ class Grid:
         n_seeds: Evaluation seeds per (agent, workload, load): ``first_seed ..``.
         first_seed: The first evaluation seed (at least :data:`EVALUATION_SEED_BASE`).
         base: The config preset the grid varies (default ``evaluation``: held-out test curves).
+        world_version: The world's rules (``ClusterConfig.world_version``; default: the latest).
         quick: Shorten arrivals to :data:`QUICK_ARRIVAL_HORIZON` epochs.
         fingerprint: The shared fingerprint (code, trace data, package version) that every
             cell key includes.
@@ -188,6 +190,7 @@ class Grid:
     n_seeds: int = DEFAULT_SEEDS
     first_seed: int = EVALUATION_SEED_BASE
     base: str = "evaluation"
+    world_version: int = LATEST_WORLD_VERSION
     quick: bool = False
     fingerprint: str = ""
     specs: Mapping[str, str] = field(default_factory=dict)
@@ -230,7 +233,12 @@ class Grid:
         recorded = self.configs.get(self.label(workload, factor))
         if recorded is not None:
             return recorded
-        config = get_config(self.base, workload=workload, load=float(factor) * TRAINING_LOAD)
+        config = get_config(
+            self.base,
+            workload=workload,
+            load=float(factor) * TRAINING_LOAD,
+            world_version=self.world_version,
+        )
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
         return config

@@ -16,7 +16,7 @@ Usage::
 
     python -m benchmarks.leaderboard.load_calibration                      # training preset, 20 seeds
     python -m benchmarks.leaderboard.load_calibration --loads 1.0 1.2 1.4 --seeds 30
-    python -m benchmarks.leaderboard.load_calibration --world-version 2      # Cluster-v2's rules
+    python -m benchmarks.leaderboard.load_calibration --world-version 1      # Cluster-v1's rules
 
 Example:
     >>> from benchmarks.leaderboard.load_calibration import main
@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configs = {load: get_config(args.config, load=load, **rules) for load in loads}
     except ConfigError as error:
         parser.error(str(error))
-    check_agents(parser, args.agents)
+    check_agents(parser, args.agents, configs[loads[0]].world_version)
     cells = [
         Cell(agent, seed, configs[load], f"{args.config}@{load:g}")
         for load in loads

@@ -281,6 +281,7 @@ def summary_json(board: Leaderboard, provenance: dict[str, Any], command: str) -
             "training_load": TRAINING_LOAD,
             "seeds": list(grid.seeds),
             "base_config": grid.base,
+            "world_version": grid.world_version,
             "quick": grid.quick,
             "configs": {
                 grid.label(workload, factor): repr(grid.config(workload, factor))

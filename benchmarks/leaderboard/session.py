@@ -149,6 +149,7 @@ def run_record(
             "n_seeds": grid.n_seeds,
             "first_seed": grid.first_seed,
             "base": grid.base,
+            "world_version": grid.world_version,
             "quick": grid.quick,
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},

@@ -153,6 +153,8 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         n_seeds=grid_facts["n_seeds"],
         first_seed=grid_facts.get("first_seed", EVALUATION_SEED_BASE),
         base=grid_facts["base"],
+        # runs recorded before there were two worlds played Cluster-v1
+        world_version=grid_facts.get("world_version", 1),
         quick=grid_facts["quick"],
         fingerprint=run["fingerprints"]["shared"],
         specs=specs,

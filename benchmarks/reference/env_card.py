@@ -1,6 +1,6 @@
 """The environment card, generated from the code so that it cannot drift from it.
 
-``docs/environment.md`` lays out what a user of ``mara_env/Cluster-v1`` needs at a glance, each
+``docs/environment.md`` lays out what a user of ``mara_env/Cluster-v2`` needs at a glance, each
 table read from the code that defines it:
 
 - the spaces (agents, actions, observations, state, the Gymnasium form) of the default config,
@@ -16,7 +16,7 @@ to write it; ``--check`` exits 1 if the committed card differs from what the cod
 Example:
     >>> card = render()
     >>> card.splitlines()[0]
-    '# The environment: `mara_env/Cluster-v1`'
+    '# The environment: `mara_env/Cluster-v2`'
     >>> "| 19 | `budget` |" in card
     True
 """
