@@ -14,7 +14,7 @@ Example:
     [...]
     >>> tuned_settings("edf")
     {}
-    >>> tuned_settings("lara", world_version=1) == tuned_settings("lara")
+    >>> tuned_settings("laira", world_version=1) == tuned_settings("laira")
     False
 """
 

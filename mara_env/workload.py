@@ -311,25 +311,37 @@ def draw_tasks(
     return _draw_hidden_effort_tasks(workload, family_slot, arrivals, rng)
 
 
-def _draw_hidden_effort_tasks(
-    workload: Workload, family_slot: np.ndarray, arrivals: np.ndarray, rng: np.random.Generator
-) -> tuple[TaskTable, np.ndarray]:
-    """Cluster-v2's tasks (:mod:`mara_env.hidden_effort`)."""
-    config, tables = workload.config, workload.family_tables
+def draw_hidden_effort_terms(
+    workload: Workload, family_slot: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, ...]:
+    """Cluster-v2's ``(curve_row, speed, target, demand, offered, time_allowed)`` of tasks of
+    the configured families ``family_slot`` (:func:`mara_env.hidden_effort.hidden_effort_terms`
+    on the curves :func:`~mara_env.hidden_effort.draw_target_curves` picks), from ``rng``."""
+    tables = workload.family_tables
     target_row = draw_target_curves(tables, family_slot, rng)
-    alpha = workload.family_alpha[family_slot]
-    curve_row, speed, target, demand, offered, time_allowed = hidden_effort_terms(
+    return hidden_effort_terms(
         workload.curves,
         workload.lengths,
         family_slot,
         target_row,
-        alpha,
+        workload.family_alpha[family_slot],
         tables.depth_rows,
         tables.depth_ratio,
         tables.depth_start,
         tables.log_levels,
         tables.typical_fraction,
-        draw_effort_numbers(config, rng, len(arrivals)),
+        draw_effort_numbers(workload.config, rng, len(family_slot)),
+    )
+
+
+def _draw_hidden_effort_tasks(
+    workload: Workload, family_slot: np.ndarray, arrivals: np.ndarray, rng: np.random.Generator
+) -> tuple[TaskTable, np.ndarray]:
+    """Cluster-v2's tasks (:mod:`mara_env.hidden_effort`)."""
+    config = workload.config
+    alpha = workload.family_alpha[family_slot]
+    curve_row, speed, target, demand, offered, time_allowed = draw_hidden_effort_terms(
+        workload, family_slot, rng
     )
     tasks = TaskTable(
         family=workload.curve_family[curve_row],

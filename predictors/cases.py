@@ -8,9 +8,13 @@ and weights) and a config (default: the ``evaluation`` preset, i.e. ``ClusterCon
 the **test split**), ``draws_per_curve * (test curves of the workload's families)`` tasks are
 drawn, split across families by the workload's weights (rounded). Within a family the curves
 are dealt in shuffled rounds, so every curve is used once before any is used again. Each task's
-speed, target and deadline (epochs after arrival) are drawn by the simulator's rule,
-:func:`mara_env.rules.draw_task_terms` and :func:`mara_env.rules.deadlines`; its steps to target
-``T`` are :func:`mara_env.rules.first_step_at_or_below` (``inf``: infeasible).
+speed, target and deadline (epochs after arrival) are drawn by the simulator's rule of the
+config's world: in Cluster-v1 on the dealt curve by :func:`mara_env.rules.draw_task_terms`; in
+Cluster-v2 the world picks the curves itself (:func:`mara_env.workload.draw_hidden_effort_terms`:
+a target drawn on one of the family's improving curves, a hopeless one moved to a curve that
+never reaches it), so the family's count of tasks is drawn that way instead of dealt. Deadlines
+by :func:`mara_env.rules.deadlines`; steps to target ``T`` by
+:func:`mara_env.rules.first_step_at_or_below` (``inf``: infeasible).
 
 A task with ``speed >= T`` is dropped (:func:`done_at_first_report`): it completes at its first
 report, so there is nothing to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
@@ -62,6 +66,7 @@ import numpy as np
 from mara_env import ClusterConfig, ConfigError, get_config, rules
 from mara_env.sources import default_trace_source
 from mara_env.traces import CurvePool, TraceSource
+from mara_env.workload import build_workload, draw_hidden_effort_terms
 from predictors.base import TaskHistory
 
 #: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
@@ -359,7 +364,7 @@ def draw_tasks(
             continue
         rounds = -(-count // pool.n_curves)
         rows = np.concatenate([rng.permutation(pool.n_curves) for _ in range(rounds)])[:count]
-        tasks.extend(_draw_family_tasks(workload, pool.family, pool, rows, config, rng))
+        tasks.extend(_draw_family_tasks(workload, pool.family, pool, rows, config, source, rng))
     return tuple(tasks)
 
 
@@ -369,16 +374,28 @@ def _draw_family_tasks(
     pool: CurvePool,
     rows: np.ndarray,
     config: ClusterConfig,
+    source: TraceSource,
     rng: np.random.Generator,
 ) -> list[PredictionTask]:
-    """Tasks on ``rows`` of ``pool``, drawn by the simulator's rule
-    (:func:`mara_env.rules.draw_task_terms`)."""
+    """Tasks on ``rows`` of ``pool`` (Cluster-v1), or as many of the family drawn by
+    Cluster-v2's rule (module docstring)."""
     n = len(rows)
+    if config.world_version == 1:
+        terms = rules.draw_task_terms(
+            pool.losses[rows], pool.lengths[rows], config.alpha_for(family), config, rng
+        )
+        speed, target, time_allowed = terms.speed, terms.target, terms.time_allowed
+    else:
+        curves_of = build_workload(config, source)
+        slot = config.families.index(family)
+        family_slot = np.full(n, slot, dtype=np.int64)
+        curve_row, speed, target, _, _, time_allowed = draw_hidden_effort_terms(
+            curves_of, family_slot, rng
+        )
+        rows = curve_row - curves_of.rows_by_family[slot][0]
     lengths = pool.lengths[rows]
     curves = pool.losses[rows]
-    terms = rules.draw_task_terms(curves, lengths, config.alpha_for(family), config, rng)
-    speed, target = terms.speed, terms.target
-    deadline = rules.deadlines(np.zeros(n, dtype=np.int64), terms.time_allowed, config.max_epochs)
+    deadline = rules.deadlines(np.zeros(n, dtype=np.int64), time_allowed, config.max_epochs)
     steps_to_target = rules.first_step_at_or_below(curves, lengths, target)
     tasks = []
     for i in range(n):

@@ -16,6 +16,7 @@ from mara_env.sources import default_trace_source
 from predictors.base import TaskHistory
 from predictors.calibration import (
     VALIDATION_SETS,
+    VALIDATION_WORLD_VERSION,
     CurveSubset,
     calibration_cells,
     fit_spread,
@@ -92,7 +93,7 @@ def test_validation_cases_under_a_shift_are_the_drawn_tasks_shifted() -> None:
     assert [(g.task_set, g.cases.fraction) for g in groups] == [
         (task_set, fraction) for task_set in VALIDATION_SETS for fraction in (0.2, 0.4)
     ]
-    config = get_config("training", workload="rl")
+    config = get_config("training", workload="rl", world_version=VALIDATION_WORLD_VERSION)
     drawn = draw_tasks("rl", seed=0, draws_per_curve=1, config=config, source=validation)
     by_curve = {task.curve_id: task for task in drawn}
     for group in groups:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(
     [
         *(ROOT / "predictors" / "checkpoints").rglob("*.pt"),
-        *(ROOT / "agents" / "checkpoints").glob("*.pt"),
+        *(ROOT / "agents" / "checkpoints").rglob("*.pt"),
     ]
 )
 

@@ -151,7 +151,7 @@ def test_act_refuses_a_batch() -> None:
 @pytest.mark.parametrize("seed", sorted(SHIPPED_ACTIONS))
 def test_the_recorded_agent_takes_its_recorded_actions(seed: int) -> None:
     agent = Mara.load(RECORDED_AGENT)
-    env = mara_env.raw_env("evaluation")
+    env = mara_env.raw_env("evaluation", world_version=1)  # the world it was recorded in
     env.reset(seed=seed)
     start_episode(agent, env, seed)
     actions = []

@@ -138,8 +138,9 @@ def test_observed_budget_equals_the_simulator_budget(preset: str, overrides: dic
 
 @pytest.mark.parametrize(("preset", "seed", "overrides"), list(V0_DIGESTS))
 def test_same_seed_same_episode_as_v0(preset: str, seed: int, overrides: tuple) -> None:
-    """The globals and the v0 slot columns of every observation are those v0 produced."""
-    env = mara_env.raw_env(preset, **dict(overrides))
+    """The globals and the v0 slot columns of every observation are those v0 produced (in
+    Cluster-v1's world, which kept v0's task draws)."""
+    env = mara_env.raw_env(preset, world_version=1, **dict(overrides))
     env.reset(seed=seed)
     n_slots = env.config.n_slots
     digest = hashlib.sha256()
@@ -157,6 +158,8 @@ def test_same_seed_same_episode_as_v0(preset: str, seed: int, overrides: tuple) 
 
 @pytest.mark.filterwarnings("ignore:.*out of date:DeprecationWarning")
 def test_v0_is_deprecated_in_favour_of_the_latest_version() -> None:
-    assert mara_env.ENV_ID == "mara_env/Cluster-v1"
+    assert mara_env.ENV_ID == "mara_env/Cluster-v2"
     with pytest.raises(gym.error.DeprecatedEnv, match="mara_env/Cluster-v2"):
         gym.make("mara_env/Cluster-v0")
+    with pytest.warns(DeprecationWarning, match="Cluster-v1 is out of date"):
+        assert gym.make("mara_env/Cluster-v1").unwrapped.config.world_version == 1

@@ -21,7 +21,7 @@ from benchmarks.prediction import protocols as prediction_protocols
 from benchmarks.prediction import reliability_figure as prediction_reliability_figure
 from benchmarks.prediction import report as prediction_report
 from benchmarks.prediction import results
-from mara_env import ClusterConfig, default_trace_source
+from mara_env import ClusterConfig, default_trace_source, get_config
 from mara_env.families import FAMILY_NAMES
 from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
 from mara_env.workload import TaskTable
@@ -135,18 +135,24 @@ def test_histories_respect_the_fraction(mixed_tasks: Sequence[PredictionTask]) -
         assert np.all(cases.cap == [4.0 * task.length for task in cases.tasks])
 
 
-def test_tasks_follow_the_simulator_draw_rules(mixed_tasks: Sequence[PredictionTask]) -> None:
-    config = ClusterConfig(split="test")
+@pytest.mark.parametrize("world", [1, 2])
+def test_tasks_follow_the_simulator_draw_rules(world: int) -> None:
+    config = ClusterConfig(split="test", world_version=world)
+    mixed_tasks = draw_tasks("in_distribution", seed=5, draws_per_curve=1, config=config)
     for task in mixed_tasks:
         low, high = config.epochs_per_curve
         assert task.length / high <= task.speed <= task.length / low
         first_hit = np.flatnonzero(task.curve[1:] <= task.target)
         assert task.steps_to_target == (first_hit[0] + 1 if len(first_hit) else math.inf)
         assert task.speed < task.horizon  # a task done at its first report is dropped
-        if not task.infeasible:
+        if task.infeasible:
+            assert task.target < task.curve.min()
+        elif world == 1:
             assert task.target <= 0.99 * task.curve[0]
             demand = task.steps_to_target / task.speed
             assert max(1, math.ceil(1.5 * demand)) <= task.deadline <= math.ceil(3.0 * demand)
+        else:  # a point of its own curve; the deadline comes from an estimate, not the demand
+            assert task.target in task.curve[1:] and task.target < task.curve[0]
     families = Counter(task.family for task in mixed_tasks)
     assert set(families) == {"tabular", "vision", "rl"}
     assert max(families.values()) - min(families.values()) < 0.1 * len(mixed_tasks)
@@ -154,7 +160,10 @@ def test_tasks_follow_the_simulator_draw_rules(mixed_tasks: Sequence[PredictionT
     assert 0.05 < share < 0.35
 
 
-def test_each_curve_is_dealt_before_any_is_reused(rl_tasks: Sequence[PredictionTask]) -> None:
+def test_each_curve_is_dealt_before_any_is_reused() -> None:
+    """In Cluster-v1 (Cluster-v2 picks the curves by its own rule)."""
+    config = get_config("evaluation", workload="rl", world_version=1)
+    rl_tasks = draw_tasks("rl", seed=3, draws_per_curve=2, config=config)
     n_curves = default_trace_source().pool("rl", "test").n_curves
     uses = Counter(task.curve_id for task in rl_tasks)
     assert max(uses.values()) <= 2

@@ -10,8 +10,9 @@ presumed feasible (probability 1), as LaiRA presumes it.
 Example:
     >>> import numpy as np
     >>> from predictors.base import TaskHistory
-    >>> history = TaskHistory(np.array([0.0, 2.0, 4.0]), np.array([1.0, 0.8, 0.7]), target=1e-6,
-    ...                       time_left=5.0, speed=2.0, family="tabular")
+    >>> reports = laira_settings().min_reports + 1
+    >>> history = TaskHistory(2.0 * np.arange(reports), np.linspace(1.0, 0.7, reports),
+    ...                       target=1e-6, time_left=5.0, speed=2.0, family="tabular")
     >>> probability = laira_success(laira_settings(), [history], np.array([0.8]), nodes=2)
     >>> bool(probability[0] < 0.5)
     True
