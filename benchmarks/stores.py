@@ -131,14 +131,21 @@ def _evaluation_store(path: Path) -> ResultsStore:
 
 
 @functools.cache
-def _evaluated(label: str) -> Manifest:
+def _evaluated(folder: str, label: str, world_version: int) -> Manifest:
     from benchmarks.mara.evaluate import build_with_manifest
 
-    checkpoint = RESULTS / "mara" / f"{label}.pt"
-    return build_with_manifest(str(checkpoint) if checkpoint.exists() else label)[3]
+    checkpoint = RESULTS / folder / f"{label}.pt"
+    agent = str(checkpoint) if checkpoint.exists() else label
+    return build_with_manifest(agent, world_version)[3]
 
 
-_MARA_EVALUATIONS = ("evaluation.csv", "mara_ppo_evaluation.csv", "ablations.csv")
+#: MARA's evaluations: (file under ``benchmarks/results``, the world its episodes played).
+_MARA_EVALUATIONS = (
+    ("mara/evaluation.csv", 1),
+    ("mara/mara_ppo_evaluation.csv", 1),
+    ("mara/ablations.csv", 1),
+    ("mara/v2/evaluation.csv", 2),
+)
 
 
 def _generalisation_store(path: Path) -> ResultsStore:
@@ -210,13 +217,17 @@ STORES: tuple[CommittedStore, ...] = (
     *(
         CommittedStore(
             f"MARA {name}",
-            RESULTS / "mara" / name,
+            RESULTS / name,
             "code",
-            "python -m benchmarks.mara evaluate (see benchmarks/results/mara/README.md)",
+            f"python -m benchmarks.mara evaluate (see {Path(name).parent}/README.md)",
             _evaluation_store,
-            lambda row: _evaluated(row["agent"]),
+            functools.partial(
+                lambda folder, world, row: _evaluated(folder, row["agent"], world),
+                str(Path(name).parent),
+                world,
+            ),
         )
-        for name in _MARA_EVALUATIONS
+        for name, world in _MARA_EVALUATIONS
     ),
 )
 

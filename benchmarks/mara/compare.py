@@ -30,20 +30,21 @@ from benchmarks.common.threads import set_torch_threads
 from benchmarks.mara.settings import WORKLOADS
 from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
-from mara_env.config import WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
 
 
-def checkpoint_path(name: str) -> Path:
-    """The ``.pt`` file of a shipped agent's name, or ``name`` as a path.
+def checkpoint_path(name: str, world_version: int = LATEST_WORLD_VERSION) -> Path:
+    """The ``.pt`` file of a shipped agent's name (the one shipped for ``world_version``), or
+    ``name`` as a path.
 
     Raises:
         FileNotFoundError: If ``name`` is neither a shipped MARA agent nor an existing file.
     """
     if name in SHIPPED:
-        return SHIPPED[name]()
+        return SHIPPED[name](world_version)
     path = Path(name)
     if not path.is_file():
         raise FileNotFoundError(
@@ -90,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give at least two checkpoints: a reference and one to compare with it")
     try:
         seeds = training_seeds(args.first_seed, args.seeds, where="mara_compare")
-        paths = [checkpoint_path(name) for name in args.checkpoints]
+        world = args.world_version or get_config(args.preset).world_version
+        paths = [checkpoint_path(name, world) for name in args.checkpoints]
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     set_torch_threads(1)

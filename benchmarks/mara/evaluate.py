@@ -40,13 +40,17 @@ from agents import evaluate, mean_ci
 from agents.base import Scheduler
 from benchmarks.common.keys import Manifest, build_agent, class_manifest, code_manifest
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
+from benchmarks.common.seed_intervals import two_level_bootstrap
 from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.common.store import ResultsFileError, ResultsStore
 from mara_env import get_config
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
 WORKLOADS = EVALUATION_WORKLOADS
 LOADS = (1.4, 2.1, 2.8)
+#: The manifest item naming the world the episodes were played in.
+WORLD = "world version"
 #: ``{agent: {(workload, load, seed): completion rate}}``.
 Rates = dict[str, dict[tuple[str, float, int], float]]
 #: Columns of an evaluation CSV and their types; a row is keyed by all but the last two.
@@ -73,14 +77,18 @@ def label_of(agent: str) -> str:
 HARNESS = ("agents.evaluation",)
 
 
-def build_with_manifest(agent: str) -> tuple[str, Scheduler, str, Manifest]:
-    """A scheduler from a registered name or a MARA checkpoint path (``.pt``): its label, the
+def build_with_manifest(
+    agent: str, world_version: int = LATEST_WORLD_VERSION
+) -> tuple[str, Scheduler, str, Manifest]:
+    """A scheduler for ``world_version`` from a registered name (built with the artifacts
+    shipped for that world) or a MARA checkpoint path (``.pt``): its label, the
     scheduler, :func:`weights_digest` of every checkpoint loaded to build it (its policy's and
     its predictor's: a result depends on both) and the digest of everything its results depend
     on: one :class:`~benchmarks.common.keys.Manifest` of its code and weights
     (:func:`~benchmarks.common.keys.build_agent`, or for a checkpoint file
     :func:`~benchmarks.common.keys.class_manifest` and the checkpoints loaded) and the harness's
-    code, data and interpreter (:func:`~benchmarks.common.keys.code_manifest`)."""
+    code, data and interpreter (:func:`~benchmarks.common.keys.code_manifest`), with the
+    world."""
     scheduler: Scheduler
     if agent.endswith(".pt"):
         from agents.mara.agent import Mara
@@ -91,17 +99,17 @@ def build_with_manifest(agent: str) -> tuple[str, Scheduler, str, Manifest]:
         items = dict(class_manifest(scheduler).items)
         items.update({f"checkpoint:{load.path.name}": load.sha256[:16] for load in loads})
     else:
-        built = build_agent(agent)
+        built = build_agent(agent, world_version)
         scheduler, items = built.scheduler, dict(built.manifest.items)
         weights = [value for key, value in items.items() if key.startswith("checkpoint:")]
-    everything = Manifest({**items, **code_manifest(HARNESS).items})
+    everything = Manifest({**items, **code_manifest(HARNESS).items, WORLD: str(world_version)})
     return label_of(agent), scheduler, weights_digest(weights), everything
 
 
-def build(agent: str) -> tuple[str, Scheduler, str, str]:
+def build(agent: str, world_version: int = LATEST_WORLD_VERSION) -> tuple[str, Scheduler, str, str]:
     """:func:`build_with_manifest` with the manifest's digest: the ``code`` key of the agent's
     rows."""
-    label, scheduler, checkpoint, manifest = build_with_manifest(agent)
+    label, scheduler, checkpoint, manifest = build_with_manifest(agent, world_version)
     return label, scheduler, checkpoint, manifest.digest
 
 
@@ -129,8 +137,10 @@ def run(
     seeds: int,
     out: Path,
     progress: bool = True,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> None:
-    """Evaluate every (agent, workload, load) cell on ``seeds`` seeds, appending to ``out``.
+    """Evaluate every (agent, workload, load) cell of ``world_version`` on ``seeds`` seeds,
+    appending to ``out``.
 
     Raises:
         SystemExit: If ``out`` holds rows of an agent made with another checkpoint or other
@@ -138,7 +148,7 @@ def run(
     """
     results = open_results(out)
     for agent in agents:
-        label, scheduler, checkpoint, manifest = build_with_manifest(agent)
+        label, scheduler, checkpoint, manifest = build_with_manifest(agent, world_version)
         code = manifest.digest
         results.record_manifest(manifest)
         own = results.rows_where(agent=label)
@@ -164,7 +174,9 @@ def run(
             if (label, checkpoint, code, workload, float(load), seed) not in done
         ]
         for workload, load, seed in tqdm(todo, desc=label, unit="episode", disable=not progress):
-            config = get_config("evaluation", workload=workload, load=load)
+            config = get_config(
+                "evaluation", workload=workload, load=load, world_version=world_version
+            )
             (row,) = evaluate(scheduler, config, [seed])
             results.append(  # on disk before the next episode starts
                 {
@@ -266,6 +278,51 @@ def paired_differences(scores: Rates, reference: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def training_seed_differences(scores: Rates, runs: Sequence[str], name: str) -> str:
+    """Markdown table: a learned recipe, trained from several seeds (``runs``: the labels of
+    its training runs), minus each other agent, with a 95% interval over training seeds and
+    episodes (:func:`benchmarks.common.seed_intervals.two_level_bootstrap`), at each load and
+    over all of them. Only episodes every run and the other agent played count.
+
+    Raises:
+        ValueError: If a run has no rows.
+
+    Example:
+        >>> scores = {
+        ...     "a0": {("rl", 1.4, 1000): 0.5, ("rl", 1.4, 1001): 0.7},
+        ...     "a1": {("rl", 1.4, 1000): 0.6, ("rl", 1.4, 1001): 0.6},
+        ...     "b": {("rl", 1.4, 1000): 0.4, ("rl", 1.4, 1001): 0.5},
+        ... }
+        >>> print(training_seed_differences(scores, ["a0", "a1"], "a").splitlines()[2])
+        | a (2 training seeds) - b | 1.4 | 2 | +0.150 | [+0.100, +0.200] |
+    """
+    _require(scores, list(runs))
+    lines = [
+        f"| {name} minus | load | paired episodes | difference | 95% CI (training seeds and "
+        "episodes) |",
+        "|---|---|---|---|---|",
+    ]
+    shared_by_runs = set.intersection(*(set(scores[run]) for run in runs))
+    for agent, values in sorted(scores.items()):
+        if agent in runs:
+            continue
+        shared = sorted(shared_by_runs & set(values))
+        loads = sorted({load for _, load, _ in shared})
+        groups = [(f"{load:g}", [key for key in shared if key[1] == load]) for load in loads]
+        if len(loads) > 1:
+            groups.append(("all", shared))
+        for label, keys in groups:
+            differences = np.array(
+                [[scores[run][key] - values[key] for key in keys] for run in runs]
+            )
+            summary = two_level_bootstrap(differences)
+            lines.append(
+                f"| {name} ({len(runs)} training seeds) - {agent} | {label} | {len(keys)} | "
+                f"{summary.mean:+.3f} | [{summary.low:+.3f}, {summary.high:+.3f}] |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def gap_closed(scores: Rates, low: str, high: str, n_resamples: int = 10_000, seed: int = 0) -> str:
     """Markdown table: the share of the ``low`` -> ``high`` gap each agent closes, per load.
 
@@ -356,26 +413,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="AGENT",
         help="also tabulate every agent's paired difference from this agent's label",
     )
+    parser.add_argument(
+        "--training-seeds",
+        nargs="+",
+        default=None,
+        metavar="LABEL",
+        help="the labels of one recipe's training runs (e.g. the stems of its checkpoints): "
+        "also tabulate the recipe minus every other agent with intervals over training seeds "
+        "and episodes",
+    )
+    parser.add_argument(
+        "--recipe-name",
+        default="mara",
+        help="what the --training-seeds table calls the recipe (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=LATEST_WORLD_VERSION,
+        help="the world's rules; registered agents use the artifacts shipped for it "
+        "(default: %(default)s)",
+    )
     args: Any = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     compared = ([] if args.paired_with is None else [args.paired_with]) + (args.gap or [])
+    compared += args.training_seeds or []
     known = {label_of(agent) for agent in args.agents} | {
         row["agent"] for row in open_results(args.out).rows
     }
     unknown = [name for name in compared if name not in known]
     if unknown:  # before any episode runs
         raise SystemExit(
-            f"mara.evaluate: --paired-with/--gap name {unknown}, which has no rows in "
+            f"mara.evaluate: --paired-with/--gap/--training-seeds name {unknown}, which has no "
+            "rows in "
             f"{args.out} and is not among --agents {sorted(known)}."
         )
-    run(args.agents, args.workloads, args.loads, args.seeds, args.out, not args.no_progress)
+    run(
+        args.agents,
+        args.workloads,
+        args.loads,
+        args.seeds,
+        args.out,
+        not args.no_progress,
+        args.world_version,
+    )
     scores = completion_rates(args.out)
     table = summarise(scores)
     if args.paired_with is not None:
         table += "\n" + paired_differences(scores, args.paired_with)
     if args.gap is not None:
         table += "\n" + gap_closed(scores, *args.gap)
+    if args.training_seeds is not None:
+        table += "\n" + training_seed_differences(scores, args.training_seeds, args.recipe_name)
     args.out.with_suffix(".md").write_text(table)
     print(table)
     return 0
