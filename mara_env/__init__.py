@@ -48,7 +48,7 @@ from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
 from mara_env.vector_env import ClusterVectorEnv
 from mara_env.workloads import WORKLOADS
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ENV_ID",

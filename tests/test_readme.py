@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.reference import readme_figures
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 #: The README and the documentation pages under docs/.
@@ -119,3 +121,17 @@ def test_the_citation_names_the_installed_version() -> None:
 
     (version,) = re.findall(r"version = \{(.+?)\}", README)
     assert version == mara_env.__version__
+
+
+def test_the_readmes_figures_are_those_of_the_results_files(tmp_path: Path) -> None:
+    """Every generated section of the README is what its results file says, and a changed
+    result is caught."""
+    readme = (ROOT / "README.md").read_text()
+    assert readme_figures.stale_sections(readme) == []
+    source = readme_figures.SECTIONS[0].source
+    (tmp_path / source).parent.mkdir(parents=True)
+    edited = (ROOT / source).read_text().replace("| 1 |", "| 1 (edited) |", 1)
+    (tmp_path / source).write_text(edited)
+    assert readme_figures.stale_sections(readme, root=tmp_path) == ["leaderboard"]
+    with pytest.raises(readme_figures.ReadmeFiguresError, match="must hold one"):
+        readme_figures.replace_section("no markers", "leaderboard", "x")

@@ -1,9 +1,12 @@
-"""Reference pages generated from the code: the environment card.
+"""Reference pages generated from the code and the results: the environment card, the
+README's figures.
 
 Run ``python -m benchmarks.reference <command> [options]``; each command is also its own module:
 
 * ``env-card`` (:mod:`benchmarks.reference.env_card`): write ``docs/environment.md`` (spaces,
   observation columns, config fields, presets and workloads) from the code.
+* ``readme`` (:mod:`benchmarks.reference.readme_figures`): copy the README's measured figures
+  (between ``<!-- generated:NAME -->`` markers) from the results files.
 """
 
 from __future__ import annotations
@@ -14,5 +17,9 @@ COMMANDS = {
     "env-card": (
         "benchmarks.reference.env_card",
         "Write docs/environment.md from the code (or check it with --check).",
+    ),
+    "readme": (
+        "benchmarks.reference.readme_figures",
+        "Copy the README's figures from the results files (or check them with --check).",
     ),
 }
