@@ -15,7 +15,7 @@ A docstring, comment or layout edit changes no digest, so it leaves every store 
 
 Example:
     >>> [store.name for store in STORES][:3]
-    ['leaderboard', 'generalisation', 'tuning']
+    ['leaderboard', 'leaderboard on Cluster-v1', 'generalisation']
 """
 
 from __future__ import annotations
@@ -168,6 +168,15 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard" / "episodes.jsonl",
         "cell",
         "python -m benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "leaderboard on Cluster-v1",
+        RESULTS / "leaderboard_v1" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --world-version 1 --no-resume --output "
+        "benchmarks/results/leaderboard_v1",
         None,
         lambda row: Manifest({}),
     ),

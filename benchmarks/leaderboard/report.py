@@ -35,6 +35,7 @@ from benchmarks.common.atomic import write_atomically as write_atomically  # re-
 from benchmarks.leaderboard.cells import KEY_COLUMNS
 from benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
 from mara_env import TRAINING_LOAD
+from mara_env.config import env_id
 
 
 def main_table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
@@ -85,7 +86,8 @@ def format_markdown(
         f"{len(grid.agents)} agents x {len(grid.workloads)} workloads "
         f"({', '.join(grid.workloads)}) x {len(grid.load_factors)} loads ({loads} of the "
         f"training load) x {grid.n_seeds} evaluation seeds ({seeds.start}..{seeds.stop - 1}), "
-        f"one episode each, on the `{grid.base}` preset{' shortened by --quick' if grid.quick else ''}. "
+        f"one episode each, on the `{grid.base}` preset"
+        f"{' shortened by --quick' if grid.quick else ''} of `{env_id(grid.world_version)}`. "
         "Completion rate = completed / arrived per episode; the mean over all episodes with a "
         "95% stratified-bootstrap interval (seeds resampled within each workload and load), the "
         "interquartile mean (IQM)"
