@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.reference import readme_figures
+from benchmarks.reference import figures
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -123,15 +123,17 @@ def test_the_citation_names_the_installed_version() -> None:
     assert version == mara_env.__version__
 
 
-def test_the_readmes_figures_are_those_of_the_results_files(tmp_path: Path) -> None:
-    """Every generated section of the README is what its results file says, and a changed
-    result is caught."""
-    readme = (ROOT / "README.md").read_text()
-    assert readme_figures.stale_sections(readme) == []
-    source = readme_figures.SECTIONS[0].source
-    (tmp_path / source).parent.mkdir(parents=True)
+def test_the_pages_figures_are_those_of_the_results_files(tmp_path: Path) -> None:
+    """Every generated section of the README and the docs is what its results file says, and a
+    changed result is caught."""
+    assert figures.stale_sections() == []
+    for section in figures.SECTIONS:
+        for path in (section.source, section.page):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).write_text((ROOT / path).read_text())
+    source = figures.SECTIONS[0].source
     edited = (ROOT / source).read_text().replace("| 1 |", "| 1 (edited) |", 1)
     (tmp_path / source).write_text(edited)
-    assert readme_figures.stale_sections(readme, root=tmp_path) == ["leaderboard"]
-    with pytest.raises(readme_figures.ReadmeFiguresError, match="must hold one"):
-        readme_figures.replace_section("no markers", "leaderboard", "x")
+    assert figures.stale_sections(root=tmp_path) == [figures.SECTIONS[0].name]
+    with pytest.raises(figures.FiguresError, match="must hold one"):
+        figures.replace_section("no markers", "leaderboard", "x")

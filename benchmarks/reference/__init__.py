@@ -1,12 +1,12 @@
 """Reference pages generated from the code and the results: the environment card, the
-README's figures.
+figures of the README and the docs.
 
 Run ``python -m benchmarks.reference <command> [options]``; each command is also its own module:
 
 * ``env-card`` (:mod:`benchmarks.reference.env_card`): write ``docs/environment.md`` (spaces,
   observation columns, config fields, presets and workloads) from the code.
-* ``readme`` (:mod:`benchmarks.reference.readme_figures`): copy the README's measured figures
-  (between ``<!-- generated:NAME -->`` markers) from the results files.
+* ``figures`` (:mod:`benchmarks.reference.figures`): copy the README's and the docs' measured
+  figures (between ``<!-- generated:NAME -->`` markers) from the results files.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ COMMANDS = {
         "benchmarks.reference.env_card",
         "Write docs/environment.md from the code (or check it with --check).",
     ),
-    "readme": (
-        "benchmarks.reference.readme_figures",
-        "Copy the README's figures from the results files (or check them with --check).",
+    "figures": (
+        "benchmarks.reference.figures",
+        "Copy the README's and the docs' figures from the results files (or check them).",
     ),
 }

@@ -1,9 +1,9 @@
-"""The README's measured figures, copied from the results files that hold them.
+"""The measured figures of the README and the docs, copied from the results files that hold them.
 
-Each figure the README shows sits between two markers, ``<!-- generated:NAME -->`` and
-``<!-- /generated:NAME -->``, and :data:`SECTIONS` says which results file it comes from and
-which part of it. ``python -m benchmarks.reference readme`` rewrites every marked section from
-its file; ``--check`` exits 1 (naming the sections) if the README says something else, which is
+Each figure a page shows sits between two markers, ``<!-- generated:NAME -->`` and
+``<!-- /generated:NAME -->``, and :data:`SECTIONS` says which page, which results file and
+which part of it. ``python -m benchmarks.reference figures`` rewrites every marked section from
+its file; ``--check`` exits 1 (naming the sections) if a page says something else, which is
 what the tests run, so a regenerated result cannot leave a stale copy behind.
 
 Example:
@@ -32,29 +32,31 @@ from benchmarks.common.provenance import SOURCE_ROOT
 README = Path("README.md")
 
 
-class ReadmeFiguresError(RuntimeError):
+class FiguresError(RuntimeError):
     """A marked section or its source is missing or malformed."""
 
 
 @dataclass(frozen=True)
 class Section:
-    """One generated section of the README.
+    """One generated section of a page.
 
     Attributes:
-        name: The marker's name.
+        name: The marker's name (unique over all pages).
         source: The results file it is copied from (relative to the repository root).
-        extract: The part of the source's text the README shows.
+        extract: The part of the source's text the page shows.
+        page: The page holding the markers (relative to the repository root).
     """
 
     name: str
     source: Path
     extract: Callable[[str], str]
+    page: Path = README
 
     def text(self, root: Path = SOURCE_ROOT) -> str:
         """The section's text as the source file gives it now."""
         path = root / self.source
         if not path.is_file():
-            raise ReadmeFiguresError(f"{self.source} is missing: regenerate it first.")
+            raise FiguresError(f"{self.source} is missing: regenerate it first.")
         return self.extract(path.read_text())
 
 
@@ -62,7 +64,7 @@ def first_table(markdown: str) -> str:
     """The first Markdown table of ``markdown`` (its consecutive ``|`` lines).
 
     Raises:
-        ReadmeFiguresError: If there is none.
+        FiguresError: If there is none.
 
     Example:
         >>> first_table("# t\\n\\n| a |\\n| --- |\\n| 1 |\\n\\nmore | text\\n")
@@ -70,16 +72,56 @@ def first_table(markdown: str) -> str:
     """
     match = re.search(r"(?m)^\|.*\|$(?:\n^\|.*\|$)*", markdown)
     if match is None:
-        raise ReadmeFiguresError("the source has no Markdown table.")
+        raise FiguresError("the source has no Markdown table.")
     return match.group(0)
 
 
-#: The README's generated sections.
+def table_after(marker: str) -> Callable[[str], str]:
+    """An extractor of the first table after the line ``marker`` begins (a heading, a caption).
+
+    Example:
+        >>> table_after("## B")("## A\n| a |\n\n## B\ntext\n| b |\n| 2 |\n")
+        '| b |\n| 2 |'
+    """
+
+    def extract(markdown: str) -> str:
+        lines = markdown.splitlines()
+        starts = [i for i, line in enumerate(lines) if line.startswith(marker)]
+        if not starts:
+            raise FiguresError(f"the source has no line beginning {marker!r}.")
+        return first_table("\n".join(lines[starts[0] :]))
+
+    return extract
+
+
+def after_title(markdown: str) -> str:
+    """``markdown`` without its first line (a results page's ``#`` title)."""
+    return markdown.split("\n", 1)[1] if "\n" in markdown else ""
+
+
+#: The generated sections, by page.
 SECTIONS: tuple[Section, ...] = (
+    Section("leaderboard", Path("benchmarks/results/leaderboard/leaderboard.md"), first_table),
     Section(
-        "leaderboard",
-        Path("benchmarks/results/leaderboard/leaderboard.md"),
-        first_table,
+        "prediction-summary",
+        Path("benchmarks/results/predictors/results.md"),
+        table_after("## Acceptance summary"),
+        Path("docs/predictors.md"),
+    ),
+    Section(
+        "verdicts",
+        Path("benchmarks/results/verdicts/verdicts.md"),
+        table_after("In short"),
+        Path("docs/predictors.md"),
+    ),
+    *(
+        Section(
+            f"load-calibration-v{world}",
+            Path(f"benchmarks/results/load_calibration/v{world}.md"),
+            after_title,
+            Path("docs/world.md"),
+        )
+        for world in (2, 1)
     ),
 )
 
@@ -88,61 +130,71 @@ def replace_section(text: str, name: str, body: str) -> str:
     """``text`` with the lines between the markers of ``name`` replaced by ``body``.
 
     Raises:
-        ReadmeFiguresError: If the markers are missing, repeated or out of order.
+        FiguresError: If the markers are missing, repeated or out of order.
     """
     start, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise ReadmeFiguresError(
-            f"{README} must hold one {start} followed by one {end} around the section."
-        )
+        raise FiguresError(f"the page must hold one {start} followed by one {end}.")
     head, rest = text.split(start)
     _, tail = rest.split(end)
     return f"{head}{start}\n{body.strip()}\n{end}{tail}"
 
 
-def render(readme: str, root: Path = SOURCE_ROOT) -> str:
-    """``readme`` with every section of :data:`SECTIONS` as its source gives it."""
+def render(page: Path, text: str, root: Path = SOURCE_ROOT) -> str:
+    """``text`` (of ``page``) with each of its sections as their sources give them."""
     for section in SECTIONS:
-        readme = replace_section(readme, section.name, section.text(root))
-    return readme
+        if section.page == page:
+            try:
+                text = replace_section(text, section.name, section.text(root))
+            except FiguresError as error:
+                raise FiguresError(f"{page}, section {section.name!r}: {error}") from None
+    return text
 
 
-def stale_sections(readme: str, root: Path = SOURCE_ROOT) -> list[str]:
-    """The names of the sections whose text in ``readme`` is not what their source gives."""
-    return [
-        section.name
-        for section in SECTIONS
-        if replace_section(readme, section.name, section.text(root)) != readme
-    ]
+def stale_sections(root: Path = SOURCE_ROOT) -> list[str]:
+    """The names of the sections whose page (under ``root``) does not say what their source
+    gives."""
+    stale = []
+    for page in dict.fromkeys(section.page for section in SECTIONS):
+        text = (root / page).read_text()
+        stale += [
+            section.name
+            for section in SECTIONS
+            if section.page == page
+            and replace_section(text, section.name, section.text(root)) != text
+        ]
+    return stale
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite the README's generated sections, or with ``--check`` compare them; returns 1 if
-    one differs."""
+    """Rewrite the pages' generated sections, or with ``--check`` compare them; returns 1 if
+    one differs, 2 if a page or source is malformed."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reference.readme_figures",
-        description="Copy the README's measured figures from the results files (or check them).",
+        prog="python -m benchmarks.reference.figures",
+        description="Copy the README's and the docs' measured figures from the results files "
+        "(or check them).",
     )
     parser.add_argument("--check", action="store_true", help="Only compare; exit 1 if it differs.")
     args = parser.parse_args(argv)
-    path = SOURCE_ROOT / README
-    readme = path.read_text()
+    pages = list(dict.fromkeys(section.page for section in SECTIONS))
     try:
         if args.check:
-            stale = stale_sections(readme)
+            stale = stale_sections()
             if stale:
                 print(
-                    f"{README}: the sections {stale} differ from their results files: run "
-                    "python -m benchmarks.reference readme."
+                    f"The generated sections {stale} differ from their results files: run "
+                    "python -m benchmarks.reference figures."
                 )
                 return 1
-            print(f"{README}: every generated section matches its results file.")
+            print(f"Every generated section of {[str(p) for p in pages]} matches its results file.")
             return 0
-        write_atomically(path, render(readme))
-    except ReadmeFiguresError as error:
+        for page in pages:
+            path = SOURCE_ROOT / page
+            write_atomically(path, render(page, path.read_text()))
+    except FiguresError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"Wrote the generated sections of {README}: {[s.name for s in SECTIONS]}.")
+    print(f"Wrote the generated sections of {[str(p) for p in pages]}.")
     return 0
 
 
