@@ -8,7 +8,8 @@ set it up, from what that person can know:
 
 * **the target**: a curve of the family is drawn (among the curves that improve on their first
   loss at all) and a point ``U(target_fraction)`` of its length; the target is the loss the run
-  reported there (or at the first later point below its first loss): Cluster-v1's rule without
+  reported there (or, if it is not below the first loss, at the nearest later point that is, or
+  failing that the nearest earlier one, which an improving curve has): Cluster-v1's rule without
   its cap at 0.99 of the initial loss. The ratio
   ``target / initial loss`` of a *hopeless* task (probability ``infeasible_share``) is drawn
   exactly so, and the task then runs a curve of the same family, drawn uniformly among those
@@ -37,6 +38,8 @@ Example:
     >>> tasks, _ = draw_tasks(workload, np.zeros(200, dtype=np.int64), np.random.default_rng(0))
     >>> hopeless = ~np.isfinite(tasks.demand)
     >>> bool(np.all(tasks.target[hopeless] < workload.curve_minimum[tasks.curve_row[hopeless]]))
+    True
+    >>> bool(np.all(tasks.target < tasks.initial_loss))
     True
 """
 
@@ -232,8 +235,13 @@ def hidden_effort_terms(
         curve = curves[target_row[task]]
         length = lengths[target_row[task]]
         step = min(max(int(draws.position[task] * length), 1), length - 1)
+        start = step
         while curve[step] >= curve[0] and step < length - 1:  # not below the first loss yet
             step += 1
+        if curve[step] >= curve[0]:  # none later: the nearest earlier point below it
+            step = start
+            while curve[step] >= curve[0] and step > 1:
+                step -= 1
         target[task] = curve[step]
         speed[task] = length / draws.epochs[task]
         log_ratio = math.log(max(target[task] / curve[0], _DEEPEST_RATIO))

@@ -35,7 +35,7 @@ FLOW_MATCHING = ROOT / "predictors" / "checkpoints" / "flow_matching.pt"
 
 def loader(path: Path) -> Callable[[Path], Any]:
     """How the package loads the checkpoint ``path``."""
-    if path.parent.name == "checkpoints" and path.parent.parent.name == "agents":
+    if ROOT / "agents" / "checkpoints" in path.parents:
         return Mara.load
     return SplineFlow.load if path.stem == "spline_flow" else FlowMatching.load
 

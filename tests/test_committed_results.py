@@ -22,7 +22,12 @@ from benchmarks.stores import STORES, CommittedStore
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Results files that are reports written whole from a store, not stores themselves.
-EXPORTS = ("verdicts/verdicts.csv", "leaderboard/episodes.csv", "leak_audit/audit.csv")
+EXPORTS = (
+    "verdicts/verdicts.csv",
+    "leaderboard/episodes.csv",
+    "leaderboard_v1/episodes.csv",
+    "leak_audit/audit.csv",
+)
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
 EDITED = ("mara_env/core.py", "predictors/flow_matching.py")
 

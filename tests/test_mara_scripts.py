@@ -14,6 +14,7 @@ import mara_env
 from agents.mara.agent import Mara
 from benchmarks.mara import compare as mara_compare
 from benchmarks.mara import evaluate as mara_evaluate
+from benchmarks.mara import evaluation_tables
 from benchmarks.mara import timing as mara_timing
 from benchmarks.mara import train as train_mara
 from benchmarks.mara.settings import QUICK, TrainSettings
@@ -185,11 +186,11 @@ def test_gap_closed_known_answer(tmp_path: Path) -> None:
                     )
     # Halfway on every episode: half of the gap under every resample.
     scores = mara_evaluate.completion_rates(out)
-    assert "| mid | 1.4 | 0.500 | [0.500, 0.500] |" in mara_evaluate.gap_closed(
+    assert "| mid | 1.4 | 0.500 | [0.500, 0.500] |" in evaluation_tables.gap_closed(
         scores, "low", "high"
     )
     with pytest.raises(ValueError, match="No rows"):
-        mara_evaluate.gap_closed(scores, "low", "nobody")
+        evaluation_tables.gap_closed(scores, "low", "nobody")
 
 
 def test_evaluation_refuses_rows_made_by_other_code(tmp_path: Path) -> None:

@@ -67,6 +67,15 @@ def test_hopeless_targets_lie_below_their_curve_and_the_others_are_reached(v2_dr
     np.testing.assert_array_equal(tasks.demand[~hopeless], offered[~hopeless])
 
 
+@pytest.mark.parametrize("workload", ["in_distribution", "rl", "vision"])
+def test_every_target_lies_below_the_initial_loss(workload: str) -> None:
+    """Also where the drawn point of a curve is followed only by points at or above its first
+    loss (on the train split such curves exist): the target then comes from an earlier point."""
+    config = get_config("training", workload=workload, world_version=2)
+    _, tasks, _ = _many_tasks(config, n=20_000)
+    assert np.all(tasks.target < tasks.initial_loss)
+
+
 def test_a_target_ratio_does_not_mark_a_hopeless_task(v2_draw) -> None:
     _, tasks, _ = v2_draw
     hopeless = ~np.isfinite(tasks.demand)
