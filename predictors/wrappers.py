@@ -420,7 +420,11 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
     Args:
         env: ``mara_env.env(...)``, ``mara_env.raw_env(...)`` or a PettingZoo wrapper of them.
         predictor: A :class:`predictors.base.Predictor` or a registered name.
-        n_samples, quantile_levels, need_cap, reuse_samples: See :class:`PredictionOptions`.
+        n_samples: Samples of remaining work drawn per task (:class:`PredictionOptions`).
+        quantile_levels: Levels of the ``need`` features (:class:`PredictionOptions`).
+        need_cap: Cap of the ``need`` features (:class:`PredictionOptions`).
+        reuse_samples: Keep a task's samples while its history does not change
+            (:class:`PredictionOptions`).
 
     Raises:
         TypeError: If ``env`` is not a mara_env AEC env or ``predictor`` is not a predictor.

@@ -1,5 +1,5 @@
 """Reference pages generated from the code and the results: the environment card, the
-figures of the README and the docs.
+figures of the README and the docs, and the documentation site's build hook.
 
 Run ``python -m benchmarks.reference <command> [options]``; each command is also its own module:
 
@@ -7,6 +7,11 @@ Run ``python -m benchmarks.reference <command> [options]``; each command is also
   observation columns, config fields, presets and workloads) from the code.
 * ``figures`` (:mod:`benchmarks.reference.figures`): copy the README's and the docs' measured
   figures (between ``<!-- generated:NAME -->`` markers) from the results files.
+
+The documentation site (``mkdocs build --strict``, ``mkdocs.yml``) runs
+:mod:`benchmarks.reference.docs_site` as its build hook, which adds the results pages and rewrites
+links with :mod:`benchmarks.reference.site_markdown`, and reads docstrings with the Griffe
+extension of :mod:`benchmarks.reference.site_docstrings`.
 """
 
 from __future__ import annotations
