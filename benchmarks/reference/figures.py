@@ -103,6 +103,12 @@ def after_title(markdown: str) -> str:
 SECTIONS: tuple[Section, ...] = (
     Section("leaderboard", Path("benchmarks/results/leaderboard/leaderboard.md"), first_table),
     Section(
+        "mara-v2-evaluation",
+        Path("benchmarks/results/mara/v2/evaluation.md"),
+        table_after("| mara minus"),
+        Path("benchmarks/results/mara/v2/README.md"),
+    ),
+    Section(
         "prediction-summary",
         Path("benchmarks/results/predictors/results.md"),
         table_after("## Acceptance summary"),
