@@ -47,13 +47,20 @@ def package_version() -> str:
         return mara_env.__version__
 
 
+#: Tracked paths that are outputs or prose, not what a run runs: uncommitted changes there (the
+#: results a run is writing, a page being edited) do not make its revision ``+dirty``.
+NOT_RUN = ("benchmarks/results", "benchmarks/figures", "docs", "*.md")
+
+
 def git_revision() -> str:
-    """``<commit>`` (``+dirty`` with uncommitted changes) of the source tree, or ``unknown``."""
+    """``<commit>`` of the source tree, with ``+dirty`` when code or data differ from it
+    (uncommitted changes outside :data:`NOT_RUN`), or ``unknown``."""
     if not (SOURCE_ROOT / ".git").exists():
         return "unknown (not a git checkout)"
     try:
         commit = _git("rev-parse", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        excluded = [f":(exclude){path}" for path in NOT_RUN]
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     except (OSError, subprocess.SubprocessError):
         return "unknown (git unavailable)"
     return commit + ("+dirty" if dirty else "")
