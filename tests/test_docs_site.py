@@ -42,7 +42,7 @@ QUIET = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 #: Results pages and the command each must be headed with (the page itself names it).
 COMMANDS = {
     "results/tuning/README.md": "python -m benchmarks.baselines.tuning",
-    "results/leaderboard/leaderboard.md": "mara-leaderboard --output benchmarks/results/leaderboard",
+    "results/leaderboard/leaderboard.md": "mara-leaderboard",
     "results/predictors/results.md": "python -m benchmarks.prediction.benchmark",
 }
 

@@ -80,8 +80,8 @@ def table_after(marker: str) -> Callable[[str], str]:
     """An extractor of the first table after the line ``marker`` begins (a heading, a caption).
 
     Example:
-        >>> table_after("## B")("## A\n| a |\n\n## B\ntext\n| b |\n| 2 |\n")
-        '| b |\n| 2 |'
+        >>> table_after("## B")("## A\\n| a |\\n\\n## B\\ntext\\n| b |\\n| 2 |\\n")
+        '| b |\\n| 2 |'
     """
 
     def extract(markdown: str) -> str:
