@@ -6,16 +6,9 @@ vector env, :class:`mara_env.BatchedNodesEnv`), which add Gymnasium's ``_key`` m
 that build their specs from the first info they see (TorchRL reads the ``reset`` infos) then
 find every key of every step, and values of one shape.
 
-| key | dtype | meaning |
-|---|---|---|
-| ``epoch`` | int64 | the epoch that just ended (-1 at ``reset``) |
-| ``completed`` | int64 | tasks that completed in it |
-| ``expired`` | int64 | tasks whose deadline came in it (slotted or queued) |
-| ``arrived`` | int64 | tasks that arrived for the next epoch (at ``reset``: for the first) |
-| ``switches`` | int64 | nodes that paid the switch cost |
-| ``illegal_actions`` | int64 | masked choices turned into idle |
-| ``conflicts`` | int64 | choices over ``max_nodes_per_task`` turned into idle (0 in the AEC form, whose masks prevent them) |
-| ``completion_rate`` | float64 | completed / arrived so far in the episode (0 before any arrival); after its last epoch, the episode's (``episode_metrics()["completion_rate"]``) |
+The keys, in order, their dtypes and meanings are :data:`INFO_FIELDS` (the environment
+card, ``docs/environment.md``, lists them): the epoch that just ended, its counts, and the
+episode's completion rate so far.
 
 The Gymnasium forms add ``action_mask``: int8, ``(n_nodes, n_slots + 1)`` per cluster, each
 node's mask for the observation returned with it (``tuple(info["action_mask"])`` is the mask
@@ -34,8 +27,10 @@ Example:
     >>> _, _, _, _, step_infos = env.step(actions)
     >>> list(infos["node_0"]) == list(step_infos["node_0"]) == list(INFO_FIELDS)
     True
-    >>> step_infos["node_0"]["epoch"], infos["node_0"]["epoch"].dtype
-    (np.int64(0), dtype('int64'))
+    >>> int(infos["node_0"]["epoch"]), int(step_infos["node_0"]["epoch"])
+    (-1, 0)
+    >>> type(step_infos["node_0"]["completed"]).__name__
+    'int64'
 """
 
 from __future__ import annotations
