@@ -68,9 +68,9 @@ ACTION_MASK = "action_mask"
 TASK_ID_FIELDS = ("completed_tasks", "expired_tasks")
 
 
-def info_values(**values: Any) -> dict[str, Any]:
-    """The schema's keys, in order, with ``values`` cast to their dtypes (NumPy scalars for
-    numbers, arrays for arrays).
+def info_values(*, batched: bool, **values: Any) -> dict[str, Any]:
+    """The schema's keys, in order, with ``values`` cast to their dtypes: NumPy scalars, or
+    arrays with a leading sub-env axis when ``batched``.
 
     Raises:
         KeyError: If the keys are not exactly those of :data:`INFO_FIELDS` (a bug, not a user
@@ -78,23 +78,27 @@ def info_values(**values: Any) -> dict[str, Any]:
     """
     if values.keys() != INFO_FIELDS.keys():
         raise KeyError(f"info_values: expected the keys {list(INFO_FIELDS)}, got {sorted(values)}.")
-    info: dict[str, Any] = {}
-    for key, (dtype, _) in INFO_FIELDS.items():
-        value = values[key]
-        info[key] = np.asarray(value, dtype=dtype) if np.ndim(value) else dtype(value)
-    return info
+    if batched:
+        return {
+            key: np.asarray(values[key], dtype=dtype) for key, (dtype, _) in INFO_FIELDS.items()
+        }
+    return {key: dtype(values[key]) for key, (dtype, _) in INFO_FIELDS.items()}
 
 
 def copy_info(info: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``info`` whose arrays are copies too (each agent gets its own)."""
-    return {
-        key: value.copy() if isinstance(value, np.ndarray) else value for key, value in info.items()
-    }
+    """A copy of a single-cluster form's ``info`` whose task-id arrays are copies too (each
+    agent gets its own)."""
+    copied = dict(info)
+    for key in TASK_ID_FIELDS:
+        if key in copied:
+            copied[key] = copied[key].copy()
+    return copied
 
 
 def reset_info(simulator: ClusterSimulator, *, task_ids: bool = False) -> dict[str, Any]:
     """The info of a single-cluster form right after ``reset`` (no epoch has ended)."""
     info = info_values(
+        batched=False,
         epoch=-1,
         completed=0,
         expired=0,
@@ -127,6 +131,7 @@ def epoch_info(
         task_ids: Add the opt-in ``completed_tasks`` and ``expired_tasks``.
     """
     info = info_values(
+        batched=False,
         epoch=events.epoch,
         completed=len(events.completed),
         expired=len(events.expired),
@@ -147,6 +152,7 @@ def batch_reset_infos(core: ClusterBatch) -> dict[str, np.ndarray]:
     (callers take the rows of the clusters that were)."""
     zeros = np.zeros(core.batch_size, dtype=np.int64)
     return info_values(
+        batched=True,
         epoch=np.full(core.batch_size, -1, dtype=np.int64),
         completed=zeros,
         expired=zeros,
@@ -163,6 +169,7 @@ def batch_epoch_infos(
 ) -> dict[str, np.ndarray]:
     """``(B,)`` arrays: the info of every cluster of ``core`` after the batch ``epoch``."""
     return info_values(
+        batched=True,
         epoch=epoch.epoch,
         completed=epoch.completed,
         expired=epoch.expired,
@@ -179,9 +186,11 @@ def with_masks(infos: Mapping[str, np.ndarray], present: np.ndarray) -> dict[str
     (a copy of ``present``, the sub-envs the values are for; the others' values are 0, as
     ``SyncVectorEnv`` leaves them)."""
     laid_out: dict[str, np.ndarray] = {}
+    everyone = bool(present.all())
     for key, values in infos.items():
-        shown = values if present.all() else np.where(_rows(present, values), values, 0)
-        laid_out[key], laid_out[f"_{key}"] = shown.astype(values.dtype), present.copy()
+        if not everyone:
+            values = np.where(_rows(present, values), values, 0).astype(values.dtype)
+        laid_out[key], laid_out[f"_{key}"] = values, present.copy()
     return laid_out
 
 
