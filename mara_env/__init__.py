@@ -35,6 +35,7 @@ from mara_env.errors import (
     InstallationError,
     MaraEnvError,
     TraceError,
+    UnexpectedArgumentError,
 )
 from mara_env.gym_env import ClusterGymEnv
 from mara_env.installation import check_installation, installation_problems
@@ -76,6 +77,7 @@ __all__ = [
     "TraceError",
     "TraceFileSource",
     "TraceSource",
+    "UnexpectedArgumentError",
     "check_installation",
     "decode_observation",
     "default_trace_source",

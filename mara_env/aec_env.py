@@ -39,25 +39,36 @@ Rewards:
 
 Episode end:
     Terminates when the arrival horizon has passed and every arrived task has completed or
-    expired; truncates at ``max_epochs`` (a safety limit that does not bind with the presets).
+    expired; truncates at ``max_epochs`` (a safety limit that does not bind with the presets),
+    or after ``max_cycles`` epochs when that argument is given (PettingZoo's convention: one
+    cycle is one epoch, every node acting once).
     Every form then refuses ``step()`` with :class:`mara_env.EnvStateError` until ``reset()``
     (PettingZoo's own wrapper only logs a warning; the vector form resets the sub-env itself,
     see its autoreset mode).
 
 Infos:
-    After each epoch, every node's info holds the epoch's counts, as the vector form reports
-    them per sub-env: ``epoch``, ``completed``, ``expired``, ``arrived``, ``switches``,
-    ``illegal_actions`` and ``conflicts``; then the ids of the tasks that completed or expired
-    (``completed_tasks``, ``expired_tasks``; lists, single forms only) and, after the episode's
-    last epoch, its ``completion_rate``.
+    One fixed schema (:mod:`mara_env.infos`), the same keys after ``reset`` and after every
+    epoch, each value a NumPy scalar: ``epoch`` (-1 after ``reset``), ``completed``,
+    ``expired``, ``arrived``, ``switches``, ``illegal_actions``, ``conflicts`` (int64) and the
+    episode's ``completion_rate`` so far (float64). Every node gets its own copy. The ids of the
+    tasks that completed or expired (``completed_tasks``, ``expired_tasks``; int64 arrays of
+    varying length) only with ``info_task_ids=True``.
 
 Arguments:
     ``config``: a preset name (see ``mara_env.PRESETS``) or a ``ClusterConfig``;
     ``trace_source``: where curves come from; ``render_mode``: ``"human"``, ``"ansi"`` or
-    ``"rgb_array"``; ``strict``: raise on masked actions; any ``ClusterConfig`` field as a
-    keyword overrides the config (``mara_env.env(n_nodes=4, load=1.5)``).
+    ``"rgb_array"``; ``strict``: raise on masked actions; ``max_cycles``: truncate after this
+    many epochs (``None``: the world's own end); ``observation_key``: the key of the
+    observation vector in each node's observation dict (default ``"observation"``; RLlib's
+    action-masking modules read ``"observations"``); ``info_task_ids``: add the task ids to the
+    infos; any ``ClusterConfig`` field (or ``workload``) as a keyword overrides the config
+    (``mara_env.env(n_nodes=4, load=1.5)``). Any other keyword raises
+    :class:`mara_env.errors.UnexpectedArgumentError`, both a ``ConfigError`` and a
+    ``TypeError`` with Python's message (``... got an unexpected keyword argument 'name'``).
 
 Version history:
+    Infos (every id): one fixed schema of NumPy scalars at ``reset`` and every step, with the
+    completion rate so far at every step; task ids only on request (``info_task_ids``).
     v1: two slot columns after the family one-hot (``serial``: the task's arrival serial,
     ``budget``: its step budget in node-epochs); every earlier column is unchanged.
     v0: initial release.
@@ -87,9 +98,15 @@ from pettingzoo import AECEnv
 
 from mara_env.actions import check_action
 from mara_env.config import LATEST_WORLD_VERSION, ClusterConfig, env_id
-from mara_env.env_base import ClusterEnvBase, build_spaces
+from mara_env.env_base import (
+    OBSERVATION_KEY,
+    ClusterEnvBase,
+    build_spaces,
+    check_observation_key,
+)
 from mara_env.epoch import finish_epoch
 from mara_env.errors import ActionError, EnvStateError
+from mara_env.infos import copy_info
 from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
@@ -115,16 +132,30 @@ class raw_env(ClusterEnvBase, AECEnv):
         trace_source: TraceSource | None = None,
         render_mode: str | None = None,
         strict: bool = False,
+        max_cycles: int | None = None,
+        observation_key: str = OBSERVATION_KEY,
+        info_task_ids: bool = False,
         **overrides: Any,
     ) -> None:
         super().__init__()
-        self._build_cluster(config, trace_source, render_mode, strict, overrides)
+        self._build_cluster(
+            config,
+            trace_source,
+            render_mode,
+            strict,
+            overrides,
+            max_cycles=max_cycles,
+            info_task_ids=info_task_ids,
+        )
+        self.observation_key = check_observation_key(observation_key, "raw_env")
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._step_caller = {
             agent: f"{self.config.env_id} step() for {agent}" for agent in self.possible_agents
         }
-        observation_space, action_space, self.state_space = build_spaces(self.config)
+        observation_space, action_space, self.state_space = build_spaces(
+            self.config, self.observation_key
+        )
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
         self._observation_space, self._action_space = observation_space, action_space
@@ -152,7 +183,8 @@ class raw_env(ClusterEnvBase, AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        info = self._reset_info()
+        self.infos: dict[str, dict[str, Any]] = {agent: copy_info(info) for agent in self.agents}
         self._turn = 0
         self.agent_selection = self.possible_agents[0]
         self._start_epoch()
@@ -167,7 +199,7 @@ class raw_env(ClusterEnvBase, AECEnv):
         if not self.simulator.has_episode:
             raise EnvStateError("observe() called before reset(); call env.reset(seed=...) first.")
         return {
-            "observation": self.builder.observe(self._index[agent]),
+            self.observation_key: self.builder.observe(self._index[agent]),
             "action_mask": self.builder.mask(),
         }
 
@@ -215,12 +247,17 @@ class raw_env(ClusterEnvBase, AECEnv):
 
     def _end_epoch(self) -> None:
         reward, info = finish_epoch(
-            self.simulator, self.builder, self._choices, self._illegal_this_epoch, 0
+            self.simulator,
+            self.builder,
+            self._choices,
+            self._illegal_this_epoch,
+            0,
+            task_ids=self.info_task_ids,
         )
-        terminated, truncated = self.simulator.terminated, self.simulator.truncated
+        terminated, truncated = self._episode_end()
         for agent in self.agents:
             self.rewards[agent] = reward
-            self.infos[agent] = dict(info)
+            self.infos[agent] = copy_info(info)
             self.terminations[agent] = terminated
             self.truncations[agent] = truncated
         self._rewards_pending = True

@@ -42,10 +42,11 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from mara_env.actions import resolve_batch_actions
-from mara_env.config import ClusterConfig, get_config
+from mara_env.config import ClusterConfig, check_keywords, get_config, keyword_parameters
 from mara_env.core import ClusterBatch
 from mara_env.env_base import build_spaces
 from mara_env.errors import ActionError, EnvStateError
+from mara_env.infos import batch_reset_infos, merge_rows, with_masks
 from mara_env.observation import (
     G_DECIDED,
     G_IDLE,
@@ -90,6 +91,7 @@ class BatchedNodesEnv:
         autoreset: bool = True,
         **overrides: Any,
     ) -> None:
+        check_keywords(overrides, "BatchedNodesEnv.__init__()", keyword_parameters(BatchedNodesEnv))
         self.config = get_config(config, **overrides)
         self.autoreset = autoreset
         self.core = ClusterBatch(self.config, num_envs, trace_source)
@@ -262,7 +264,9 @@ class BatchedNodesEnv:
 
         Returns:
             ``(rewards, terminations, truncations, infos)``, each ``(num_envs,)``; infos as the
-            vector env's (:mod:`mara_env.vector_env`).
+            vector env's (:mod:`mara_env.infos`, without ``action_mask``): a cluster reset by
+            this step reports its reset info, one left finished (``autoreset=False``) is
+            masked out.
         """
         self._check_started()
         core, config = self.core, self.config
@@ -273,13 +277,14 @@ class BatchedNodesEnv:
             illegal[resetting] = 0
         core.illegal_actions += illegal
         rewards, terminated, truncated, infos = advance_batch(
-            core, legal, resetting, {"illegal_actions": illegal}
+            core, legal, illegal, np.zeros_like(illegal)
         )
         stepped = ~resetting
         if resetting.any():
             if self.autoreset:
                 indices = np.flatnonzero(resetting)
                 core.reset(indices, [self.np_randoms[i] for i in indices.tolist()])
+                infos = merge_rows(infos, batch_reset_infos(core), resetting)
             rewards = np.where(resetting, 0.0, rewards)
             terminated &= stepped
             truncated &= stepped
@@ -287,7 +292,8 @@ class BatchedNodesEnv:
         if self.autoreset:
             self._autoreset = terminated | truncated
         self._refresh()
-        return rewards.astype(np.float64), terminated, truncated, infos
+        present = stepped | resetting if self.autoreset else stepped
+        return rewards.astype(np.float64), terminated, truncated, with_masks(infos, present)
 
     def episode_metrics(self, index: int) -> dict[str, float]:
         """Metrics of cluster ``index``'s current episode."""

@@ -20,12 +20,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mara_env.errors import ConfigError
+from mara_env.errors import ConfigError, UnexpectedArgumentError
 from mara_env.families import FAMILIES
 from mara_env.workloads import WORKLOADS, workload_weights
 
@@ -338,15 +339,77 @@ class ClusterConfig:
         """A copy with ``changes`` applied (validated like a new config).
 
         Raises:
-            ConfigError: If a name is not a field or a new value is invalid.
+            UnexpectedArgumentError: If a name is not a field (a ``ConfigError`` and a
+                ``TypeError``).
+            ConfigError: If a new value is invalid.
         """
-        known = {f.name for f in dataclasses.fields(self) if f.init}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise ConfigError(
-                f"Unknown ClusterConfig field(s) {unknown}. Known fields: {sorted(known)}."
-            )
+        check_keywords(changes, "ClusterConfig.replace()", workload=False)
         return dataclasses.replace(self, **changes)
+
+
+#: What to do instead, for keywords that other libraries pass by convention.
+_KEYWORD_HINTS = {
+    "max_cycles": "The PettingZoo forms take max_cycles; with Gymnasium, pass max_episode_steps "
+    "to gym.make instead.",
+    "max_episode_steps": "Pass it to gym.make (Gymnasium's TimeLimit), not to the environment.",
+}
+
+
+def config_keywords(*, workload: bool = True) -> tuple[str, ...]:
+    """The keywords that configure a cluster: every ``ClusterConfig`` field and, where
+    :func:`get_config` reads them, ``workload``."""
+    fields = tuple(f.name for f in dataclasses.fields(ClusterConfig) if f.init)
+    return (*fields, "workload") if workload else fields
+
+
+def keyword_parameters(function: Callable[..., Any]) -> tuple[str, ...]:
+    """The names ``function`` takes as keywords itself (not ``self``, not ``**kwargs``).
+
+    Example:
+        >>> keyword_parameters(get_config)
+        ('name', 'workload')
+    """
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind in kinds and name != "self"
+    )
+
+
+def check_keywords(
+    keywords: Iterable[str], where: str, takes: Sequence[str] = (), *, workload: bool = True
+) -> None:
+    """Refuse keywords that neither ``where`` itself (``takes``) nor the cluster's config take.
+
+    Args:
+        keywords: The keyword names given.
+        where: The callable that received them, as Python names it (``"raw_env.__init__()"``).
+        takes: The callable's own keyword arguments (listed in the message).
+        workload: Whether ``workload`` is accepted (it is wherever :func:`get_config` runs).
+
+    Raises:
+        UnexpectedArgumentError: A ``ConfigError`` and a ``TypeError`` whose message starts as
+            Python's (``where got an unexpected keyword argument 'name'``).
+
+    Example:
+        >>> check_keywords(["n_nodes"], "raw_env.__init__()")
+        >>> check_keywords(["frameskip"], "ClusterGymEnv.__init__()")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        mara_env.errors.UnexpectedArgumentError: ClusterGymEnv.__init__() got an unexpected keyword argument 'frameskip'. ...
+    """
+    known = config_keywords(workload=workload)
+    unknown = [name for name in keywords if name not in known and name not in takes]
+    if not unknown:
+        return
+    also = f" (and {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
+    own = f"its own arguments {list(takes)} and " if takes else ""
+    hint = _KEYWORD_HINTS.get(unknown[0], "Check the spelling.")
+    raise UnexpectedArgumentError(
+        f"{where} got an unexpected keyword argument {unknown[0]!r}{also}. It takes {own}the "
+        f"cluster's settings {list(known)} as keywords. {hint}"
+    )
 
 
 #: The training load: calibrated with ``python -m benchmarks.leaderboard.load_calibration`` so

@@ -605,6 +605,11 @@ class ClusterBatch:
         return remaining
 
     # ------------------------------------------------------------------ metrics
+    def completion_rates(self) -> np.ndarray:
+        """``(B,)`` tasks completed / tasks arrived so far in each cluster's episode (0 before
+        any arrival): the ``completion_rate`` of :meth:`episode_metrics` and of the infos."""
+        return self.completed / np.maximum(self.next_arrival, 1)
+
     def episode_metrics(self, cluster: int) -> dict[str, float]:
         """Metrics of ``cluster``'s episode so far (final once it has ended).
 
@@ -622,7 +627,7 @@ class ClusterBatch:
         epoch = int(self.epoch[cluster])
         node_epochs = epoch * self.config.n_nodes
         return {
-            "completion_rate": completed / arrived if arrived else 0.0,
+            "completion_rate": float(self.completion_rates()[cluster]),
             "completed": float(completed),
             "arrived": float(arrived),
             "expired": float(self.expired[cluster]),

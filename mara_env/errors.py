@@ -11,6 +11,15 @@ class ConfigError(MaraEnvError, ValueError):
     """An invalid configuration value or an unknown preset."""
 
 
+class UnexpectedArgumentError(ConfigError, TypeError):
+    """A keyword argument that neither the environment nor ``ClusterConfig`` takes.
+
+    Its message starts as Python's own for such a call (``... got an unexpected keyword argument
+    'name'``), so code that drops an argument on that ``TypeError`` (TorchRL's ``GymEnv`` with
+    ``frameskip``) works, while ``except ConfigError`` still catches it.
+    """
+
+
 class TraceError(MaraEnvError, ValueError):
     """A trace file or trace pool that fails validation."""
 

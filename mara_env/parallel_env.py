@@ -1,6 +1,7 @@
 """Cluster-v2 in PettingZoo's Parallel form: every node chooses at once.
 
-Same world, spaces and rewards as the AEC form (:mod:`mara_env.aec_env`), but all nodes choose
+Same world, spaces, rewards, infos and arguments as the AEC form (:mod:`mara_env.aec_env`;
+``max_cycles``, ``observation_key`` and ``info_task_ids`` included), but all nodes choose
 simultaneously, so no node sees the others' choices (``nodes_this_epoch`` is always 0). Use the AEC
 form for autoregressive policies.
 
@@ -30,9 +31,15 @@ from pettingzoo import ParallelEnv
 
 from mara_env.aec_env import ENV_ID
 from mara_env.config import ClusterConfig
-from mara_env.env_base import ClusterEnvBase, build_spaces
+from mara_env.env_base import (
+    OBSERVATION_KEY,
+    ClusterEnvBase,
+    build_spaces,
+    check_observation_key,
+)
 from mara_env.epoch import joint_epoch
 from mara_env.errors import ActionError, EnvStateError
+from mara_env.infos import copy_info
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSource
 
@@ -53,12 +60,26 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
         trace_source: TraceSource | None = None,
         render_mode: str | None = None,
         strict: bool = False,
+        max_cycles: int | None = None,
+        observation_key: str = OBSERVATION_KEY,
+        info_task_ids: bool = False,
         **overrides: Any,
     ) -> None:
-        self._build_cluster(config, trace_source, render_mode, strict, overrides)
+        self._build_cluster(
+            config,
+            trace_source,
+            render_mode,
+            strict,
+            overrides,
+            max_cycles=max_cycles,
+            info_task_ids=info_task_ids,
+        )
+        self.observation_key = check_observation_key(observation_key, "ClusterParallelEnv")
         self.possible_agents = [f"node_{i}" for i in range(self.config.n_nodes)]
         self.agents: list[str] = []
-        observation_space, action_space, self.state_space = build_spaces(self.config)
+        observation_space, action_space, self.state_space = build_spaces(
+            self.config, self.observation_key
+        )
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
         self._observation_space, self._action_space = observation_space, action_space
@@ -73,7 +94,7 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         return {
             agent: {
-                "observation": self.builder.observe(node),
+                self.observation_key: self.builder.observe(node),
                 "action_mask": self.builder.mask(),
             }
             for node, agent in enumerate(self.possible_agents)
@@ -90,7 +111,8 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
         self.agents = self.possible_agents[:]
         if self.render_mode == "human":
             self.render()
-        return self._observations(), {agent: {} for agent in self.agents}
+        info = self._reset_info()
+        return self._observations(), {agent: copy_info(info) for agent in self.agents}
 
     def step(
         self, actions: dict[str, Any]
@@ -105,14 +127,16 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
                 f"{self.agents}, got keys {sorted(actions) if isinstance(actions, dict) else actions!r}."
             )
         joint = [actions[agent] for agent in self.possible_agents]
-        reward, info = joint_epoch(self.simulator, self.builder, joint, strict=self.strict)
-        terminated, truncated = self.simulator.terminated, self.simulator.truncated
+        reward, info = joint_epoch(
+            self.simulator, self.builder, joint, strict=self.strict, task_ids=self.info_task_ids
+        )
+        terminated, truncated = self._episode_end()
         observations = self._observations()
         agents = self.agents
         rewards = dict.fromkeys(agents, reward)
         terminations = dict.fromkeys(agents, terminated)
         truncations = dict.fromkeys(agents, truncated)
-        infos = {agent: dict(info) for agent in agents}
+        infos = {agent: copy_info(info) for agent in agents}
         if terminated or truncated:
             self.agents = []
         if self.render_mode == "human":

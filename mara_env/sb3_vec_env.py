@@ -88,7 +88,7 @@ class SB3ClusterVecEnv(VecEnv):
         return observations, rewards.astype(np.float32), dones, per_env
 
     def _final_metrics(self, index: int, infos: dict[str, Any]) -> dict[str, float]:
-        return {"completion_rate": float(infos["completion_rate"][index])}
+        return {"completion_rate": float(infos["final_info"]["completion_rate"][index])}
 
     def action_masks(self) -> np.ndarray:
         """``(num_envs, n_nodes * (n_slots + 1))`` bool masks of every sub-env."""

@@ -462,9 +462,10 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
         base = env.observation_space(env.possible_agents[0])
         if not isinstance(base, spaces.Dict):
             raise TypeError(f"PredictionAECWrapper expects Dict observations, got {base!r}.")
+        self._key: str = env.unwrapped.observation_key
         self._observation_space = spaces.Dict(
             {
-                "observation": _extend_box(base["observation"], options, n_slots),
+                self._key: _extend_box(base[self._key], options, n_slots),
                 "action_mask": base["action_mask"],
             }
         )
@@ -522,18 +523,18 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
         if observation is None:
             return None
         # reset() and step() bring the features up to date, so the hot path skips the check.
+        key = self._key
         return {
-            "observation": np.concatenate((observation["observation"], self.predictions.current)),
+            key: np.concatenate((observation[key], self.predictions.current)),
             "action_mask": observation["action_mask"],
         }
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, termination, truncation, info = self.env.last(observe)
         if observation is not None:
+            key = self._key
             observation = {
-                "observation": np.concatenate(
-                    (observation["observation"], self.predictions.current)
-                ),
+                key: np.concatenate((observation[key], self.predictions.current)),
                 "action_mask": observation["action_mask"],
             }
         return observation, reward, termination, truncation, info
@@ -579,9 +580,10 @@ class PredictionParallelWrapper(BaseParallelWrapper[str, dict[str, np.ndarray], 
         base = env.observation_space(env.possible_agents[0])
         if not isinstance(base, spaces.Dict):
             raise TypeError(f"PredictionParallelWrapper expects Dict observations, got {base!r}.")
+        self._key: str = env.unwrapped.observation_key
         self._observation_space = spaces.Dict(
             {
-                "observation": _extend_box(base["observation"], options, n_slots),
+                self._key: _extend_box(base[self._key], options, n_slots),
                 "action_mask": base["action_mask"],
             }
         )
@@ -596,10 +598,10 @@ class PredictionParallelWrapper(BaseParallelWrapper[str, dict[str, np.ndarray], 
         return self._observation_space
 
     def _extend(self, observations: dict[str, Any]) -> dict[str, Any]:
-        features = self.predictions.features()
+        features, key = self.predictions.features(), self._key
         return {
             agent: {
-                "observation": np.concatenate((observation["observation"], features)),
+                key: np.concatenate((observation[key], features)),
                 "action_mask": observation["action_mask"],
             }
             for agent, observation in observations.items()

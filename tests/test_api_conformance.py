@@ -152,39 +152,21 @@ def test_pettingzoo_state_test(env_id: str, case: str, kwargs: dict[str, Any]) -
     assert unexpected_warnings(records) == []
 
 
-def _max_cycles_module(env_id: str) -> types.SimpleNamespace:
-    """Adapter for PettingZoo's max_cycles_test.
-
-    max_cycles_test needs ``env(max_cycles=...)`` and ``parallel_env(max_cycles=...)``; these
-    environments have no ``max_cycles`` argument (an episode ends when its tasks are resolved,
-    with ``max_epochs`` as the safety limit), so the test does not apply as such. This adapter
-    maps ``max_cycles`` onto ``max_epochs`` with a workload that certainly lasts that long (many
-    arrivals, every target infeasible, deadlines capped at ``max_epochs``), which checks that
-    the safety limit bounds an episode to exactly ``max_epochs`` epochs in both forms.
-    """
-
-    def overrides(max_cycles: int) -> dict[str, Any]:
-        return {
-            "config": "tiny",
-            "n_nodes": 16,
-            "load": 3.0,
-            "arrival_horizon": max_cycles - 1,
-            "max_epochs": max_cycles,
-            "infeasible_share": 1.0,
-        }
-
-    return types.SimpleNamespace(
-        env=lambda max_cycles: pettingzoo.make("aec", env_id, **overrides(max_cycles)),
-        parallel_env=lambda max_cycles: pettingzoo.make(
-            "parallel", env_id, **overrides(max_cycles)
-        ),
-    )
+def test_pettingzoo_max_cycles_test_on_the_package() -> None:
+    """max_cycles_test on the module itself (``mara_env.env``, ``mara_env.parallel_env`` take
+    ``max_cycles``, the epochs before truncation), with the default config."""
+    max_cycles_test(mara_env)
 
 
 @pytest.mark.parametrize("env_id", AEC_IDS)
-def test_pettingzoo_max_cycles_test_through_max_epochs(env_id: str) -> None:
-    """max_cycles_test, with max_cycles mapped onto the max_epochs safety limit (see adapter)."""
-    max_cycles_test(_max_cycles_module(env_id))
+def test_pettingzoo_max_cycles_test(env_id: str) -> None:
+    """max_cycles_test on every id, through PettingZoo's registry."""
+    max_cycles_test(
+        types.SimpleNamespace(
+            env=functools.partial(pettingzoo.make, "aec", env_id),
+            parallel_env=functools.partial(pettingzoo.make, "parallel", env_id),
+        )
+    )
 
 
 @pytest.mark.parametrize("env_id", AEC_IDS)
@@ -234,7 +216,7 @@ def test_gymnasium_make_with_module_prefix(env_id: str) -> None:
     env = gym.make(f"mara_env:{env_id}", config="tiny")
     observation, info = env.reset(seed=0)
     assert env.observation_space.contains(observation)
-    assert info == {}
+    assert info["epoch"] == -1 and info["action_mask"].shape == (2, 4)
     done, epochs = False, 0
     while not done:
         mask = env.unwrapped.action_masks().reshape(env.unwrapped.config.n_nodes, -1)

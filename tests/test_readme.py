@@ -22,7 +22,14 @@ PYTHON_BLOCKS = [
     for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
 ]
 SCHEDULER_BLOCK = next(block for block in PYTHON_BLOCKS if "class MostProgressFirst" in block)
-USAGE_BLOCKS = [block for block in PYTHON_BLOCKS if block is not SCHEDULER_BLOCK]
+#: The recipes for RL libraries kept out of the dev extra (TorchRL, RLlib): test_rl_clients.py
+#: runs them where those are installed.
+CLIENT_BLOCK = re.compile(r"^(?:from|import) (?:torchrl|ray)\b", flags=re.MULTILINE)
+USAGE_BLOCKS = [
+    block
+    for block in PYTHON_BLOCKS
+    if block is not SCHEDULER_BLOCK and not CLIENT_BLOCK.search(block)
+]
 AEC_BLOCK = next(block for block in USAGE_BLOCKS if "env.agent_iter()" in block)
 PREDICTOR_BLOCK = next(block for block in USAGE_BLOCKS if "TaskHistory(" in block)
 

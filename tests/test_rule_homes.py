@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from agents import evaluate, make_agent
 from agents.statistics import mean_ci, ratio_ci
 from mara_env import get_config
-from mara_env.epoch import epoch_info
+from mara_env.infos import epoch_info
 from mara_env.rules import (
     loss_after,
     nodes_for_rate,
@@ -27,7 +27,7 @@ from mara_env.rules import (
     progress_gain,
     whole_nodes_needed,
 )
-from mara_env.simulator import EpochEvents
+from mara_env.simulator import ClusterSimulator, EpochEvents
 from predictors.bootstrap import bootstrap_mean_interval, percentile_bootstrap
 from predictors.cases import draw_tasks
 from predictors.curve_windows import FUTURE_EPOCHS, future_window
@@ -213,11 +213,18 @@ def test_percentile_bootstrap_draws_in_chunks_from_the_generator() -> None:
 
 
 # ------------------------------------------------------------------------------ epoch info
-def test_epoch_info_reports_the_completion_rate_only_when_given() -> None:
+def test_epoch_info_counts_the_events_and_reports_the_rate_so_far() -> None:
+    """The info's counts are the events'; its completion rate is the core's (the rule of
+    ``episode_metrics``), at every epoch; the task ids only on request."""
+    simulator = ClusterSimulator(get_config("tiny"))
+    simulator.reset(np.random.default_rng(0))
+    simulator.core.completed[0], simulator.core.next_arrival[0] = 1, 4
     events = EpochEvents(
         epoch=3, completed=(1,), expired=(), arrived=(2, 4), switches=1, shaping=0.0
     )
-    info = epoch_info(events, illegal=0, conflicts=2)
-    assert "completion_rate" not in info
+    info = epoch_info(simulator, events, illegal=0, conflicts=2)
     assert info["completed"] == 1 and info["arrived"] == 2 and info["conflicts"] == 2
-    assert epoch_info(events, 0, 2, completion_rate=0.5)["completion_rate"] == 0.5
+    assert info["completion_rate"] == 0.25 == simulator.episode_metrics()["completion_rate"]
+    assert "completed_tasks" not in info
+    with_ids = epoch_info(simulator, events, 0, 2, task_ids=True)
+    assert with_ids["completed_tasks"].tolist() == [1] and with_ids["expired_tasks"].size == 0

@@ -31,7 +31,7 @@ CONFIGS: list[dict[str, Any]] = [
     {"config": "tiny", "shaping_weight": 1.0, "shaping_discount": 0.9, "load": 3.0},
     {"config": "training", "arrival_horizon": 15},
 ]
-MODES = ["NextStep", "SameStep"]
+MODES = ["NextStep", "SameStep", "Disabled"]
 
 
 def vector_and_sync(num_envs: int, mode: str, **config: Any) -> tuple[Any, Any]:
@@ -83,20 +83,43 @@ def play_vector_against_sync(num_envs: int, seed: int, mode: str, steps: int, **
             assert_agree(mine, theirs, name)
             assert mine.dtype == theirs.dtype or name == "rewards", name
         assert got[0] in fast.observation_space
-        info, reference = got[4], want[4]
-        for key in ("illegal_actions", "conflicts", "switches", "epoch", "arrived"):
-            stepped = reference[f"_{key}"]
-            assert np.array_equal(info[key][stepped], reference[key][stepped]), key
+        assert_same_infos(got[4], want[4])
         done = got[2] | got[3]
-        if mode == "SameStep" and done.any():
-            finals = np.stack([reference["final_obs"][i] for i in np.flatnonzero(done)])
-            assert_agree(info["final_obs"][done], finals, "final_obs")
+        if mode == "Disabled" and done.any():  # the caller resets the finished sub-envs
+            mine, theirs = (
+                fast.reset(options={"reset_mask": done}),
+                slow.reset(options={"reset_mask": done}),
+            )
+            assert_agree(mine[0], theirs[0], "reset_mask")
+            assert_same_infos(mine[1], theirs[1])
         ends += int(done.sum())
     return ends
 
 
-@pytest.mark.parametrize("config", CONFIGS)
-@pytest.mark.parametrize("mode", MODES)
+def assert_same_infos(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """The vector env's infos are SyncVectorEnv's: the same keys and masks, and equal values
+    (of the same dtype) wherever a mask is set."""
+    assert mine.keys() == theirs.keys(), sorted(set(mine) ^ set(theirs))
+    for key, values in theirs.items():
+        if key.startswith("_"):
+            assert np.array_equal(mine[key], values), key
+        elif key == "final_info":
+            assert_same_infos(mine[key], values)
+        elif key == "final_obs":  # SyncVectorEnv keeps an object array of observations
+            chosen = np.flatnonzero(theirs["_final_obs"])
+            expected = np.stack([values[i] for i in chosen])
+            assert_agree(mine[key][chosen], expected, key)
+        else:
+            present = theirs[f"_{key}"]
+            assert mine[key].dtype == values.dtype, key
+            assert_agree(mine[key][present], values[present], key)
+
+
+@pytest.mark.parametrize(
+    ("config", "mode"),
+    [(config, mode) for config in CONFIGS for mode in MODES if mode != "Disabled"]
+    + [(config, "Disabled") for config in CONFIGS[:3]],
+)
 def test_vector_sub_envs_play_the_single_env_episodes(config: dict[str, Any], mode: str) -> None:
     steps = 60 if config["config"] == "training" else 150
     assert (
@@ -174,12 +197,14 @@ def play_nodes_against_aec(num_envs: int, seed: int, steps: int, **config: Any) 
                 env.reset()
                 waiting[index] = False
                 resets += 1
-                continue
-            assert_agree(float(rewards[index]), env.rewards["node_0"], "reward")
-            assert terminations[index] == env.terminations["node_0"]
-            assert truncations[index] == env.truncations["node_0"]
-            assert infos["illegal_actions"][index] == env.infos["node_0"]["illegal_actions"]
-            waiting[index] = terminations[index] or truncations[index]
+            else:
+                assert_agree(float(rewards[index]), env.rewards["node_0"], "reward")
+                assert terminations[index] == env.terminations["node_0"]
+                assert truncations[index] == env.truncations["node_0"]
+                waiting[index] = terminations[index] or truncations[index]
+            for key, value in env.infos["node_0"].items():  # a step's info, or a reset's
+                assert infos[f"_{key}"][index] and infos[key].dtype == value.dtype, key
+                assert_agree(infos[key][index], value, key)
     return resets
 
 
@@ -200,7 +225,7 @@ def test_vector_env_rejects_bad_input_early() -> None:
     with pytest.raises(ActionError, match="lie in"):
         envs.step(np.full((2, 2), 9))
     with pytest.raises(ConfigError, match="autoreset_mode"):
-        ClusterVectorEnv(2, "tiny", autoreset_mode="Disabled")
+        ClusterVectorEnv(2, "tiny", autoreset_mode="EveryStep")
     with pytest.raises(ConfigError, match="batch_size"):
         ClusterVectorEnv(0, "tiny")
     strict = ClusterVectorEnv(1, "tiny", strict=True)

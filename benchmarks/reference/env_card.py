@@ -7,6 +7,7 @@ table read from the code that defines it:
   from the environment itself;
 - the observation's global and per-slot columns, from the layout in
   :mod:`mara_env.observation`'s docstring, checked against its feature counts;
+- the infos' keys, dtypes and meanings, from :data:`mara_env.infos.INFO_FIELDS`;
 - every :class:`mara_env.ClusterConfig` field with its default and documented meaning;
 - every preset, with the fields where it differs from the defaults, and the workloads.
 
@@ -31,6 +32,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 import mara_env
 import mara_env.observation as observation
 from benchmarks.common.arguments import attribute_help
@@ -38,6 +41,7 @@ from benchmarks.common.atomic import write_atomically
 from benchmarks.common.provenance import SOURCE_ROOT
 from mara_env import ENV_ID, WORKLOADS, ClusterConfig
 from mara_env.config import PRESETS
+from mara_env.infos import INFO_FIELDS, TASK_ID_FIELDS
 
 #: Where the card is written, relative to the source root.
 CARD = Path("docs/environment.md")
@@ -150,6 +154,28 @@ def render() -> str:
             [(i, f"`{n}`" if n else "", _plain(m)) for i, n, m in rows],
         )
         lines.append("")
+    lines += ["## Infos", ""]
+    lines += [
+        "Every form returns these keys after `reset` and after every step, each a NumPy scalar "
+        "of the given dtype (an array with a leading sub-env axis, with Gymnasium's `_key` "
+        "masks, in the batched forms); from `mara_env.infos`.",
+        "",
+    ]
+    lines += _table(
+        ("key", "dtype", "meaning"),
+        [
+            (f"`{key}`", np.dtype(dtype).name, meaning)
+            for key, (dtype, meaning) in INFO_FIELDS.items()
+        ],
+    )
+    lines += [
+        "",
+        "The Gymnasium forms add `action_mask`, int8 `(n_nodes, n_slots + 1)`: each node's mask "
+        "for the observation returned with it. With `info_task_ids=True` the single-cluster "
+        f"forms add {', '.join(f'`{key}`' for key in TASK_ID_FIELDS)}: int64 arrays of the ids "
+        "of the tasks that completed or expired in the epoch (empty at `reset`).",
+        "",
+    ]
     described = attribute_help(ClusterConfig)
     fields = [f for f in dataclasses.fields(ClusterConfig) if f.init]
     lines += ["## Config fields (`ClusterConfig`)", ""]
