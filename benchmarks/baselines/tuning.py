@@ -70,13 +70,13 @@ from benchmarks.baselines.trials import (
     TrialJournal,
     run_trials,
 )
-from benchmarks.common.arguments import positive_int
+from benchmarks.common.arguments import add_world_version, positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.manifest import Manifest
 from benchmarks.common.provenance import SOURCE_ROOT
 from benchmarks.common.store import ResultsFileError
 from mara_env import TRAINING_LOAD
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
@@ -291,13 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR", help="Search log folder."
     )
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=LATEST_WORLD_VERSION,
-        help=f"The world to tune in (default {LATEST_WORLD_VERSION}; its settings go to its own "
-        "file, where the registry reads them for that world).",
+    add_world_version(
+        parser,
+        note="The settings go to the world's own file, where the registry reads them for it.",
     )
     parser.add_argument(
         "--settings-file",

@@ -4,7 +4,8 @@ Each turns a command-line string into a number or raises ``argparse.ArgumentType
 what was expected, which argparse reports next to the option's name.
 
 Also :func:`attribute_help`, which reads a settings class's documented attributes, so that an
-option's help is the attribute's one description.
+option's help is the attribute's one description, and :func:`add_world_version`, the one
+``--world-version`` option of every script that can play either world.
 
 Example:
     >>> positive_int("3"), non_negative_int("0"), positive_float("1.5")
@@ -21,6 +22,8 @@ import argparse
 import inspect
 import math
 import re
+
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
 
 
 def _whole_number(text: str, least: int) -> int:
@@ -98,3 +101,19 @@ def attribute_help(cls: type) -> dict[str, str]:
 def _plain(text: str) -> str:
     """``text`` without reST markup (roles and literals), as a terminal shows it."""
     return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
+def add_world_version(
+    parser: argparse.ArgumentParser, *, default: int | None = LATEST_WORLD_VERSION, note: str = ""
+) -> None:
+    """Add ``--world-version``: the world's rules (``ClusterConfig.world_version``), one of
+    :data:`mara_env.config.WORLD_VERSIONS`; ``default=None`` leaves them to the preset's.
+    ``note`` ends the help (what the option means for this script)."""
+    shown = "the preset's" if default is None else f"{default}, {env_id(default)}"
+    parser.add_argument(
+        "--world-version",
+        type=int,
+        choices=WORLD_VERSIONS,
+        default=default,
+        help=f"The world's rules (ClusterConfig.world_version; default: {shown}). {note}".strip(),
+    )

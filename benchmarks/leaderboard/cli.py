@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agents import known_agents
 from agents.registry import AgentImportError, UnknownAgentError
-from benchmarks.common.arguments import positive_float, positive_int
+from benchmarks.common.arguments import add_world_version, positive_float, positive_int
 from benchmarks.common.keys import BuiltAgent, Manifest, build_agent
 from benchmarks.common.provenance import provenance
 from benchmarks.leaderboard.backends import (
@@ -37,7 +37,7 @@ from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
@@ -107,13 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="evaluation",
         help="Config preset the grid varies (default: 'evaluation', held-out test curves).",
     )
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=LATEST_WORLD_VERSION,
-        help=f"The world's rules (default: {LATEST_WORLD_VERSION}, {env_id(LATEST_WORLD_VERSION)}); "
-        "1 replays Cluster-v1 with the settings and checkpoints shipped for it.",
+    add_world_version(
+        parser, note="1 replays Cluster-v1 with the settings and checkpoints shipped for it."
     )
     parser.add_argument(
         "--quick",

@@ -34,7 +34,7 @@ from typing import Any
 
 from agents import known_agents
 from agents.statistics import mean_ci
-from benchmarks.common.arguments import positive_int
+from benchmarks.common.arguments import add_world_version, positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.keys import Manifest, build_agent
 from benchmarks.common.machine import available_cores, platform_line
@@ -45,7 +45,7 @@ from benchmarks.leaderboard.backends import run_cells
 from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
 from mara_env import ClusterConfig, get_config
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
+from mara_env.config import LATEST_WORLD_VERSION, env_id
 
 #: The schedulers the track plays: MARA and the baselines it is compared with.
 AGENTS = ("mara", "lara", "laira", "edf", "clairvoyant")
@@ -246,13 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=available_cores(),
         help="Worker processes (default: the available cores).",
     )
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=LATEST_WORLD_VERSION,
-        help=f"The world's rules (default {LATEST_WORLD_VERSION}); 1 replays Cluster-v1 with the "
-        "settings and checkpoints shipped for it (give it its own --output).",
+    add_world_version(
+        parser,
+        note="1 replays Cluster-v1 with the settings and checkpoints shipped for it (give it "
+        "its own --output).",
     )
     parser.add_argument(
         "--quick", action="store_true", help="A smoke run: 2 seeds, arrivals over 30 epochs."

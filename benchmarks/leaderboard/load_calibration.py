@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.statistics import Summary, mean_ci
+from benchmarks.common.arguments import add_world_version
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
 from benchmarks.common.seeds import require_training_seeds
 from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
-from mara_env.config import WORLD_VERSIONS
 
 #: The loads swept by default.
 DEFAULT_LOADS = (0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -79,13 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sweep the load and find where EDF completes the target share of tasks.",
     )
     parser.add_argument("--config", default="training", help="Preset to sweep (default training).")
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=None,
-        help="The rules to calibrate (ClusterConfig.world_version; default: the preset's).",
-    )
+    add_world_version(parser, default=None)
     parser.add_argument(
         "--loads",
         nargs="+",

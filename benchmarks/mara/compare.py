@@ -25,12 +25,13 @@ import numpy as np
 
 from agents import mean_ci
 from agents.mara.agent import Mara, default_checkpoint, imitation_checkpoint
+from benchmarks.common.arguments import add_world_version
 from benchmarks.common.seeds import training_seeds
 from benchmarks.common.threads import set_torch_threads
 from benchmarks.mara.settings import WORKLOADS
 from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
@@ -79,13 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=960, help="default: %(default)s")
     parser.add_argument("--seeds", type=int, default=20, help="seeds per workload (default: 20)")
     parser.add_argument("--preset", default="training", help="config preset (default: training)")
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=None,
-        help="the rules to play (ClusterConfig.world_version; default: the preset's)",
-    )
+    add_world_version(parser, default=None)
     args = parser.parse_args(argv)
     if len(args.checkpoints) < 2:
         parser.error("give at least two checkpoints: a reference and one to compare with it")

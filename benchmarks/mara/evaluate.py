@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from agents import evaluate
 from agents.base import Scheduler
+from benchmarks.common.arguments import add_world_version
 from benchmarks.common.keys import Manifest, build_agent, class_manifest, code_manifest
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import evaluation_seeds
@@ -49,7 +50,7 @@ from benchmarks.mara.evaluation_tables import (
     training_seed_differences,
 )
 from mara_env import get_config
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
 WORKLOADS = EVALUATION_WORKLOADS
@@ -259,14 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="mara",
         help="what the --training-seeds table calls the recipe (default: %(default)s)",
     )
-    parser.add_argument(
-        "--world-version",
-        type=int,
-        choices=WORLD_VERSIONS,
-        default=LATEST_WORLD_VERSION,
-        help="the world's rules; registered agents use the artifacts shipped for it "
-        "(default: %(default)s)",
-    )
+    add_world_version(parser, note="Registered agents use the artifacts shipped for it.")
     args: Any = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
