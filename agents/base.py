@@ -67,12 +67,18 @@ class Scheduler(Protocol):
 
 @runtime_checkable
 class PrivilegedScheduler(Scheduler, Protocol):
-    """A scheduler that reads hidden environment state on purpose (clairvoyant references).
+    """A scheduler that reads hidden environment state on purpose (clairvoyant references,
+    schedulers fed the oracle predictor).
 
-    It breaks the information boundary by design, so it must be handed the environment:
-    :func:`agents.evaluation.evaluate` calls :meth:`bind` after resetting the environment and
-    the scheduler, every episode. Other harnesses must do the same.
+    It breaks the information boundary by design, so it says so (``privileged = True``, which
+    result tables show) and must be handed the environment: :func:`agents.evaluation.evaluate`
+    calls :meth:`bind` after resetting the environment and the scheduler, every episode, on
+    every scheduler :func:`predictors.base.is_privileged` calls privileged. Other harnesses
+    must do the same. A scheduler whose ``privileged`` is false is never bound, so it cannot
+    read what it does not declare.
     """
+
+    privileged: bool
 
     def bind(self, env: ClusterEnvBase) -> None:
         """Give the scheduler the environment whose episode it is about to act in."""

@@ -103,6 +103,7 @@ class Clairvoyant(EpochScheduler):
     """
 
     name = "clairvoyant"
+    privileged = True
 
     def __init__(self, hold: float = 1.0) -> None:
         super().__init__()

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from agents.base import PrivilegedScheduler, Scheduler
 from mara_env import ClusterConfig, TraceSource, get_config, node_turns, raw_env
+from predictors.base import is_privileged
 
 #: Keys :func:`evaluate` adds to the environment's ``episode_metrics()``.
 EXTRA_KEYS = ("agent", "seed", "invalid_actions", "decision_ms_per_epoch", "episode_seconds")
@@ -61,9 +62,10 @@ def scheduler_seed(seed: int) -> int:
 def start_episode(scheduler: Scheduler, env: raw_env, seed: int) -> None:
     """Ready ``scheduler`` for the episode ``env`` was just reset to with ``seed``.
 
-    Resets it with :func:`scheduler_seed` of ``seed`` and, for a
-    :class:`agents.base.PrivilegedScheduler`, binds it to ``env``: what :func:`evaluate` does
-    every episode, and what any other harness must do to play the same episode.
+    Resets it with :func:`scheduler_seed` of ``seed`` and, for a privileged scheduler
+    (:func:`predictors.base.is_privileged`: the clairvoyant reference, a scheduler fed the
+    oracle), binds it to ``env``: what :func:`evaluate` does every episode, and what any other
+    harness must do to play the same episode.
 
     Example:
         >>> import mara_env
@@ -73,8 +75,8 @@ def start_episode(scheduler: Scheduler, env: raw_env, seed: int) -> None:
         >>> start_episode(make_agent("edf"), env, seed=3)
     """
     scheduler.reset(env.config, seed=scheduler_seed(seed))
-    if isinstance(scheduler, PrivilegedScheduler):
-        scheduler.bind(env)
+    if is_privileged(scheduler):
+        cast(PrivilegedScheduler, scheduler).bind(env)
 
 
 def evaluate(

@@ -81,6 +81,7 @@ from agents.observed_history import HistoryScheduler
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
 from mara_env.rules import progress_gain, whole_nodes_needed
+from predictors.base import Predictor
 from predictors.dkf import DKF, Feasibility, FilterState
 from predictors.wls import DiscountedLeastSquares
 
@@ -303,6 +304,13 @@ class Laira(HistoryScheduler):
 
     Args:
         settings: Hyperparameters (default :class:`LairaSettings`).
+        predictor: A predictor that replaces the DKF look-ahead (e.g. the oracle, registered
+            as ``laira_oracle``): every slice, each task's verdict is its success probability
+            with ``task_node_limit`` nodes by the deadline, and its nodes are those its median
+            remaining work needs (:meth:`_check_feasibility`), from its first report on (the
+            ``min_reports`` wait exists for the filter's data). The ranking and everything
+            else stay. The name becomes ``laira_<predictor>``.
+        n_samples: Samples per prediction of ``predictor``.
         **overrides: Individual :class:`LairaSettings` fields, e.g. ``Laira(beta=0.5)``.
 
     Attributes:
@@ -331,8 +339,15 @@ class Laira(HistoryScheduler):
 
     name = "laira"
 
-    def __init__(self, settings: LairaSettings | None = None, **overrides: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        settings: LairaSettings | None = None,
+        *,
+        predictor: Predictor | None = None,
+        n_samples: int = 16,
+        **overrides: Any,
+    ) -> None:
+        super().__init__(predictor, n_samples)
         base = settings if settings is not None else LairaSettings()
         if overrides:
             known = {item.name for item in fields(LairaSettings)}
@@ -404,9 +419,13 @@ class Laira(HistoryScheduler):
         return self.config.alpha_for(FAMILY_NAMES[int(view.family[slot])])
 
     def _check_feasibility(self, view: SlotView, slots: np.ndarray) -> None:
-        """Run the DKF look-ahead of every task in ``slots`` with all the remaining compute."""
+        """Run the DKF look-ahead of every task in ``slots`` with all the remaining compute (or
+        the ``predictor``'s, :meth:`_predicted_feasibility`)."""
         settings, histories = self.settings, self.histories
         limit = self.config.task_node_limit
+        if self.predictor is not None and settings.lookahead:
+            self._predicted_feasibility(view, slots)
+            return
         for slot in slots.tolist():
             memory = self._tasks[int(histories.task_ids[slot])]
             if not settings.lookahead or memory.reports < settings.min_reports:
@@ -428,6 +447,32 @@ class Laira(HistoryScheduler):
                 )
             else:
                 memory.needed_nodes = 1
+
+    def _predicted_feasibility(self, view: SlotView, slots: np.ndarray) -> None:
+        """The look-ahead from the ``predictor``: each task's probability of reaching its target
+        by the deadline on ``task_node_limit`` nodes, and the whole nodes its median remaining
+        work needs (one when it never gets there)."""
+        if len(slots) == 0:
+            return
+        settings, histories = self.settings, self.histories
+        limit = self.config.task_node_limit
+        remaining = self.predict_remaining(slots)
+        time_left = np.maximum(view.time_left[slots], 1.0)
+        alpha = np.array([self._alpha(view, slot) for slot in slots.tolist()])
+        speed = histories.speed[slots]
+        probability = remaining.success_probability(time_left, progress_gain(speed, limit, alpha))
+        median = remaining.quantiles([0.5])[:, 0] / speed
+        for index, slot in enumerate(slots.tolist()):
+            memory = self._tasks[int(histories.task_ids[slot])]
+            memory.probability = float(probability[index])
+            memory.feasible = memory.probability >= settings.success_threshold
+            memory.margin = math.nan
+            work = float(median[index])
+            memory.needed_nodes = (
+                whole_nodes_needed(work, 1.0, float(time_left[index]), float(alpha[index]), limit)
+                if settings.allocation == "need" and math.isfinite(work)
+                else 1
+            )
 
     def ratios(self, view: SlotView, slots: np.ndarray) -> np.ndarray:
         """LaiRA's UCB ratio ``rho_hat / rho`` of each task in ``slots``, capped at ``ratio_cap``.

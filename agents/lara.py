@@ -63,6 +63,7 @@ from agents.observed_history import HistoryScheduler
 from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
 from mara_env.rules import nodes_for_rate
+from predictors.base import Predictor
 from predictors.wls import DiscountedLeastSquares
 
 #: Largest exponent taken when extrapolating (keeps ``exp`` finite).
@@ -278,6 +279,11 @@ class Lara(HistoryScheduler):
 
     Args:
         settings: Hyperparameters (default :class:`LaraSettings`).
+        predictor: A predictor whose median remaining work replaces the power-law fit's
+            (:meth:`predicted_processing`; e.g. the oracle, registered as ``lara_oracle``);
+            every other rule, exploration included, stays. The name becomes
+            ``lara_<predictor>``.
+        n_samples: Samples per prediction of ``predictor``.
         **overrides: Individual :class:`LaraSettings` fields, e.g. ``Lara(gamma=0.9)``.
 
     Attributes:
@@ -293,8 +299,15 @@ class Lara(HistoryScheduler):
 
     name = "lara"
 
-    def __init__(self, settings: LaraSettings | None = None, **overrides: Any) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        settings: LaraSettings | None = None,
+        *,
+        predictor: Predictor | None = None,
+        n_samples: int = 16,
+        **overrides: Any,
+    ) -> None:
+        super().__init__(predictor, n_samples)
         base = settings if settings is not None else LaraSettings()
         if overrides:
             known = set(LaraSettings.__dataclass_fields__)
@@ -337,7 +350,8 @@ class Lara(HistoryScheduler):
             self._reports[task] += len(work)
 
     def predicted_processing(self, slots: np.ndarray) -> np.ndarray:
-        """Predicted node-epochs at one node each slot's task still needs (``inf``: never).
+        """Predicted node-epochs at one node each slot's task still needs (``inf``: never; at
+        least 1): the fit's extrapolation, or the median of the ``predictor``'s samples.
 
         Args:
             slots: Occupied slots whose fits are up to date (as in :meth:`plan_epoch`).
@@ -346,6 +360,9 @@ class Lara(HistoryScheduler):
         view = histories.view
         if view is None:
             return np.full(len(slots), np.inf)
+        if self.predictor is not None:
+            median = self.predict_remaining(slots).quantiles([0.5])[:, 0]
+            return np.maximum(median / histories.speed[slots], 1.0)
         offset = self.settings.offset
         processing = np.full(len(slots), np.inf)
         for index, slot in enumerate(slots.tolist()):

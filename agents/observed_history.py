@@ -24,7 +24,9 @@ precision. Curve steps saturate where the observation is clipped (``FEATURE_BOUN
 STEP_SCALE`` = 10,000 steps); a task past that adds no more points.
 
 :class:`HistoryScheduler` is an :class:`agents.base.EpochScheduler` whose histories are brought
-up to date before each :meth:`HistoryScheduler.plan_epoch`.
+up to date before each :meth:`HistoryScheduler.plan_epoch`; it may hold a
+:class:`predictors.base.Predictor` that replaces a scheduler's own estimates (LARA's and LaiRA's
+``predictor`` argument), and is privileged exactly when that predictor is (the oracle).
 
 Example:
     >>> import numpy as np
@@ -48,6 +50,7 @@ Example:
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,7 +61,7 @@ from mara_env.families import FAMILY_NAMES
 from mara_env.observation import (
     SlotView,
 )
-from predictors.base import TaskHistory
+from predictors.base import Predictor, RemainingWork, TaskHistory, is_privileged
 
 _NO_POINTS = np.zeros(0)
 
@@ -190,6 +193,7 @@ class ObservedHistories:
             speed=float(self.speed[slot]),
             family=FAMILY_NAMES[record.family],
             budget=record.budget,
+            slot=slot,
         )
 
     def reported(self, slot: int) -> bool:
@@ -262,15 +266,58 @@ class HistoryScheduler(EpochScheduler):
     Subclasses implement :meth:`plan_epoch` instead of :meth:`plan`; when it runs,
     :attr:`histories` already holds this epoch's observation.
 
+    Args:
+        predictor: A predictor that replaces the scheduler's own estimates where the subclass
+            says so (``None``: its own). A privileged one (the oracle) makes the scheduler
+            privileged: :meth:`bind` hands it the environment every episode.
+        n_samples: Samples drawn per prediction of ``predictor``.
+
     Attributes:
         histories: The observed histories of the visible tasks.
+        predictor: The predictor given, or ``None``.
     """
 
     name = "history_scheduler"
 
-    def __init__(self) -> None:
+    def __init__(self, predictor: Predictor | None = None, n_samples: int = 16) -> None:
         super().__init__()
+        if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
+            raise ValueError(
+                f"{type(self).__name__}: n_samples must be an int >= 1, got {n_samples!r}."
+            )
         self.histories = ObservedHistories()
+        self.predictor = predictor
+        self.n_samples = n_samples
+        if predictor is not None:
+            self.name = f"{self.name}_{predictor.name}"
+
+    @property
+    def privileged(self) -> bool:
+        """Whether the scheduler reads hidden state: exactly when its predictor does."""
+        return self.predictor is not None and is_privileged(self.predictor)
+
+    def bind(self, env: Any) -> None:
+        """Hand a privileged predictor the environment's simulator for the episode ahead (the
+        harnesses call this every episode; nothing to do without one)."""
+        if self.privileged:
+            cast(Any, self.predictor).bind(env)
+
+    def predict_remaining(self, slots: np.ndarray) -> RemainingWork:
+        """:attr:`predictor`'s samples of the remaining curve steps of each task in ``slots``
+        (occupied slots, histories up to date), drawn with the scheduler's generator.
+
+        Raises:
+            ValueError: Without a predictor.
+        """
+        if self.predictor is None:
+            raise ValueError(f"{type(self).__name__} has no predictor to predict with.")
+        histories = []
+        for slot in slots.tolist():
+            history = self.histories.history(slot)
+            if history is None:
+                raise ValueError(f"{type(self).__name__}: slot {slot} holds no task to predict.")
+            histories.append(history)
+        return self.predictor.predict(histories, self.n_samples, self.rng)
 
     def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
         """Start a new episode of ``config`` (histories are forgotten)."""

@@ -4,7 +4,8 @@
 factories (like Stable-Baselines3's ``policy_aliases``); :data:`VARIANTS` adds the paper
 variants and ablations that the leaderboard does not run by default (LARA's proportional
 shares, LaiRA's STA and its ablations, MARA's imitation warm start ``mara_imitation``, i.e.
-MARA without PPO). :func:`make_agent` builds a scheduler from such a name or from an import
+MARA without PPO, and the privileged ``lara_oracle`` and ``laira_oracle``, fed the true
+remaining need). :func:`make_agent` builds a scheduler from such a name or from an import
 path ``"package.module:ClassName"``, which is how your own scheduler joins the leaderboard.
 
 The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
@@ -45,6 +46,7 @@ from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import tuned_settings
 from agents.uniform import UniformShare
 from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from predictors.oracle import Oracle
 
 
 def _mara(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
@@ -63,6 +65,16 @@ def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any)
     agent = Mara.load(**kwargs)
     agent.name = "mara_imitation"
     return agent
+
+
+def _oracle_fed(scheduler: Callable[..., Scheduler]) -> Callable[..., Scheduler]:
+    """``scheduler`` built with a fresh oracle (:mod:`predictors.oracle`; keyword ``noise``:
+    its sigma) in place of its own predictor: privileged, named ``<scheduler>_oracle``."""
+
+    def build(*, noise: float = 0.0, **settings: Any) -> Scheduler:
+        return scheduler(predictor=Oracle(noise), **settings)
+
+    return build
 
 
 def _tuned(
@@ -128,6 +140,10 @@ VARIANTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         ),
         # MARA without PPO: its imitation warm start (the "without PPO" ablation).
         "mara_imitation": _mara_imitation,
+        # Privileged: LARA and LaiRA with the oracle's true remaining need (keyword noise:
+        # its log-normal sigma) in place of their own predictors, tuned settings otherwise.
+        "lara_oracle": _tuned(_oracle_fed(Lara), "lara"),
+        "laira_oracle": _tuned(_oracle_fed(Laira), "laira"),
     }
 )
 

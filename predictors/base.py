@@ -54,6 +54,9 @@ class TaskHistory:
         budget: The job's step budget, in work units: the work after which its loss no longer
             changes (a training run configured for that many steps; in the simulator, the
             curve's length, after which its last loss repeats). ``inf`` if unknown.
+        slot: The environment slot the task was shown in when this history was taken (-1: not
+            taken from an environment). Only privileged predictors read it, to ask the
+            environment's privileged view about the same task (:mod:`predictors.oracle`).
     """
 
     work: np.ndarray
@@ -63,6 +66,7 @@ class TaskHistory:
     speed: float = 1.0
     family: str = UNKNOWN_FAMILY
     budget: float = np.inf
+    slot: int = -1
 
     def __post_init__(self) -> None:
         work = np.asarray(self.work, dtype=np.float64)
@@ -100,6 +104,7 @@ class TaskHistory:
         speed: float,
         family: str,
         budget: float,
+        slot: int = -1,
     ) -> TaskHistory:
         """A history built without the checks of the constructor, for producers whose values
         meet them by construction (the environment's histories in
@@ -115,6 +120,7 @@ class TaskHistory:
             speed=speed,
             family=family,
             budget=budget,
+            slot=slot,
         )
         return history
 
@@ -146,6 +152,26 @@ class RemainingWork:
         per_node = np.asarray(time_left, dtype=np.float64) * np.asarray(speed)
         budget = per_node * progress_gain(1.0, nodes, alpha)
         return np.mean(self.samples <= budget[:, None], axis=1)
+
+
+def is_privileged(component: object) -> bool:
+    """Whether a predictor or scheduler reads hidden environment state on purpose.
+
+    A component says so with ``privileged = True`` (the clairvoyant reference, the oracle
+    predictor, a scheduler built on the oracle); one that says nothing but has a ``bind``
+    method (the :class:`agents.base.PrivilegedScheduler` protocol) counts as privileged too.
+    Harnesses bind privileged components to the environment every episode, and result tables
+    mark them, since no real scheduler could do what they do.
+
+    Example:
+        >>> from predictors.wls import WLS
+        >>> is_privileged(WLS())
+        False
+    """
+    declared = getattr(component, "privileged", None)
+    if declared is not None:
+        return declared is True
+    return callable(getattr(component, "bind", None))
 
 
 class Predictor(Protocol):

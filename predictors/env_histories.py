@@ -11,7 +11,7 @@
 * ``time_left``: ``deadline - epoch``; ``speed``: curve steps one node advances per epoch;
   ``family``: the family name; ``budget``: the task's step budget in curve steps, the points
   recorded in its curve (the workload knows each curve row's length; a real scheduler knows the
-  job's configured steps).
+  job's configured steps); ``slot``: the visible slot the task is in (-1 while it queues).
 
 :class:`HistoryBuffers` builds the same histories incrementally, for callers that ask every
 epoch (the prediction wrappers): it copies only the points reported since its last call.
@@ -109,6 +109,7 @@ class HistoryBuffers:
             self._state, self._buffers = state, {}
         histories, epoch, buffers = [], state.epoch, self._buffers
         progress_of, loss_of = state.history_progress, state.history_loss
+        slot_of = _slots_of(state)
         for task in _task_list(tasks):
             buffer = buffers.get(task)
             if buffer is None:
@@ -130,6 +131,7 @@ class HistoryBuffers:
                     speed=buffer.speed,
                     family=buffer.family,
                     budget=buffer.budget,
+                    slot=slot_of.get(task, -1),
                 )
             )
         return histories
@@ -183,6 +185,11 @@ def curve_budget(state: ClusterState, task: int) -> float:
     return float(state.core.workload.lengths.item(row))
 
 
+def _slots_of(state: ClusterState) -> dict[int, int]:
+    """The visible slot of each slotted task, by task id."""
+    return {task: slot for slot, task in enumerate(state.slots.tolist()) if task != NO_TASK}
+
+
 def _task_list(tasks: Sequence[int] | np.ndarray) -> Sequence[int]:
     return tasks.tolist() if isinstance(tasks, np.ndarray) else tasks
 
@@ -210,4 +217,5 @@ def _assemble(
         speed=table.speed.item(task),
         family=FAMILY_NAMES[table.family.item(task)],
         budget=curve_budget(state, task),
+        slot=_slots_of(state).get(task, -1),
     )

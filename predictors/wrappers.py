@@ -40,6 +40,11 @@ Inputs and timing:
     covers only the tasks trained in the last epoch and new arrivals; its time left still
     changes, so its features are recomputed from the kept samples every epoch.
 
+    The privileged oracle (``predictor="oracle"``, :mod:`predictors.oracle`) is the one
+    exception: the wrapper binds it to the environment it wraps, so the appended block carries
+    the true remaining need. Observations from such a wrapper are privileged; a policy that
+    reads them must say so (``privileged = True``) wherever its results are shown.
+
 Seeding:
     The predictor's generator is a child of the seed given to ``reset(seed=...)``; resets without
     a seed continue it. The same seed and actions give the same observations, and pickled
@@ -62,7 +67,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -72,7 +77,7 @@ from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
-from predictors.base import Predictor
+from predictors.base import Predictor, is_privileged
 from predictors.env_histories import HistoryBuffers
 from predictors.registry import make_predictor
 from predictors.slot_features import (
@@ -274,6 +279,12 @@ class SlotPredictions:
         self._state: ClusterState | None = None
         self._epoch = -1
         self._clear_slots()
+        self._bind()
+
+    def _bind(self) -> None:
+        """Hand a privileged predictor (the oracle) this simulator, for the episode ahead."""
+        if is_privileged(self.predictor):
+            cast(Any, self.predictor).bind(self.simulator)
 
     def reset(self, seed: int | None) -> None:
         """Start over after the env's reset: a seed gives a new generator (a child of the seed),
@@ -281,6 +292,7 @@ class SlotPredictions:
         if seed is not None:
             self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=_SPAWN_KEY))
         self._state = None
+        self._bind()
 
     def features(self) -> np.ndarray:
         """The current epoch's prediction features (computed on the first call of an epoch).

@@ -62,7 +62,7 @@ def test_bad_settings_are_refused_with_what_to_do() -> None:
         AuditSettings(eval_seeds=(5,))
     with pytest.raises(ValueError, match="not training seeds"):
         AuditSettings(train_seeds=(1000,))
-    with pytest.raises(ValueError, match="unknown"):
+    with pytest.raises(ValueError, match="Unknown predictor"):
         AuditSettings(predictors=("nope",))
     with pytest.raises(ValueError, match="worlds"):
         AuditSettings(worlds=("v9",))

@@ -76,7 +76,9 @@ def test_settings_refuse_evaluation_seeds_the_test_split_and_bad_values() -> Non
         ({"seeds": (1000,)}, "training seeds"),
         ({"seeds": ()}, "training seeds"),
         ({"preset": "evaluation"}, "train split"),
-        ({"predictors": ("oracle",)}, "registered predictors"),
+        ({"predictors": ("oracle",)}, "observation-only"),
+        ({"predictors": ("nope",)}, "Unknown predictor"),
+        ({"predictors": ()}, "at least one"),
         ({"threshold": 1.5}, "threshold"),
         ({"n_samples": 0}, "n_samples"),
     ):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -45,7 +45,7 @@ from agents.mara.policy import MaraPolicy, PolicyConfig
 from mara_env import ClusterConfig
 from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from mara_env.observation import nodes_decided
-from predictors.base import Predictor
+from predictors.base import Predictor, is_privileged
 from predictors.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from predictors.flow_matching import check_threads, torch_threads
 from predictors.registry import make_predictor
@@ -193,6 +193,17 @@ class Mara:
         save_checkpoint(path, self.policy.state_dict(), config=config, facts=facts)
 
     # ------------------------------------------------------------------ protocol
+    @property
+    def privileged(self) -> bool:
+        """Whether it reads hidden state: exactly when its predictor does (the oracle)."""
+        return is_privileged(self.features.predictor)
+
+    def bind(self, env: Any) -> None:
+        """Hand a privileged predictor the environment's simulator for the episode ahead (the
+        harnesses call this every episode; nothing to do otherwise)."""
+        if self.privileged:
+            cast(Any, self.features.predictor).bind(env)
+
     def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
         """Start an episode of ``config``; predictions and sampling are seeded by ``seed``."""
         self._config = config

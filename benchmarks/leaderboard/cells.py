@@ -31,6 +31,7 @@ from typing import Any
 from agents import evaluate, make_agent
 from benchmarks.common.threads import TorchThreadLimit
 from benchmarks.leaderboard.grid import Cell, config_hash
+from predictors.base import is_privileged
 
 #: Row columns that identify the cell, in the order the CSV export lists them: the agent's
 #: label and spec (its registered name or import path), the stratum, the seed, the config, the
@@ -109,6 +110,7 @@ def execute_cell(cell: Cell) -> CellOutcome:
         "cell": cell.key,
         "agent_code": cell.agent_fingerprint,
         "shared_code": cell.fingerprint,
+        "privileged": is_privileged(scheduler),
         **metrics,
     }
     return CellOutcome(cell, row)

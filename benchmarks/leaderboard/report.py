@@ -37,6 +37,9 @@ from benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
 from mara_env import TRAINING_LOAD
 from mara_env.config import env_id
 
+#: Marks a privileged agent in the tables (explained in a note below them).
+PRIVILEGED_MARK = "(privileged)"
+
 
 def main_table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     """Headings and rows of the main table (best agent first)."""
@@ -50,7 +53,8 @@ def main_table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     lines = []
     for agent in board.ranked:
         a = board.index(agent)
-        line = [str(summary.overall_rank[a]), agent, f"{summary.overall[a]}", f"{summary.iqm[a]}"]
+        label = f"{agent} {PRIVILEGED_MARK}" if agent in board.privileged else agent
+        line = [str(summary.overall_rank[a]), label, f"{summary.overall[a]}", f"{summary.iqm[a]}"]
         if board.reference is not None:
             line.append(f"{summary.improvement[a]:.2f}")
         line += [
@@ -157,6 +161,12 @@ def _per_workload(board: Leaderboard) -> list[str]:
 
 def _notes(board: Leaderboard) -> list[str]:
     notes = []
+    if board.privileged & set(board.ranked):
+        notes.append(
+            f"{PRIVILEGED_MARK} privileged: reads the environment's hidden state (true loss "
+            "curves or remaining need), which no deployable scheduler sees; a reference, not a "
+            "competitor."
+        )
     for agent, (illegal, invalid) in board.illegal.items():
         notes.append(
             f"Note: {agent} returned {illegal:.0f} masked and {invalid:.0f} out-of-range actions "
@@ -269,6 +279,7 @@ def summary_json(board: Leaderboard, provenance: dict[str, Any], command: str) -
                 for s, (workload, factor) in enumerate(grid.strata)
             ],
             "episode_means": board.episode_means(agent),
+            "privileged": agent in board.privileged,
         }
         if board.reference is not None:
             entry[f"probability_of_improvement_over_{board.reference}"] = _interval(

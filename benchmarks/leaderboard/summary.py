@@ -61,6 +61,8 @@ class Leaderboard:
         reference: The agent probabilities of improvement compare with (``None``: none).
         illegal: ``{agent: (illegal actions, invalid actions)}`` summed over its episodes, for
             agents that returned any.
+        privileged: The agents whose episodes say they read hidden state (the clairvoyant
+            reference, schedulers fed the oracle): references, marked in every table.
     """
 
     grid: Grid
@@ -71,6 +73,7 @@ class Leaderboard:
     summary: StratifiedSummary | None
     reference: str | None
     illegal: dict[str, tuple[float, float]]
+    privileged: frozenset[str] = frozenset()
 
     def index(self, agent: str) -> int:
         """``agent``'s index in :attr:`agents` (and in the statistics)."""
@@ -150,6 +153,7 @@ def build_leaderboard(
         summary=summary,
         reference=reference,
         illegal=_illegal_actions(ordered_rows),
+        privileged=frozenset(row["agent"] for row in ordered_rows if row.get("privileged")),
     )
 
 

@@ -13,6 +13,8 @@ Run ``python -m benchmarks.mara <command> [options]``; each command is also its 
   features against the policy alone.
 * ``trust-region`` (:mod:`benchmarks.mara.trust_region`): how far PPO let the joint policy move,
   from training logs.
+* ``prediction-value`` (:mod:`benchmarks.mara.prediction_value`): train MARA with each
+  predictor (the oracle included) and each ablation on Cluster-v2, at one common budget.
 """
 
 from __future__ import annotations
@@ -39,5 +41,9 @@ COMMANDS = {
     "trust-region": (
         "benchmarks.mara.trust_region",
         "How far PPO let the joint policy move, from training logs (joint KL, warm-up, stops).",
+    ),
+    "prediction-value": (
+        "benchmarks.mara.prediction_value",
+        "Train MARA with each predictor and ablation on Cluster-v2 at one common budget.",
     ),
 }

@@ -86,8 +86,8 @@ def agent_seed(episode_seed: int, cluster: int) -> int:
 
 
 class _Bound:
-    """What the clairvoyant teacher reads: its cluster's simulator view (privileged) and the
-    config."""
+    """What a privileged scheduler reads (the clairvoyant teacher, a policy fed the oracle):
+    its cluster's simulator view and the config."""
 
     def __init__(self, simulator: ClusterSimulator) -> None:
         self.simulator = simulator
@@ -102,7 +102,9 @@ class ClusterVector:
         policy: The shared network.
         seed: Seeds the sequence of training episode seeds (all below
             :data:`benchmarks.common.seeds.TRAINING_SEEDS`).
-        predictor: Predictor name for the features (``"none"``: prediction features are 0).
+        predictor: Predictor name for the features (``"none"``: prediction features are 0;
+            ``"oracle"``, ``"oracle_noise_<sigma>"``: the privileged oracle, bound to each
+            cluster every episode).
         n_samples: Prediction samples per task.
         teacher: Also label each epoch with the clairvoyant reference's actions.
         episode_seeds: Fixed environment seeds to play once each instead of drawing seeds
@@ -191,12 +193,15 @@ class ClusterVector:
         config = self.configs[index]
         batch, row = self._place[index]
         self.batches[batch].reset_clusters([row], [episode_seed])
-        self.agents[index].reset(config, agent_seed(episode_seed, index))
+        agent = self.agents[index]
+        agent.reset(config, agent_seed(episode_seed, index))
+        bound = cast(Any, _Bound(ClusterSimulator.view_of(self.batches[batch].core, row)))
+        if agent.privileged:
+            agent.bind(bound)
         if self.teachers is not None:
             teacher = self.teachers[index]
             teacher.reset(config, seed=episode_seed)
-            simulator = ClusterSimulator.view_of(self.batches[batch].core, row)
-            teacher.bind(cast(Any, _Bound(simulator)))
+            teacher.bind(bound)
         self._episode_seeds[index] = episode_seed
 
     def _observe(self, index: int) -> None:

@@ -31,6 +31,7 @@ from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import training_seeds
 from mara_env import ClusterConfig, get_config
 from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from predictors.registry import is_known_predictor, known_predictors
 
 #: The workloads the training clusters cycle through (and validation plays, one each).
 WORKLOADS = EVALUATION_WORKLOADS
@@ -101,7 +102,8 @@ class TrainSettings:
         width, layers, heads: Network sizes (:class:`agents.mara.policy.PolicyConfig`): embedding
             width, transformer encoder layers, attention heads.
         predictor: Predictor behind the prediction features (the target-blind flow matching
-            the shipped policy was trained with; ``flow_matching`` reads the target too).
+            the shipped policy was trained with; ``flow_matching`` reads the target too;
+            ``oracle`` and ``oracle_noise_<sigma>`` are the privileged true need).
         n_samples: Prediction samples per task.
         ablation: A part taken away (:data:`ABLATIONS`): ``none`` (the full recipe),
             ``no_predictions`` (prediction features held constant), ``independent`` (nodes do not
@@ -205,6 +207,13 @@ class TrainSettings:
                     raise ValueError(
                         f"TrainSettings.{name} must be {relation} {bound}, got {value!r}."
                     )
+        if self.predictor != "none" and not is_known_predictor(self.predictor):
+            raise ValueError(
+                f"TrainSettings.predictor must be a registered predictor "
+                f"({', '.join(known_predictors(privileged=True))}, oracle_noise_<sigma>) or "
+                f"'none', got "
+                f"{self.predictor!r}."
+            )
         if self.trust_region not in TRUST_REGIONS:
             raise ValueError(
                 f"TrainSettings.trust_region must be one of {TRUST_REGIONS}, got "

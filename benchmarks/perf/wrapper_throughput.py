@@ -147,13 +147,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     resolve_budget(parser, args)
     if args.n_samples < 1:
         parser.error("--n-samples must be >= 1")
-    from predictors.registry import known_predictors
+    from predictors.registry import require_observation_only
 
-    unknown = [name for name in args.predictor if name not in known_predictors()]
-    if unknown:
-        parser.error(
-            f"unknown predictor(s) {', '.join(unknown)}; known: {', '.join(known_predictors())}"
-        )
+    try:
+        require_observation_only(args.predictor, "the wrapper throughput benchmark")
+    except ValueError as error:
+        parser.error(str(error))
     args.predictors = ["wls", *[name for name in args.predictor if name != "wls"]]
     return args
 

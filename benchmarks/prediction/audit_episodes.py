@@ -44,7 +44,7 @@ from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor, RemainingWork
 from predictors.env_histories import task_histories
-from predictors.registry import known_predictors, make_predictor
+from predictors.registry import make_predictor, require_observation_only
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
@@ -114,11 +114,7 @@ class AuditSettings:
             raise ValueError(
                 f"AuditSettings.eval_seeds must be evaluation seeds (1000 and up), got {low}."
             )
-        odd = [name for name in self.predictors if name not in known_predictors()]
-        if odd:
-            raise ValueError(
-                f"AuditSettings.predictors: unknown {odd}; known: {list(known_predictors())}."
-            )
+        require_observation_only(self.predictors, "the leak audit (AuditSettings.predictors)")
         if self.n_samples < 1 or self.resamples < 1:
             raise ValueError(
                 f"AuditSettings.n_samples and resamples must be >= 1, got {self.n_samples} "

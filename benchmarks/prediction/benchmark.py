@@ -117,7 +117,7 @@ from predictors.base import Predictor
 from predictors.bootstrap import BOOTSTRAP_RESAMPLES
 from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, draw_tasks
 from predictors.checkpoint import CheckpointError
-from predictors.registry import known_predictors, make_predictor
+from predictors.registry import known_predictors, make_predictor, require_observation_only
 
 #: Observed fractions run by default.
 DEFAULT_FRACTIONS = (0.1, 0.2, 0.4, 0.8)
@@ -256,11 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = [fraction for fraction in fractions if not 0.0 < fraction < 1.0]
     if bad:
         parser.error(f"--fractions must lie in (0, 1); got {bad}.")
-    unknown = [name for name in names if name not in known_predictors()]
-    if unknown:
-        parser.error(
-            f"Unknown predictor {unknown[0]!r}. Known predictors: {', '.join(known_predictors())}."
-        )
+    try:
+        require_observation_only(names, "the prediction benchmark")
+    except ValueError as error:
+        parser.error(str(error))
     if args.flow_matching is not None and not args.flow_matching.is_file():
         parser.error(f"--flow-matching: no checkpoint file at {args.flow_matching}.")
     draws = args.draws or (QUICK_DRAWS_PER_CURVE if args.quick else DEFAULT_DRAWS_PER_CURVE)

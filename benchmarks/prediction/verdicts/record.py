@@ -39,7 +39,7 @@ from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
 from predictors.base import Predictor
 from predictors.env_histories import slotted_tasks, task_histories
-from predictors.registry import known_predictors, make_predictor
+from predictors.registry import make_predictor, require_observation_only
 
 #: The scheduler that plays the episodes (it decides which tasks get reports).
 DRIVER = "round_robin"
@@ -85,12 +85,9 @@ class VerdictSettings:
                 f"VerdictSettings.preset {self.preset!r} draws the test split; diagnostics use "
                 "the train split (e.g. 'training')."
             )
-        unknown = [name for name in self.predictors if name not in known_predictors()]
-        if unknown or not self.predictors:
-            raise ValueError(
-                f"VerdictSettings.predictors must name registered predictors "
-                f"({', '.join(known_predictors())}), got {list(self.predictors)}."
-            )
+        if not self.predictors:
+            raise ValueError("VerdictSettings.predictors must name at least one predictor.")
+        require_observation_only(self.predictors, "the verdicts (VerdictSettings.predictors)")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"VerdictSettings.threshold must be in (0, 1], got {self.threshold}.")
         if self.n_samples < 1:

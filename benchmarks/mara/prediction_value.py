@@ -1,0 +1,202 @@
+"""The value of prediction: MARA trained on Cluster-v2 with each predictor, at one common budget.
+
+How much is a perfect prediction worth to MARA, and how much of that worth does each predictor
+capture? This script trains the policy once per **row** and training seed, every row with the
+same recipe and budget, differing only in what feeds the prediction features:
+
+* ``oracle``, ``oracle_noise_0.5``, ``oracle_noise_1`` (privileged, :mod:`predictors.oracle`):
+  the true remaining need, exact or with calibrated log-normal noise of that sigma;
+* ``flow_matching`` (reads the target), ``flow_matching_without_target`` (the shipped recipe's
+  predictor), ``wls`` (LARA's power law);
+* ``no_predictions``: the features held constant (the ablation of the same name);
+
+and the recipe's other ablations, with its predictor: ``independent`` (no autoregression) and
+``no_shaping`` (completion reward only); the recipe without PPO is every run's own imitation
+warm start. The shipped recipe's row gets :data:`RECIPE_SEEDS` training seeds, every other row
+:data:`SEEDS`.
+
+**The common budget** (:data:`IMITATION_FLAGS`, :data:`PPO_FLAGS`): the shipped recipe's
+imitation (14 DAgger rounds with the clairvoyant teacher) and its PPO settings with 60 updates
+instead of the shipped 200, so that the ~19 runs fit the machine (about 20 minutes each on 2
+cores). Budgets are counts of rounds and updates, never minutes (the wall-clock caps are set
+far above what a run needs), so a run gives the same checkpoint however busy the machine is.
+
+Each run is two stages, each a ``python -m benchmarks.mara.train`` command writing a checkpoint
+under :data:`RESULTS`: ``<run>_imitation.pt``, then ``<run>.pt`` (PPO from it). A stage is done
+when its checkpoint's card records exactly the planned command; ``run`` plays the stages not
+done yet (``--jobs 2``: two runs at once, one core each) and leaves finished ones alone, so an
+interrupted plan resumes where it stopped.
+
+Run ``python -m benchmarks.mara.prediction_value plan`` (the runs and their state) or ``run``.
+
+Example:
+    >>> [run.name for run in planned_runs()][:3]
+    ['oracle_seed0', 'oracle_noise_0.5_seed0', 'oracle_noise_1_seed0']
+    >>> len(planned_runs()), planned_runs()[0].stages()[1][0][-2:]
+    (19, ['--out', 'benchmarks/results/mara/v2/prediction_value/oracle_seed0.pt'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Where the checkpoints, cards and training logs go.
+RESULTS = Path("benchmarks/results/mara/v2/prediction_value")
+#: Training seeds of every row but the shipped recipe's.
+SEEDS = (0, 1)
+#: Training seeds of the shipped recipe's row.
+RECIPE_SEEDS = (0, 1, 2)
+#: The shipped recipe's predictor.
+RECIPE_PREDICTOR = "flow_matching_without_target"
+#: Every stage's flags: the world, and wall-clock caps far above a run's need.
+COMMON_FLAGS = ("--world-version", "2", "--validation-workers", "0", "--no-progress")
+#: The imitation stage (the shipped recipe's DAgger, 14 rounds).
+IMITATION_FLAGS = ("--updates", "0", "--imitation-minutes", "120")
+#: The PPO stage (the shipped recipe's settings, 60 updates).
+PPO_FLAGS = (
+    "--dagger-rounds", "0", "--rollout-lag", "0", "--lr", "2.5e-4", "--lr-schedule", "linear",
+    "--kl-coef", "0.02", "--value-warmup", "10", "--value-warmup-loss", "0.1",
+    "--trust-region", "per_node", "--updates", "60", "--minutes", "240",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: a predictor, or an ablation of the recipe.
+
+    Attributes:
+        name: The row's name (and its runs' file prefix).
+        predictor: The predictor behind the features.
+        ablation: The part taken away (``none``: the full recipe).
+    """
+
+    name: str
+    predictor: str = RECIPE_PREDICTOR
+    ablation: str = "none"
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """Its training seeds: three for the shipped recipe's row, two otherwise."""
+        recipe = self.predictor == RECIPE_PREDICTOR and self.ablation == "none"
+        return RECIPE_SEEDS if recipe else SEEDS
+
+
+#: The rows, in the order their first seeds run.
+ROWS = (
+    Row("oracle", "oracle"),
+    Row("oracle_noise_0.5", "oracle_noise_0.5"),
+    Row("oracle_noise_1", "oracle_noise_1"),
+    Row("flow_matching", "flow_matching"),
+    Row(RECIPE_PREDICTOR),
+    Row("wls", "wls"),
+    Row("no_predictions", ablation="no_predictions"),
+    Row("independent", ablation="independent"),
+    Row("no_shaping", ablation="no_shaping"),
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: a row with one training seed."""
+
+    row: Row
+    seed: int
+
+    @property
+    def name(self) -> str:
+        """``<row>_seed<seed>``, the prefix of its files."""
+        return f"{self.row.name}_seed{self.seed}"
+
+    def stages(self, results: Path = RESULTS) -> list[tuple[list[str], Path]]:
+        """``(arguments of benchmarks.mara.train, checkpoint)`` of its two stages, in order."""
+        imitation, final = results / f"{self.name}_imitation.pt", results / f"{self.name}.pt"
+        row = [
+            "--seed", str(self.seed), "--predictor", self.row.predictor,
+            "--ablation", self.row.ablation, *COMMON_FLAGS,
+        ]  # fmt: skip
+        return [
+            ([*row, *IMITATION_FLAGS, "--out", str(imitation)], imitation),
+            ([*row, *PPO_FLAGS, "--init", str(imitation), "--out", str(final)], final),
+        ]
+
+
+def planned_runs() -> list[Run]:
+    """Every run, seed by seed: each row's first seed before any row's second."""
+    most = max(len(row.seeds) for row in ROWS)
+    return [
+        Run(row, row.seeds[index])
+        for index in range(most)
+        for row in ROWS
+        if index < len(row.seeds)
+    ]
+
+
+def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
+    """Whether ``checkpoint``'s card records exactly this stage's command (so it finished)."""
+    card = checkpoint.with_suffix(".json")
+    if not (checkpoint.is_file() and card.is_file()):
+        return False
+    try:
+        command = json.loads(card.read_text())["facts"]["command"]
+    except (ValueError, KeyError):
+        return False
+    return bool(command[-len(arguments) :] == list(arguments))
+
+
+def _train(run: Run, results: Path) -> str:
+    """Play ``run``'s stages not done yet, one after the other; a line saying how it went."""
+    for arguments, checkpoint in run.stages(results):
+        if stage_done(arguments, checkpoint):
+            continue
+        start = time.perf_counter()
+        command = [sys.executable, "-m", "benchmarks.mara.train", *arguments]
+        finished = subprocess.run(command, capture_output=True, text=True, check=False)
+        if finished.returncode != 0:
+            return f"{run.name}: {checkpoint.name} failed:\n{finished.stderr[-2000:]}"
+        minutes = (time.perf_counter() - start) / 60.0
+        print(f"{run.name}: wrote {checkpoint} in {minutes:.1f} min", flush=True)
+    return f"{run.name}: done"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.mara.prediction_value", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("command", choices=("plan", "run"), help="show the plan, or run it")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (one core each)")
+    parser.add_argument("--only", nargs="+", default=None, metavar="RUN", help="these runs only")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
+    args = parser.parse_args(argv)
+    runs = planned_runs()
+    if args.only is not None:
+        unknown = sorted(set(args.only) - {run.name for run in runs})
+        if unknown:
+            parser.error(f"--only: unknown run(s) {unknown}; see the plan command.")
+        runs = [run for run in runs if run.name in args.only]
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs}.")
+    if args.command == "plan":
+        for run in runs:
+            done = [stage_done(*stage) for stage in run.stages(args.results)]
+            print(f"{run.name:32s} imitation {'done' if done[0] else '-':5s} ppo "
+                  f"{'done' if done[1] else '-'}")  # fmt: skip
+        return 0
+    args.results.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        outcomes = list(pool.map(lambda run: _train(run, args.results), runs))
+    failed = [outcome for outcome in outcomes if not outcome.endswith("done")]
+    for outcome in failed:
+        print(outcome, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
