@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from benchmarks.mara import prediction_value
 from benchmarks.mara.prediction_value import Run, planned_runs, stage_done
 from benchmarks.mara.settings import ABLATIONS
+from benchmarks.mara.train import main as train_main
 from benchmarks.mara.train import parse_args, settings_of
+from predictors.checkpoint import load_checkpoint, rewrite_card
 
 
 def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> None:
@@ -50,3 +53,37 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown run" in capsys.readouterr().err
     assert prediction_value.main(["plan", "--only", "oracle_seed0"]) == 0
     assert "oracle_seed0" in capsys.readouterr().out
+
+
+def test_the_table_evaluates_finished_runs_and_resumes(tmp_path: Path) -> None:
+    """Tiny stand-ins for three rows' runs (one quick checkpoint, its card given each stage's
+    planned command) make every table; a second call replays nothing."""
+    quick = tmp_path / "quick.pt"
+    assert train_main(["--quick", "--out", str(quick), "--no-progress"]) == 0
+    results = tmp_path / "runs"
+    results.mkdir()
+    _, card = load_checkpoint(quick)
+    for row in ("oracle", "no_predictions", "flow_matching_without_target"):
+        run = Run(next(r for r in prediction_value.ROWS if r.name == row), 0)
+        for arguments, checkpoint in run.stages(results):
+            shutil.copy(quick, checkpoint)
+            shutil.copy(quick.with_suffix(".json"), checkpoint.with_suffix(".json"))
+            rewrite_card(checkpoint, card["config"], {**card["facts"], "command": arguments})
+    assert [run.name for run in prediction_value.finished_runs(results)] == [
+        "oracle_seed0",
+        "flow_matching_without_target_seed0",
+        "no_predictions_seed0",
+    ]
+    text = prediction_value.tables(results, 1, False, ("rl",), (1.4,))
+    for heading in ("worth", "told the true", "ablations", "shorter budget"):
+        assert heading in text
+    assert "| oracle | 1 |" in text and "Kendall's tau" in text
+    evaluation = results / prediction_value.EVALUATION
+    rows = evaluation.read_text().count("\n")
+    assert prediction_value.tables(results, 1, False, ("rl",), (1.4,)) == text
+    assert evaluation.read_text().count("\n") == rows
+
+
+def test_the_table_waits_for_the_rows_it_needs(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="finished 'oracle' and 'no_predictions'"):
+        prediction_value.tables(tmp_path, 1, False)

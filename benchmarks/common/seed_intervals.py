@@ -19,6 +19,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from agents.statistics import Summary
@@ -58,13 +60,73 @@ def two_level_bootstrap(
             f"two_level_bootstrap: confidence must lie in (0, 1) and n_resamples be >= 1, got "
             f"{confidence} and {n_resamples}."
         )
-    n_seeds, n_episodes = values.shape
+    means = resampled_means([values], n_resamples=n_resamples, seed=seed)[0]
+    return percentile_summary(float(values.mean()), means, confidence, len(values))
+
+
+def resampled_means(
+    groups: Sequence[np.ndarray], *, n_resamples: int = 10_000, seed: int = 0
+) -> np.ndarray:
+    """Bootstrap means of several learned agents (or recipes) scored on the same episodes.
+
+    Each resample draws every group's training seeds with replacement, independently (they
+    are different training runs), and one draw of the episodes shared by all groups (the
+    comparison is paired on them); it returns each group's mean over its drawn seeds and the
+    drawn episodes. Differences and ratios of the rows are then the bootstrap of differences
+    and ratios of the agents' means, with both levels of noise in them.
+
+    Args:
+        groups: ``(n_training_seeds_g, n_episodes)`` arrays (scores, or paired differences),
+            every one on the same episodes in the same order; a baseline without training
+            seeds is one row.
+        n_resamples: Bootstrap resamples.
+        seed: Seed of the resampling generator.
+
+    Returns:
+        ``(len(groups), n_resamples)`` resampled means.
+
+    Raises:
+        ValueError: For no group, a group that is not a non-empty finite 2-d array, or groups
+            on different numbers of episodes.
+
+    Example:
+        >>> a, b = np.full((2, 5), 0.6), np.full((3, 5), 0.5)
+        >>> means = resampled_means([a, b], n_resamples=4)
+        >>> np.round(means[0] - means[1], 3).tolist()
+        [0.1, 0.1, 0.1, 0.1]
+    """
+    arrays = [np.asarray(group, dtype=np.float64) for group in groups]
+    if not arrays or any(a.ndim != 2 or a.size == 0 or not np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError(
+            "resampled_means needs non-empty finite (training seeds, episodes) arrays; give one "
+            "row per training seed, one column per episode."
+        )
+    n_episodes = arrays[0].shape[1]
+    if any(a.shape[1] != n_episodes for a in arrays):
+        raise ValueError(
+            "resampled_means: every group must be scored on the same episodes, got "
+            f"{[a.shape[1] for a in arrays]} episodes."
+        )
+    if n_resamples < 1:
+        raise ValueError(f"resampled_means: n_resamples must be >= 1, got {n_resamples}.")
     rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
+    means = np.empty((len(arrays), n_resamples))
     for index in range(n_resamples):
-        seeds = rng.integers(n_seeds, size=n_seeds)
+        seeds = [rng.integers(len(a), size=len(a)) for a in arrays]
         episodes = rng.integers(n_episodes, size=n_episodes)
-        means[index] = values[np.ix_(seeds, episodes)].mean()
+        for group, (values, drawn) in enumerate(zip(arrays, seeds, strict=True)):
+            means[group, index] = values[np.ix_(drawn, episodes)].mean()
+    return means
+
+
+def percentile_summary(
+    estimate: float, resamples: np.ndarray, confidence: float = 0.95, n: int = 1
+) -> Summary:
+    """``estimate`` with the central ``confidence`` percentile interval of its ``resamples``
+    (NaN resamples, e.g. ratios over a zero, are left out; all NaN gives a NaN interval)."""
+    finite = resamples[np.isfinite(resamples)]
+    if finite.size == 0:
+        return Summary(estimate, float("nan"), float("nan"), n)
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return Summary(float(values.mean()), float(low), float(high), n_seeds)
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return Summary(estimate, float(low), float(high), n)

@@ -27,7 +27,17 @@ when its checkpoint's card records exactly the planned command; ``run`` plays th
 done yet (``--jobs 2``: two runs at once, one core each) and leaves finished ones alone, so an
 interrupted plan resumes where it stopped.
 
-Run ``python -m benchmarks.mara.prediction_value plan`` (the runs and their state) or ``run``.
+**The table** (``table``): every finished run's two checkpoints, LARA and LaiRA with their own
+predictors and with the oracle (``lara_oracle``, ``laira_oracle``), EDF and the clairvoyant
+reference play the evaluation protocol of :mod:`benchmarks.mara.evaluate` (evaluation preset,
+seeds from 1000, 3 workloads x 3 loads) into ``evaluation.csv`` beside the checkpoints, its
+journal (resumed: finished episodes are never replayed); the tables
+(:mod:`benchmarks.mara.prediction_value_table`) go to ``value_of_prediction.md``: the value of
+each predictor's features, LARA and LaiRA told the truth, the recipe's ablations, and whether
+imitation alone ranks the rows as imitation plus PPO does.
+
+Run ``python -m benchmarks.mara.prediction_value plan`` (the runs and their state), ``run``, or
+``table``.
 
 Example:
     >>> [run.name for run in planned_runs()][:3]
@@ -48,6 +58,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common.machine import platform_line
+from benchmarks.common.provenance import git_revision
+from benchmarks.mara.evaluate import LOADS, WORKLOADS, completion_rates
+from benchmarks.mara.evaluate import run as play_evaluation
+from benchmarks.mara.prediction_value_table import (
+    NONE,
+    ORACLE,
+    budget_ranking,
+    differences_table,
+    value_table,
+)
+
 #: Where the checkpoints, cards and training logs go.
 RESULTS = Path("benchmarks/results/mara/v2/prediction_value")
 #: Training seeds of every row but the shipped recipe's.
@@ -56,6 +78,15 @@ SEEDS = (0, 1)
 RECIPE_SEEDS = (0, 1, 2)
 #: The shipped recipe's predictor.
 RECIPE_PREDICTOR = "flow_matching_without_target"
+#: The agents beside the plan's checkpoints in the table's evaluation.
+BASELINES = ("lara", "lara_oracle", "laira", "laira_oracle", "edf", "clairvoyant")
+#: The table's evaluation journal and its tables, in the results folder.
+EVALUATION, TABLES = "evaluation.csv", "value_of_prediction.md"
+#: The rows the value table compares (the others are ablations of the recipe).
+PREDICTION_ROWS = (
+    "oracle", "oracle_noise_0.5", "oracle_noise_1", "flow_matching", RECIPE_PREDICTOR, "wls",
+    NONE,
+)  # fmt: skip
 #: Every stage's flags: the world, and wall-clock caps far above a run's need.
 COMMON_FLAGS = ("--world-version", "2", "--validation-workers", "0", "--no-progress")
 #: The imitation stage (the shipped recipe's DAgger, 14 rounds).
@@ -151,6 +182,79 @@ def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
     return bool(command[-len(arguments) :] == list(arguments))
 
 
+def finished_runs(results: Path = RESULTS) -> list[Run]:
+    """The planned runs whose two stages are done."""
+    return [
+        run for run in planned_runs() if all(stage_done(*stage) for stage in run.stages(results))
+    ]
+
+
+def tables(
+    results: Path = RESULTS,
+    seeds: int = 10,
+    progress: bool = True,
+    workloads: Sequence[str] = WORKLOADS,
+    loads: Sequence[float] = LOADS,
+) -> str:
+    """Evaluate what is not evaluated yet (module docstring: ``seeds`` per workload and load)
+    and return the tables.
+
+    Raises:
+        ValueError: Before the ``oracle`` and ``no_predictions`` rows have a finished run.
+    """
+    runs = finished_runs(results)
+    if not any(run.row.name == ORACLE for run in runs) or not any(
+        run.row.name == NONE for run in runs
+    ):
+        raise ValueError(
+            f"The table needs finished {ORACLE!r} and {NONE!r} runs; finished: "
+            f"{[run.name for run in runs]}. Run the plan first."
+        )
+    checkpoints = [str(checkpoint) for run in runs for _, checkpoint in run.stages(results)]
+    out = results / EVALUATION
+    play_evaluation(
+        [*checkpoints, *BASELINES], workloads, loads, seeds, out, progress, world_version=2
+    )
+    scores = completion_rates(out)
+
+    def labels(row: str, suffix: str = "") -> list[str]:
+        return [f"{run.name}{suffix}" for run in runs if run.row.name == row]
+
+    present = [row.name for row in ROWS if labels(row.name)]
+    value_rows = {name: labels(name) for name in PREDICTION_ROWS if name in present}
+    recipe = (RECIPE_PREDICTOR, labels(RECIPE_PREDICTOR))
+    ablations = {name: labels(name) for name in present if name not in PREDICTION_ROWS}
+    ablations[NONE] = labels(NONE)
+    ablations["without PPO (imitation only)"] = labels(RECIPE_PREDICTOR, "_imitation")
+    budgets = {
+        "imitation only": {name: labels(name, "_imitation") for name in value_rows},
+        "imitation + 60 PPO updates": value_rows,
+    }
+    sections = [
+        "# The value of prediction to MARA on Cluster-v2",
+        "",
+        f"Generated by `python -m benchmarks.mara.prediction_value table` at git revision "
+        f"`{git_revision()}` on {platform_line()}. Every learned row is MARA trained with "
+        "the plan's common budget (module docstring of `benchmarks.mara.prediction_value`); "
+        "intervals resample training seeds and episodes.",
+        "",
+        "## What each predictor's features are worth",
+        "",
+        value_table(scores, value_rows),
+        "## LARA and LaiRA told the true remaining need",
+        "",
+        differences_table(scores, ("lara_oracle", ["lara_oracle"]), {"lara": ["lara"]}),
+        differences_table(scores, ("laira_oracle", ["laira_oracle"]), {"laira": ["laira"]}),
+        "## The recipe's ablations",
+        "",
+        differences_table(scores, recipe, {k: v for k, v in ablations.items() if v}),
+        "## Does a shorter budget rank the rows the same way?",
+        "",
+        budget_ranking(scores, budgets),
+    ]
+    return "\n".join(sections)
+
+
 def _train(run: Run, results: Path) -> str:
     """Play ``run``'s stages not done yet, one after the other; a line saying how it went."""
     for arguments, checkpoint in run.stages(results):
@@ -170,7 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.mara.prediction_value", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("command", choices=("plan", "run"), help="show the plan, or run it")
+    parser.add_argument(
+        "command",
+        choices=("plan", "run", "table"),
+        help="show the plan, run it, or evaluate the finished runs and write the tables",
+    )
+    parser.add_argument("--seeds", type=int, default=10, help="table: evaluation seeds per cell")
+    parser.add_argument("--no-progress", action="store_true", help="table: no progress bars")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (one core each)")
     parser.add_argument("--only", nargs="+", default=None, metavar="RUN", help="these runs only")
     parser.add_argument("--results", type=Path, default=RESULTS, help="output folder")
@@ -188,6 +298,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             done = [stage_done(*stage) for stage in run.stages(args.results)]
             print(f"{run.name:32s} imitation {'done' if done[0] else '-':5s} ppo "
                   f"{'done' if done[1] else '-'}")  # fmt: skip
+        return 0
+    if args.command == "table":
+        try:
+            text = tables(args.results, args.seeds, not args.no_progress)
+        except ValueError as error:
+            raise SystemExit(f"prediction_value table: {error}") from None
+        (args.results / TABLES).write_text(text)
+        print(text)
         return 0
     args.results.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(args.jobs) as pool:
