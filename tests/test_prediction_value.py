@@ -77,7 +77,8 @@ def test_the_table_evaluates_finished_runs_and_resumes(tmp_path: Path) -> None:
     text = prediction_value.tables(results, 1, False, ("rl",), (1.4,))
     for heading in ("worth", "told the true", "ablations", "shorter budget"):
         assert heading in text
-    assert "| oracle | 1 |" in text and "Kendall's tau" in text
+    assert "| oracle | 1 |" in text and "Kendall's tau" in text and "Brier" in text
+    assert (results / prediction_value.PLOT).read_bytes()[:4] == b"\x89PNG"
     evaluation = results / prediction_value.EVALUATION
     rows = evaluation.read_text().count("\n")
     assert prediction_value.tables(results, 1, False, ("rl",), (1.4,)) == text

@@ -58,15 +58,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common.figures import PlotsUnavailable
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
+from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.mara.evaluate import LOADS, WORKLOADS, completion_rates
 from benchmarks.mara.evaluate import run as play_evaluation
+from benchmarks.mara.prediction_error import measure
 from benchmarks.mara.prediction_value_table import (
     NONE,
     ORACLE,
     budget_ranking,
     differences_table,
+    error_table,
+    plot_value_against_error,
+    row_summaries,
     value_table,
 )
 
@@ -80,8 +86,9 @@ RECIPE_SEEDS = (0, 1, 2)
 RECIPE_PREDICTOR = "flow_matching_without_target"
 #: The agents beside the plan's checkpoints in the table's evaluation.
 BASELINES = ("lara", "lara_oracle", "laira", "laira_oracle", "edf", "clairvoyant")
-#: The table's evaluation journal and its tables, in the results folder.
+#: The table's evaluation journal, its tables and its plot, in the results folder.
 EVALUATION, TABLES = "evaluation.csv", "value_of_prediction.md"
+PLOT = "completion_vs_prediction_error.png"
 #: The rows the value table compares (the others are ablations of the recipe).
 PREDICTION_ROWS = (
     "oracle", "oracle_noise_0.5", "oracle_noise_1", "flow_matching", RECIPE_PREDICTOR, "wls",
@@ -230,6 +237,12 @@ def tables(
         "imitation only": {name: labels(name, "_imitation") for name in value_rows},
         "imitation + 60 PPO updates": value_rows,
     }
+    errors = measure(evaluation_seeds(seeds), list(value_rows), progress=progress)
+    plotted = f"![Completion against prediction error]({PLOT})"
+    try:
+        plot_value_against_error(row_summaries(scores, value_rows), errors, results / PLOT)
+    except PlotsUnavailable as error:
+        plotted = f"(No plot: {error})"
     sections = [
         "# The value of prediction to MARA on Cluster-v2",
         "",
@@ -241,6 +254,12 @@ def tables(
         "## What each predictor's features are worth",
         "",
         value_table(scores, value_rows),
+        "How far each predictor is from the truth (`benchmarks.mara.prediction_error`, "
+        f"{seeds} episodes of the evaluation preset at its default workload and load):",
+        "",
+        error_table(errors),
+        plotted,
+        "",
         "## LARA and LaiRA told the true remaining need",
         "",
         differences_table(scores, ("lara_oracle", ["lara_oracle"]), {"lara": ["lara"]}),

@@ -22,11 +22,15 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
+from agents.statistics import Summary
+from benchmarks.common.figures import pyplot, save_png
 from benchmarks.common.seed_intervals import percentile_summary, resampled_means
 from benchmarks.mara.evaluation_tables import Rates
+from benchmarks.mara.prediction_error import PredictionError
 
 #: The row whose features carry nothing, and the row whose features are the truth.
 NONE, ORACLE = "no_predictions", "oracle"
@@ -139,6 +143,63 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
         raise ValueError(f"kendall_tau needs two sequences of one length >= 2, got {n}, {len(b)}.")
     signs = [np.sign(a[i] - a[j]) * np.sign(b[i] - b[j]) for i in range(n) for j in range(i + 1, n)]
     return float(np.sum(signs) / len(signs))
+
+
+def row_summaries(
+    scores: Rates, rows: Mapping[str, Sequence[str]], *, n_resamples: int = 10_000
+) -> dict[str, Summary]:
+    """Each row's mean completion rate with its 95% interval over training seeds and episodes
+    (``n``: its training seeds)."""
+    matrices = _matrices(scores, rows)
+    means = resampled_means(list(matrices.values()), n_resamples=n_resamples)
+    return {
+        name: percentile_summary(float(matrix.mean()), drawn, n=len(matrix))
+        for (name, matrix), drawn in zip(matrices.items(), means, strict=True)
+    }
+
+
+def error_table(errors: Mapping[str, PredictionError]) -> str:
+    """Each row's predictor error (:mod:`benchmarks.mara.prediction_error`)."""
+    lines = [
+        "| features from | Brier score of success on all nodes [95% CI] | median log error of "
+        "the need | judgements |",
+        "|---|---|---|---|",
+    ]
+    for name, error in errors.items():
+        lines.append(
+            f"| {name} | {error.brier:.3f} [{error.brier_low:.3f}, {error.brier_high:.3f}] | "
+            f"{error.median_log_error:.2f} | {error.judgements} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_value_against_error(
+    completion: Mapping[str, Summary], errors: Mapping[str, PredictionError], path: Path
+) -> None:
+    """Completion rate (95% interval over training seeds and episodes) against the predictor's
+    Brier score (95% interval over episodes), one labelled point per row.
+
+    Raises:
+        benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
+    """
+    plt = pyplot()
+    figure, axis = plt.subplots(figsize=(6.4, 4.2))
+    for name, summary in completion.items():
+        error = errors[name]
+        axis.errorbar(
+            error.brier,
+            summary.mean,
+            xerr=[[error.brier - error.brier_low], [error.brier_high - error.brier]],
+            yerr=[[summary.mean - summary.low], [summary.high - summary.mean]],
+            fmt="o",
+            capsize=3,
+        )
+        axis.annotate(name, (error.brier, summary.mean), textcoords="offset points", xytext=(5, 4))
+    axis.set_xlabel("Brier score of the predicted success on all nodes (lower is better)")
+    axis.set_ylabel("MARA's completion rate (evaluation)")
+    axis.set_title("What a predictor's error costs MARA (Cluster-v2)")
+    axis.grid(alpha=0.3)
+    save_png(figure, path, dpi=110)
 
 
 def budget_ranking(scores: Rates, budgets: Mapping[str, Mapping[str, Sequence[str]]]) -> str:

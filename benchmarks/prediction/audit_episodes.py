@@ -22,7 +22,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -42,7 +42,7 @@ from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView, decode_observation
 from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor, RemainingWork
+from predictors.base import Predictor, RemainingWork, is_privileged
 from predictors.env_histories import task_histories
 from predictors.registry import make_predictor, require_observation_only
 
@@ -145,9 +145,13 @@ def play_episode(
     world: str = "v1",
 ) -> tuple[list[Record], list[Record]]:
     """Play one episode with :data:`DRIVER`; return the first-sight records and the mid-task
-    judgements (module docstring), each a dict of observed columns and privileged truth."""
+    judgements (module docstring), each a dict of observed columns and privileged truth.
+    Privileged predictors among ``predictors`` (the oracle) are bound to the episode."""
     config = settings.config(preset, world)
     env, driver = driven_episode(config, DRIVER, seed)
+    for predictor in predictors.values():
+        if is_privileged(predictor):
+            cast(Any, predictor).bind(env)
     rng = predictor_generators(list(predictors), seed, offset=_PREDICTOR_SEED_OFFSET)
     seen: set[int] = set()
     reported: dict[int, int] = {}
