@@ -34,7 +34,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from agents.base import PrivilegedScheduler, Scheduler
-from mara_env import ClusterConfig, TraceSource, get_config, node_turns, raw_env
+from mara_env import ClusterConfig, get_config, node_turns, raw_env
+from mara_env.traces import TraceSourceLike
 from predictors.base import is_privileged
 
 #: Keys :func:`evaluate` adds to the environment's ``episode_metrics()``.
@@ -84,7 +85,7 @@ def evaluate(
     config: str | ClusterConfig,
     seeds: Iterable[int],
     *,
-    trace_source: TraceSource | None = None,
+    trace_source: TraceSourceLike | None = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Run ``scheduler`` for one episode per seed and return each episode's metrics.

@@ -109,7 +109,7 @@ from mara_env.errors import ActionError, EnvStateError
 from mara_env.infos import copy_info
 from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 
 #: The id of the latest world (older ones stay registered: ``mara_env.config.env_id``).
 ENV_ID = env_id(LATEST_WORLD_VERSION)
@@ -129,7 +129,7 @@ class raw_env(ClusterEnvBase, AECEnv):
         self,
         config: str | ClusterConfig = "training",
         *,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         render_mode: str | None = None,
         strict: bool = False,
         max_cycles: int | None = None,

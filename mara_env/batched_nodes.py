@@ -59,7 +59,7 @@ from mara_env.observation import (
     shared_observations,
     state_vectors,
 )
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 from mara_env.vector_env import advance_batch, sub_env_seeds
 
 
@@ -86,7 +86,7 @@ class BatchedNodesEnv:
         num_envs: int,
         config: str | ClusterConfig = "training",
         *,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         strict: bool = False,
         autoreset: bool = True,
         **overrides: Any,

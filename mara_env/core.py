@@ -61,7 +61,7 @@ from mara_env.task_fields import (
     PROGRESS,
     TASK_FIELDS,
 )
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks, validate_tasks
 
 __all__ = [
@@ -217,7 +217,7 @@ class ClusterBatch:
         self,
         config: ClusterConfig,
         batch_size: int,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         *,
         record_history: bool = False,
     ) -> None:
@@ -225,10 +225,9 @@ class ClusterBatch:
             raise ConfigError(f"ClusterBatch: batch_size must be an int >= 1, got {batch_size!r}.")
         if batch_size < 1:
             raise ConfigError(f"ClusterBatch: batch_size must be >= 1, got {batch_size}.")
-        if trace_source is None:
-            from mara_env.sources import default_trace_source
+        from mara_env.sources import resolve_trace_source
 
-            trace_source = default_trace_source()
+        trace_source = resolve_trace_source(trace_source)
         self.config = config
         self.trace_source = trace_source
         self.workload: Workload = build_workload(config, trace_source)

@@ -13,7 +13,7 @@ from mara_env.infos import reset_info
 from mara_env.observation import FEATURE_BOUND, ObservationBuilder, observation_size, state_size
 from mara_env.render import Renderer
 from mara_env.simulator import ClusterSimulator
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 
 #: The key of a node's observation vector in its observation dict, unless told otherwise.
 OBSERVATION_KEY = "observation"
@@ -77,7 +77,7 @@ class ClusterEnvBase:
     def _build_cluster(
         self,
         config: str | ClusterConfig,
-        trace_source: TraceSource | None,
+        trace_source: TraceSourceLike | None,
         render_mode: str | None,
         strict: bool,
         overrides: dict[str, Any],

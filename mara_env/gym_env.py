@@ -46,7 +46,7 @@ from mara_env.epoch import joint_epoch
 from mara_env.errors import EnvStateError
 from mara_env.infos import ACTION_MASK
 from mara_env.render import RENDER_MODES
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 
 
 class ClusterGymEnv(ClusterEnvBase, gym.Env[np.ndarray, np.ndarray]):
@@ -58,7 +58,7 @@ class ClusterGymEnv(ClusterEnvBase, gym.Env[np.ndarray, np.ndarray]):
         self,
         config: str | ClusterConfig = "training",
         *,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         render_mode: str | None = None,
         strict: bool = False,
         info_task_ids: bool = False,

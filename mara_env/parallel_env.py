@@ -41,7 +41,7 @@ from mara_env.epoch import joint_epoch
 from mara_env.errors import ActionError, EnvStateError
 from mara_env.infos import copy_info
 from mara_env.render import RENDER_MODES
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 
 
 class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
@@ -57,7 +57,7 @@ class ClusterParallelEnv(ClusterEnvBase, ParallelEnv):
         self,
         config: str | ClusterConfig = "training",
         *,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         render_mode: str | None = None,
         strict: bool = False,
         max_cycles: int | None = None,

@@ -29,7 +29,7 @@ import numpy as np
 from mara_env.config import ClusterConfig
 from mara_env.core import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK, BatchEpoch, ClusterBatch
 from mara_env.errors import EnvStateError
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 from mara_env.workload import TaskTable, Workload
 
 __all__ = [
@@ -294,7 +294,7 @@ class ClusterSimulator:
         core: The batch of one cluster it steps.
     """
 
-    def __init__(self, config: ClusterConfig, trace_source: TraceSource | None = None) -> None:
+    def __init__(self, config: ClusterConfig, trace_source: TraceSourceLike | None = None) -> None:
         self.core = ClusterBatch(config, 1, trace_source, record_history=True)
         self.config = config
         self.trace_source = self.core.trace_source

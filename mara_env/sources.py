@@ -9,12 +9,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 
 from mara_env.errors import TraceError
 from mara_env.synthetic import SyntheticTraceSource
-from mara_env.traces import CurvePool, TraceFileSource, TraceSource
+from mara_env.traces import CurvePool, TraceFileSource, TraceSource, TraceSourceLike
 
 #: The shipped trace file of recorded training runs (see ``mara_env/data/TRACES.md``).
 SHIPPED_TRACES = Path(__file__).resolve().parent / "data" / "traces.npz"
@@ -57,6 +58,45 @@ class CompositeTraceSource:
             if family in source.families:
                 return source.pool(family, split)
         raise TraceError(f"No trace source provides family {family!r}; have {self.families}.")
+
+
+def resolve_trace_source(source: TraceSourceLike | None) -> TraceSource:
+    """The trace source a ``trace_source`` argument names: itself, the file at a path (a
+    ``.npz`` trace file written by :func:`mara_env.traces.save_traces`, or a ``.csv`` curve
+    table, read and checked by :func:`mara_env.curve_tables.read_curve_table`), or
+    :func:`default_trace_source` for ``None``.
+
+    Raises:
+        TraceError: For a path that is neither, or a file that does not pass its checks.
+        TypeError: For anything else.
+
+    Example:
+        >>> resolve_trace_source("curves.txt")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        mara_env.errors.TraceError: trace_source 'curves.txt': expected a .npz trace file ...
+    """
+    if source is None:
+        return default_trace_source()
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if path.suffix.lower() == ".csv":
+            from mara_env.curve_tables import read_curve_table
+
+            return read_curve_table(path)
+        if path.suffix.lower() != ".npz":
+            raise TraceError(
+                f"trace_source {str(path)!r}: expected a .npz trace file (save_traces, or "
+                "python -m benchmarks.collect pack) or a .csv curve table "
+                "(mara_env.curve_tables)."
+            )
+        return TraceFileSource(path)
+    if not isinstance(source, TraceSource):
+        raise TypeError(
+            "trace_source must be a trace source (families, pool(family, split), fingerprint) "
+            f"or the path of a .npz trace file, got {type(source).__name__}."
+        )
+    return source
 
 
 @lru_cache(maxsize=1)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -89,9 +90,24 @@ class CurvePool:
         curve_ids: np.ndarray | None = None,
         work: Sequence[np.ndarray] | None = None,
     ) -> CurvePool:
-        """Build a pool from 1-d loss arrays of any lengths (and their work axes, if given)."""
+        """Build a pool from 1-d loss arrays of any lengths (and their work axes, if given).
+
+        A 2-d array is read as ``(n_curves, length)``, one curve per row; one that looks
+        transposed (many more rows than columns, and fewer than 8 points per row) is refused.
+
+        Raises:
+            TraceError: For no curves, a curve with fewer than 2 points, a transposed-looking
+                array, or a work axis that does not match its curve.
+        """
         if len(curves) == 0:
             raise TraceError(f"CurvePool({family!r}): no curves given.")
+        shape = np.shape(curves) if isinstance(curves, np.ndarray) else ()
+        if len(shape) == 2 and shape[1] < 8 and shape[0] > 4 * shape[1]:
+            raise TraceError(
+                f"CurvePool({family!r}): got a {shape} array, read as {shape[0]} curves of "
+                f"{shape[1]} points; is it transposed? Pass one curve per row, "
+                "(n_curves, length), e.g. curves.T, or a list of 1-d arrays."
+            )
         lengths = np.array([len(c) for c in curves], dtype=np.int64)
         losses = np.empty((len(curves), int(lengths.max())), dtype=np.float64)
         for row, curve in enumerate(curves):
@@ -195,6 +211,10 @@ class TraceSource(Protocol):
     def pool(self, family: str, split: str) -> CurvePool:
         """The curves of ``family`` on side ``split`` ("train" or "test") of the fixed split."""
         ...
+
+
+#: What a ``trace_source`` argument may be: a source, or the path of a trace file.
+TraceSourceLike = TraceSource | str | os.PathLike[str]
 
 
 def check_split(split: str) -> None:

@@ -85,7 +85,7 @@ from mara_env.infos import (
 )
 from mara_env.observation import occupied_masks, state_vectors
 from mara_env.simulator import ClusterSimulator
-from mara_env.traces import TraceSource
+from mara_env.traces import TraceSourceLike
 
 #: The autoreset modes the vector env runs, Gymnasium's default first.
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
@@ -189,7 +189,7 @@ class ClusterVectorEnv(VectorEnv):
         num_envs: int = 1,
         config: str | ClusterConfig = "training",
         *,
-        trace_source: TraceSource | None = None,
+        trace_source: TraceSourceLike | None = None,
         strict: bool = False,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,

@@ -12,4 +12,5 @@ Usage::
     python -m benchmarks.collect run --store traces_raw          # every family, both cores
     python -m benchmarks.collect run --store traces_raw --smoke  # seconds: a few tiny runs
     python -m benchmarks.collect pack --store traces_raw         # write mara_env/data/...
+    python -m benchmarks.collect pack --from curves.csv --output mine.npz   # your own curves
 """

@@ -23,9 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.collect.pack_table import data_card as data_card_of_table
+from benchmarks.collect.pack_table import pack_table
 from benchmarks.collect.realism import realism_statistics
 from benchmarks.collect.runner import collector
 from benchmarks.collect.store import CurveStore
+from mara_env.errors import TraceError
 from mara_env.sources import SHIPPED_TRACES
 from mara_env.traces import CurvePool, save_traces
 
@@ -276,10 +279,31 @@ def main(argv: list[str] | None = None) -> int:
         help="families to pack (default: %(default)s)",
     )
     parser.add_argument(
-        "--output", type=Path, default=SHIPPED_TRACES, help="trace file (default: the shipped one)"
+        "--output",
+        type=Path,
+        default=None,
+        help="trace file (default: the shipped one; required with --from)",
     )
     parser.add_argument("--no-figure", action="store_true", help="skip the data card's figure")
+    parser.add_argument(
+        "--from",
+        dest="table",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="pack your own curves instead: a curve table (CSV, see mara_env.curve_tables)",
+    )
     args = parser.parse_args(argv)
+    if args.table is not None:
+        if args.output is None:
+            parser.error("--from needs --output (a .npz path for your trace file).")
+        try:
+            table_facts = pack_table(args.table, args.output)
+        except (TraceError, ValueError) as error:
+            parser.exit(2, f"pack: {error}\n")
+        print(data_card_of_table(table_facts), end="")
+        return 0
+    args.output = args.output or SHIPPED_TRACES
     facts = pack(CurveStore(args.store), args.families, args.output, figure=not args.no_figure)
     print(json.dumps({k: v for k, v in facts.items() if k != "collection_sessions"}, indent=1))
     return 0

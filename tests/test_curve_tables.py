@@ -1,0 +1,157 @@
+"""Your own curves: the curve table's checks, packing, and trace files given by path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mara_env
+from agents import evaluate, make_agent
+from benchmarks.collect.pack import main as pack_main
+from mara_env.curve_tables import CurveTableError, read_curve_table
+from mara_env.errors import TraceError
+from mara_env.traces import CurvePool
+
+HEADER = "run,step,value,family,split"
+
+
+def _curve(step: int) -> float:
+    return 2.0 / (1.0 + 0.3 * step)
+
+
+def write_table(
+    folder: Path,
+    *,
+    header: str = HEADER,
+    value: Callable[[int], float] = _curve,
+    steps: range = range(0, 40, 2),
+    extra: str = "",
+    runs: int = 6,
+) -> Path:
+    """A curve table of ``runs`` vision runs (every third a test run)."""
+    rows = [header]
+    for run in range(runs):
+        split = "test" if run % 3 == 2 else "train"
+        rows += [f"r{run},{s},{value(s) * (1 + 0.05 * run)},vision,{split}{extra}" for s in steps]
+    path = folder / "curves.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_packed_table_runs_the_leaderboards_agents_by_path(tmp_path: Path) -> None:
+    table = write_table(tmp_path)
+    out = tmp_path / "mine.npz"
+    assert pack_main(["--from", str(table), "--output", str(out)]) == 0
+    card = out.with_suffix(".md").read_text()
+    assert "| vision | 4 | 2 |" in card and "SHA-256" in card
+    config = mara_env.get_config("tiny", family_weights=(("vision", 1.0),))
+    for trace_source in (str(out), out, str(table)):
+        rows = evaluate(make_agent("edf"), config, [0, 1], trace_source=trace_source)
+        assert all(row["arrived"] > 0 for row in rows)
+    env = mara_env.raw_env(config=config, trace_source=str(out))
+    env.reset(seed=0)
+    assert (
+        env.unwrapped.simulator.trace_source.fingerprint
+        == mara_env.TraceFileSource(out).fingerprint
+    )
+
+
+def test_a_table_is_a_trace_source_with_the_same_pools_as_its_packed_file(tmp_path: Path) -> None:
+    table = read_curve_table(write_table(tmp_path))
+    out = tmp_path / "mine.npz"
+    assert pack_main(["--from", str(table.path), "--output", str(out)]) == 0
+    packed = mara_env.TraceFileSource(out)
+    for split in ("train", "test"):
+        np.testing.assert_allclose(
+            table.pool("vision", split).losses, packed.pool("vision", split).losses, rtol=1e-6
+        )
+
+
+def test_scores_are_turned_into_losses_when_marked(tmp_path: Path) -> None:
+    accuracy = write_table(
+        tmp_path, header=HEADER + ",kind", value=lambda s: 0.3 + s / 200, extra=",score"
+    )
+    table = read_curve_table(accuracy)
+    pool, _ = table.pools["vision"]
+    np.testing.assert_allclose(pool.losses[0, 0], 0.7)  # 1 - 0.3
+    assert len(table.scores) == 6 and pool.losses[0, -1] < pool.losses[0, 0]
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"value": lambda s: 0.5 + s / 100}, "rises.*kind=score"),
+        ({"value": lambda s: 0.7}, "flat"),
+        ({"steps": range(0, 40, 1), "value": lambda s: 0.7}, "flat"),
+        ({"header": "run,step,loss,family,split"}, "missing \\['value'\\]"),
+        ({"header": HEADER + ",note", "extra": ",x"}, "unknown \\['note'\\]"),
+        ({"value": lambda s: -1.0 + 0 * s}, "loss <= 0"),
+        (
+            {"header": HEADER + ",kind", "value": lambda s: 5 - s / 10, "extra": ",score"},
+            "\\[0, 1\\]",
+        ),
+        ({"runs": 2}, "only in \\['train'\\]"),
+        ({"steps": range(1)}, "one report"),
+    ],
+)
+def test_each_mistake_is_refused_with_what_to_do(
+    tmp_path: Path, table: dict[str, object], message: str
+) -> None:
+    path = write_table(tmp_path, **table)  # type: ignore[arg-type]
+    with pytest.raises(CurveTableError, match=message):
+        read_curve_table(path)
+
+
+def test_row_level_mistakes_name_the_line_or_run(tmp_path: Path) -> None:
+    base = [HEADER] + [f"a,{s},{_curve(s)},vision,train" for s in range(5)]
+    cases = {
+        "uneven": ([*base, "a,7,0.1,vision,train"], "uneven steps"),
+        "repeat": ([*base, "a,4,0.1,vision,train"], "reported twice"),
+        "text": ([*base, "a,x,0.1,vision,train"], "line 7"),
+        "family": ([*base, "b,0,1.0,pollux,test"], "unknown family 'pollux'"),
+        "split": ([*base, "b,0,1.0,vision,valid"], "split must be"),
+        "moves": ([*base, "a,5,0.1,rl,train"], "changes its family"),
+    }
+    for name, (rows, message) in cases.items():
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\n".join(rows) + "\n")
+        with pytest.raises(CurveTableError, match=message):
+            read_curve_table(path)
+    with pytest.raises(CurveTableError, match=r"expected a \.csv"):
+        read_curve_table(tmp_path / "curves.parquet")
+    with pytest.raises(CurveTableError, match="no such file"):
+        read_curve_table(tmp_path / "absent.csv")
+
+
+def test_transposed_curves_are_refused() -> None:
+    curves = np.exp(-np.linspace(0, 3, 100))[:, None] * np.ones((1, 4))  # (T, n)
+    with pytest.raises(TraceError, match="transposed"):
+        CurvePool.from_curves("vision", curves)
+    assert CurvePool.from_curves("vision", curves.T).losses.shape == (4, 100)
+
+
+def test_trace_source_paths_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="no such file"):
+        mara_env.raw_env(config="tiny", trace_source=str(tmp_path / "curves.csv"))
+    with pytest.raises(TraceError, match=r"expected a \.npz"):
+        mara_env.raw_env(config="tiny", trace_source=tmp_path / "curves.txt")
+    with pytest.raises(TraceError, match="no such file"):
+        mara_env.raw_env(config="tiny", trace_source=tmp_path / "absent.npz")
+    with pytest.raises(TypeError, match="trace_source must be"):
+        mara_env.raw_env(config="tiny", trace_source=3)  # type: ignore[arg-type]
+
+
+def test_the_pack_command_refuses_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = write_table(tmp_path, value=lambda s: 0.5 + s / 100)
+    with pytest.raises(SystemExit) as stopped:
+        pack_main(["--from", str(table), "--output", str(tmp_path / "x.npz")])
+    assert stopped.value.code == 2 and "rises" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        pack_main(["--from", str(table)])
+    assert "--from needs --output" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()
