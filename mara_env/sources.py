@@ -80,23 +80,37 @@ def resolve_trace_source(source: TraceSourceLike | None) -> TraceSource:
         return default_trace_source()
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        if path.suffix.lower() == ".csv":
-            from mara_env.curve_tables import read_curve_table
-
-            return read_curve_table(path)
-        if path.suffix.lower() != ".npz":
+        if path.suffix.lower() not in (".csv", ".npz"):
             raise TraceError(
                 f"trace_source {str(path)!r}: expected a .npz trace file (save_traces, or "
                 "python -m benchmarks.collect pack) or a .csv curve table "
                 "(mara_env.curve_tables)."
             )
-        return TraceFileSource(path)
+        if not path.is_file():
+            return _read_file(path)  # raises, naming the file
+        facts = path.stat()
+        return _file_source(str(path.resolve()), facts.st_mtime_ns, facts.st_size)
     if not isinstance(source, TraceSource):
         raise TypeError(
             "trace_source must be a trace source (families, pool(family, split), fingerprint) "
             f"or the path of a .npz trace file, got {type(source).__name__}."
         )
     return source
+
+
+@lru_cache(maxsize=8)
+def _file_source(path: str, modified: int, size: int) -> TraceSource:
+    """The source of a file, read once per process while it is unchanged (every episode of a
+    leaderboard worker asks for it)."""
+    return _read_file(Path(path))
+
+
+def _read_file(path: Path) -> TraceSource:
+    if path.suffix.lower() == ".csv":
+        from mara_env.curve_tables import read_curve_table
+
+        return read_curve_table(path)
+    return TraceFileSource(path)
 
 
 @lru_cache(maxsize=1)

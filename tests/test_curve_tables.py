@@ -11,6 +11,8 @@ import pytest
 import mara_env
 from agents import evaluate, make_agent
 from benchmarks.collect.pack import main as pack_main
+from benchmarks.leaderboard import main as leaderboard_main
+from benchmarks.leaderboard.journal import read_journal
 from mara_env.curve_tables import CurveTableError, read_curve_table
 from mara_env.errors import TraceError
 from mara_env.traces import CurvePool
@@ -155,3 +157,26 @@ def test_the_pack_command_refuses_clearly(
         pack_main(["--from", str(table)])
     assert "--from needs --output" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_the_leaderboard_runs_on_your_curves_and_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From a curve table to a leaderboard table in one command, named in its provenance;
+    the results validate, replaying episodes on the same file."""
+    table = write_table(tmp_path, runs=9)
+    out = tmp_path / "board"
+    quiet = ["--no-progress", "--no-plots", "--workers", "1"]
+    command = ["--traces", str(table), "--agents", "edf", "lara", "--seeds", "2", "--loads", "1"]
+    assert leaderboard_main([*command, *quiet, "--output", str(out)]) == 0
+    page = (out / "leaderboard.md").read_text()
+    assert f"curves: your own, `{table}`" in page and "vision (rank)" in page
+    rows = read_journal(out / "episodes.jsonl").rows
+    assert {row["traces"] for row in rows} == {str(table)} and len(rows) == 4
+    assert leaderboard_main(["--validate", str(out), "--sample", "all", *quiet]) == 0
+    with pytest.raises(SystemExit):
+        leaderboard_main([*command, "--workloads", "rl", *quiet, "--output", str(out)])
+    assert "workloads it can play: ['vision']" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        leaderboard_main(["--traces", str(tmp_path / "absent.csv"), *quiet])
+    assert "--traces" in capsys.readouterr().err

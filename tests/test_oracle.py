@@ -242,6 +242,6 @@ def test_leaderboard_rows_and_tables_say_which_entries_are_privileged(tmp_path: 
     assert flags == {"edf": False, "clairvoyant": True, "lara_oracle": True}
     page = (out / "leaderboard.md").read_text()
     assert "clairvoyant (privileged)" in page and "lara_oracle (privileged)" in page
-    assert "edf (privileged)" not in page and "privileged: reads the environment's hidden" in page
+    assert "edf (privileged)" not in page and "(privileged): reads the environment's hidden" in page
     summary = json.loads((out / "leaderboard.json").read_text())
     assert {e["agent"]: e["privileged"] for e in summary["leaderboard"]}["clairvoyant"] is True

@@ -91,7 +91,7 @@ def execute_cell(cell: Cell) -> CellOutcome:
         threads.limit()
         scheduler = make_agent(cell.agent, world_version=cell.config.world_version)
         threads.limit()  # the agent may have imported torch
-        (metrics,) = evaluate(scheduler, cell.config, [cell.seed])
+        (metrics,) = evaluate(scheduler, cell.config, [cell.seed], trace_source=cell.traces)
     except Exception as error:
         message = f"{type(error).__name__}: {error}"
         return CellOutcome(cell, {}, message.splitlines()[0], traceback.format_exc())
@@ -111,6 +111,7 @@ def execute_cell(cell: Cell) -> CellOutcome:
         "agent_code": cell.agent_fingerprint,
         "shared_code": cell.fingerprint,
         "privileged": is_privileged(scheduler),
+        "traces": cell.traces,
         **metrics,
     }
     return CellOutcome(cell, row)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shlex
 import sys
 import time
@@ -38,6 +39,8 @@ from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.errors import TraceError
+from mara_env.sources import resolve_trace_source
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
@@ -77,10 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--workloads",
         "--workload",
         nargs="+",
-        default=list(DEFAULT_WORKLOADS),
+        default=None,
         metavar="WORKLOAD",
-        help=f"Workloads (default: {' '.join(DEFAULT_WORKLOADS)}; known: "
-        f"{' '.join(sorted(WORKLOADS))}).",
+        help=f"Workloads (default: {' '.join(DEFAULT_WORKLOADS)}, or with --traces every one "
+        f"its families can play; known: {' '.join(sorted(WORKLOADS))}).",
+    )
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="Your own curves instead of the shipped ones: a curve table (.csv, see "
+        "mara_env.curve_tables) or a trace file (.npz, from python -m benchmarks.collect pack "
+        "--from). Its test runs are played; the results name the file and its SHA-256.",
     )
     parser.add_argument(
         "--loads",
@@ -274,6 +286,32 @@ def _backend(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Backe
     return RayBackend(args.ray_address, args.workers)
 
 
+def _traces_and_workloads(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[str | None, tuple[str, ...]]:
+    """``--traces`` as a path string (checked: it loads) and the workloads to play: those
+    given, each refused if the curves lack one of its families, or by default the shipped
+    default workloads, or with ``--traces`` every workload its families can play."""
+    given = None if args.workloads is None else tuple(dict.fromkeys(args.workloads))
+    if args.traces is None:
+        return None, given or tuple(DEFAULT_WORKLOADS)
+    try:
+        families = set(resolve_trace_source(args.traces).families)
+    except TraceError as error:
+        parser.error(f"--traces: {error}")
+    playable = [w for w, mix in WORKLOADS.items() if {f for f, _ in mix} <= families]
+    if not playable:
+        parser.error(f"--traces {args.traces}: its families {sorted(families)} make no workload.")
+    for workload in given or ():
+        missing = sorted({f for f, _ in WORKLOADS.get(workload, ())} - families)
+        if missing:
+            parser.error(
+                f"--workloads {workload}: draws {missing}, of which {args.traces} has no "
+                f"curves (its families: {sorted(families)}); workloads it can play: {playable}."
+            )
+    return str(args.traces), given or tuple(playable)
+
+
 def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
     """Refuse a directory holding leaderboard outputs without their journal (never overwrite)."""
     if directory.exists() and not directory.is_dir():
@@ -327,7 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"--reference {args.reference!r} is not among the agents {list(labels.values())}."
         )
-    shared = shared_manifest()
+    traces, workloads = _traces_and_workloads(parser, args)
+    shared = shared_manifest(traces)
     try:
         seeds = parse_seeds(args.seeds or [str(QUICK_SEEDS if args.quick else DEFAULT_SEEDS)])
     except ValueError as error:
@@ -335,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = Grid(
             agents=tuple(labels[spec] for spec in specs),
-            workloads=tuple(dict.fromkeys(args.workloads)),
+            workloads=workloads,
             load_factors=tuple(dict.fromkeys(args.loads)),
             n_seeds=len(seeds),
             first_seed=seeds.start,
@@ -345,12 +384,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             fingerprint=shared.digest,
             specs={labels[spec]: spec for spec in specs if labels[spec] != spec},
             agent_fingerprints={labels[s]: built[s].manifest.digest for s in specs},
+            traces=traces,
         )
     except ConfigError as error:
         parser.error(str(error))
     backend = _backend(parser, args)
     _check_output(parser, args.output)
     facts = provenance()
+    if traces is not None:
+        facts["traces"] = {
+            "file": traces,
+            "sha256": hashlib.sha256(Path(traces).read_bytes()).hexdigest(),
+            "families": list(resolve_trace_source(traces).families),
+        }
     settings = RunSettings(
         output=args.output,
         reference=reference or REFERENCE_AGENT,

@@ -18,14 +18,21 @@ from __future__ import annotations
 
 from benchmarks.common.keys import Manifest, code_manifest
 from benchmarks.common.provenance import package_version
+from mara_env.sources import resolve_trace_source
 
 #: The code every episode runs: the harness, the leaderboard's cells, and what they import.
 SHARED_ROOTS = ("agents.evaluation", "benchmarks.leaderboard.cells")
 #: The manifest item holding the package version.
 VERSION = "mara-env version"
+#: The manifest item holding the fingerprint of a leaderboard's own curves (``--traces``).
+TRACES = "traces"
 
 
-def shared_manifest() -> Manifest:
-    """The code, data, interpreter and version every episode depends on, whatever its agent."""
+def shared_manifest(traces: str | None = None) -> Manifest:
+    """The code, data, interpreter and version every episode depends on, whatever its agent;
+    with ``traces`` (a leaderboard on your own curves), that file's content too."""
     manifest = code_manifest(SHARED_ROOTS)
-    return Manifest({**manifest.items, VERSION: package_version()})
+    items = {**manifest.items, VERSION: package_version()}
+    if traces is not None:
+        items[TRACES] = resolve_trace_source(traces).fingerprint
+    return Manifest(items)

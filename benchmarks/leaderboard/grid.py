@@ -65,6 +65,8 @@ class Cell:
         agent_fingerprint: The agent's own fingerprint (its code and weights); part of
             :attr:`key`.
         label: The agent's name in tables (default: ``agent``).
+        traces: The trace file or curve table the episode draws its curves from (``None``: the
+            package's own); its content is in ``fingerprint``.
     """
 
     agent: str
@@ -76,6 +78,7 @@ class Cell:
     fingerprint: str = ""
     agent_fingerprint: str = ""
     label: str = ""
+    traces: str | None = None
 
     @property
     def name(self) -> str:
@@ -178,6 +181,8 @@ class Grid:
         agent_fingerprints: ``{label: fingerprint of the agent's code and weights}``.
         configs: ``{stratum label: config}`` to use instead of building it from ``base``
             (the configs a recorded run used, when validating it).
+        traces: A trace file or curve table to draw the curves from instead of the package's
+            (``--traces``; its content belongs in ``fingerprint``).
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -196,6 +201,7 @@ class Grid:
     specs: Mapping[str, str] = field(default_factory=dict)
     agent_fingerprints: Mapping[str, str] = field(default_factory=dict)
     configs: Mapping[str, ClusterConfig] = field(default_factory=dict)
+    traces: str | None = None
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -278,6 +284,7 @@ class Grid:
                 fingerprint=self.fingerprint,
                 agent_fingerprint=self.agent_fingerprints.get(agent, ""),
                 label=agent,
+                traces=self.traces,
             )
             for seed in self.seeds
             for workload, factor in self.strata

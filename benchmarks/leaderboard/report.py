@@ -163,7 +163,7 @@ def _notes(board: Leaderboard) -> list[str]:
     notes = []
     if board.privileged & set(board.ranked):
         notes.append(
-            f"{PRIVILEGED_MARK} privileged: reads the environment's hidden state (true loss "
+            f"{PRIVILEGED_MARK}: reads the environment's hidden state (true loss "
             "curves or remaining need), which no deployable scheduler sees; a reference, not a "
             "competitor."
         )
@@ -187,11 +187,18 @@ def _cells_per_agent(board: Leaderboard) -> int:
 def _provenance_lines(facts: dict[str, Any]) -> list[str]:
     checkpoints = facts.get("checkpoints") or {}
     data = facts.get("data", {})
-    lines = [
-        f"- mara-env {facts.get('version')}, git revision `{facts.get('git_revision')}`",
-        f"- trace data: fingerprint `{data.get('trace_fingerprint')}`, "
-        f"`{data.get('traces_file')}` SHA-256 `{data.get('traces_sha256')}`",
-    ]
+    own = facts.get("traces")
+    lines = [f"- mara-env {facts.get('version')}, git revision `{facts.get('git_revision')}`"]
+    if own is not None:
+        lines.append(
+            f"- curves: your own, `{own['file']}` SHA-256 `{own['sha256']}` (families "
+            f"{', '.join(own['families'])})"
+        )
+    else:
+        lines.append(
+            f"- trace data: fingerprint `{data.get('trace_fingerprint')}`, "
+            f"`{data.get('traces_file')}` SHA-256 `{data.get('traces_sha256')}`"
+        )
     if checkpoints:
         lines += [
             f"- checkpoint `{name}` SHA-256 `{digest}`" for name, digest in checkpoints.items()

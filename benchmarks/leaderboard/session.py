@@ -151,6 +151,7 @@ def run_record(
             "base": grid.base,
             "world_version": grid.world_version,
             "quick": grid.quick,
+            "traces": grid.traces,
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},
         "fingerprints": {"shared": grid.fingerprint, "agents": dict(grid.agent_fingerprints)},

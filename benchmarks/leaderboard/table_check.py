@@ -160,5 +160,6 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         specs=specs,
         agent_fingerprints=run["fingerprints"]["agents"],
         configs=configs,
+        traces=grid_facts.get("traces"),
     )
     return grid, []

@@ -224,7 +224,7 @@ def _compare_fingerprints(
 ) -> list[str]:
     problems = []
     recorded = run["fingerprints"]
-    shared = shared_manifest()
+    shared = shared_manifest(grid.traces if grid is not None else None)
     if shared.digest != recorded["shared"]:
         problems.append(
             "the code, trace data or version every agent shares changed since the run: "
@@ -303,6 +303,7 @@ def _replay(
                 fingerprint=row["shared_code"],
                 agent_fingerprint=row["agent_code"],
                 label=row["agent"],
+                traces=row.get("traces"),
             )
         except (KeyError, ConfigError) as error:
             problems.append(f"{_where(row)}: cannot be replayed ({type(error).__name__}: {error})")
