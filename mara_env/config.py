@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mara_env.arrivals import check_arrivals
 from mara_env.errors import ConfigError, UnexpectedArgumentError
 from mara_env.families import FAMILIES
 from mara_env.workloads import WORKLOADS, workload_weights
@@ -110,6 +111,10 @@ class ClusterConfig:
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
             task can get at most are :attr:`task_node_limit`.
+        arrivals: How many tasks arrive in each epoch (:mod:`mara_env.arrivals`): ``"poisson"``
+            (independent epochs), ``"philly"`` (a real cluster's bursty, diurnal submissions
+            replayed), or the path of your own ``.csv`` of submission times; the mean rate
+            follows from ``load`` either way.
         shaping_weight: Weight of the potential-based progress shaping added to the team reward
             (0 disables it): ``shaping_weight * (shaping_discount * Phi(s') - Phi(s))``.
         shaping_discount: The discount ``gamma`` of the shaping term. Set it to the discount
@@ -136,6 +141,7 @@ class ClusterConfig:
     world_version: int = LATEST_WORLD_VERSION
     estimate_spread: float = 0.3
     max_nodes_per_task: int | None = None
+    arrivals: str = "poisson"
     shaping_weight: float = 0.0
     shaping_discount: float = 1.0
     _families: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -165,6 +171,7 @@ class ClusterConfig:
             "Use e.g. 1.0 for the training load, 2.0 for twice as much demand.",
         )
         self._validate_family_weights()
+        check_arrivals(self.arrivals)
         _require(
             self.split in ("train", "test"),
             "split",

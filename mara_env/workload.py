@@ -4,7 +4,8 @@ A :class:`Workload` joins the curves of the configured families (one split) into
 matrix and derives the Poisson arrival rate from the load. :func:`sample_tasks` draws one
 episode's tasks, all at reset, from the generator the environment owns:
 
-* arrivals: ``Poisson(arrival_rate)`` tasks in each epoch of the arrival horizon;
+* arrivals: ``Poisson(arrival_rate)`` tasks in each epoch of the arrival horizon, or another
+  process with that mean (``ClusterConfig.arrivals``, :mod:`mara_env.arrivals`);
 * family by ``family_weights``; a curve uniformly from the family's pool;
 * speed, target and deadline by :func:`mara_env.rules.draw_task_terms` and
   :func:`mara_env.rules.deadlines`: a target from the curve, moved below anything the curve
@@ -29,6 +30,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from numba import njit
 
+from mara_env.arrivals import arrival_counts
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILY_NAMES
@@ -245,7 +247,7 @@ def _build_workload_cached(key: _WorkloadKey) -> Workload:
 def sample_tasks(workload: Workload, rng: np.random.Generator) -> TaskTable:
     """Draw every task of one episode (sorted by arrival) from ``rng``."""
     config = workload.config
-    counts = rng.poisson(workload.arrival_rate, size=config.arrival_horizon)
+    counts = arrival_counts(config.arrivals, workload.arrival_rate, config.arrival_horizon, rng)
     arrivals = np.repeat(np.arange(config.arrival_horizon, dtype=np.int64), counts)
     tasks, _ = draw_tasks(workload, arrivals, rng)
     return tasks

@@ -13,4 +13,5 @@ Usage::
     python -m benchmarks.collect run --store traces_raw --smoke  # seconds: a few tiny runs
     python -m benchmarks.collect pack --store traces_raw         # write mara_env/data/...
     python -m benchmarks.collect pack --from curves.csv --output mine.npz   # your own curves
+    python -m benchmarks.collect arrivals --from jobs.csv --output arrivals.npz  # your arrivals
 """

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchmarks.collect.arrival_pack import main as arrivals_main
 from benchmarks.collect.pack import main as pack_main
 from benchmarks.collect.runner import COLLECTORS, collect
 from benchmarks.collect.store import CurveStore
@@ -31,10 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     commands.add_parser("pack", help="write the shipped trace file and data card", add_help=False)
+    commands.add_parser(
+        "arrivals", help="bin a file of submission times into an arrival trace", add_help=False
+    )
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["pack"]:
         return pack_main(argv[1:])
+    if argv[:1] == ["arrivals"]:
+        return arrivals_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "run":
         report = collect(

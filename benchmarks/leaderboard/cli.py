@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"its families can play; known: {' '.join(sorted(WORKLOADS))}).",
     )
     parser.add_argument(
+        "--arrivals",
+        default="poisson",
+        metavar="PROCESS",
+        help="How tasks arrive (ClusterConfig.arrivals): 'poisson' (default), 'philly' (a real "
+        "cluster's bursty, diurnal submissions replayed at the same mean load), or the path of "
+        "a .csv of submission times (a 'timestamp' column).",
+    )
+    parser.add_argument(
         "--traces",
         type=Path,
         default=None,
@@ -385,6 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             specs={labels[spec]: spec for spec in specs if labels[spec] != spec},
             agent_fingerprints={labels[s]: built[s].manifest.digest for s in specs},
             traces=traces,
+            arrivals=args.arrivals,
         )
     except ConfigError as error:
         parser.error(str(error))

@@ -28,6 +28,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
@@ -183,6 +184,8 @@ class Grid:
             (the configs a recorded run used, when validating it).
         traces: A trace file or curve table to draw the curves from instead of the package's
             (``--traces``; its content belongs in ``fingerprint``).
+        arrivals: The arrival process of every config (``ClusterConfig.arrivals``;
+            ``--arrivals``).
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -202,6 +205,7 @@ class Grid:
     agent_fingerprints: Mapping[str, str] = field(default_factory=dict)
     configs: Mapping[str, ClusterConfig] = field(default_factory=dict)
     traces: str | None = None
+    arrivals: str = "poisson"
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -244,6 +248,7 @@ class Grid:
             workload=workload,
             load=float(factor) * TRAINING_LOAD,
             world_version=self.world_version,
+            arrivals=self.arrivals,
         )
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
@@ -264,8 +269,10 @@ class Grid:
         return self._configs[(workload, load_factor)]
 
     def label(self, workload: str, load_factor: float) -> str:
-        """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x``."""
-        return f"{self.base}/{workload}@{load_factor:g}x{' quick' if self.quick else ''}"
+        """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x`` (with its
+        arrival process when not Poisson: ``evaluation/rl@1.5x philly``)."""
+        arrivals = "" if self.arrivals == "poisson" else f" {Path(self.arrivals).stem}"
+        return f"{self.base}/{workload}@{load_factor:g}x{' quick' if self.quick else ''}{arrivals}"
 
     def spec(self, agent: str) -> str:
         """The registered name or import path of the agent labelled ``agent``."""

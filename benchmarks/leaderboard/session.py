@@ -152,6 +152,7 @@ def run_record(
             "world_version": grid.world_version,
             "quick": grid.quick,
             "traces": grid.traces,
+            "arrivals": grid.arrivals,
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},
         "fingerprints": {"shared": grid.fingerprint, "agents": dict(grid.agent_fingerprints)},

@@ -161,5 +161,6 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         agent_fingerprints=run["fingerprints"]["agents"],
         configs=configs,
         traces=grid_facts.get("traces"),
+        arrivals=grid_facts.get("arrivals", "poisson"),
     )
     return grid, []
