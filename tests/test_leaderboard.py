@@ -475,3 +475,33 @@ def test_interpolate_load() -> None:
     assert calibrate_load.interpolate_load([1.0, 2.0, 3.0], [0.9, 0.7, 0.3], 0.5) == 2.5
     assert calibrate_load.interpolate_load([1.0, 2.0], [0.55, 0.4], 0.55) == 1.0
     assert calibrate_load.interpolate_load([1.0, 2.0], [0.9, 0.8], 0.55) is None
+
+
+def test_a_cell_gives_the_same_row_whatever_the_process_played_before() -> None:
+    """Workers build each registered agent once and reset it every episode: a cell's row is
+    the same played first, last, or by a freshly built agent."""
+    from benchmarks.leaderboard import cells as cell_module
+    from benchmarks.leaderboard.grid import Grid
+
+    grid = Grid(
+        agents=("edf", "lara", "laira", "clairvoyant", "mara"),
+        workloads=("rl",),
+        load_factors=(1.0, 2.0),
+        n_seeds=2,
+        base="tiny",
+    )
+
+    def rows(order: list[Any], fresh: bool) -> dict[str, dict[str, Any]]:
+        found = {}
+        for cell in order:
+            if fresh:
+                cell_module._BUILT.clear()
+            row = cell_module.execute_cell(cell).rows()[0]
+            found[cell.key] = {k: v for k, v in row.items() if k not in TIMING_COLUMNS}
+        return found
+
+    cells = grid.cells()
+    cell_module._BUILT.clear()
+    forward = rows(cells, fresh=False)
+    backward = rows(cells[::-1], fresh=False)
+    assert forward == backward == rows(cells, fresh=True)

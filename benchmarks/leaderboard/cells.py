@@ -28,7 +28,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from agents import evaluate, make_agent
+from agents import evaluate, known_agents, make_agent
+from agents.base import Scheduler
 from benchmarks.common.threads import TorchThreadLimit
 from benchmarks.leaderboard.grid import Cell, config_hash
 from predictors.base import is_privileged
@@ -84,12 +85,30 @@ class CellOutcome:
         return [self.row]
 
 
+#: Registered agents built in this process, by (name, world): a worker builds each once (MARA
+#: loads its checkpoints once) and every episode resets it with its own seed, so a cell's result
+#: does not depend on which cells the process played before (``tests/test_leaderboard.py``).
+#: Import-path agents are built afresh for every cell: nothing promises they reset fully.
+_BUILT: dict[tuple[str, int], Scheduler] = {}
+
+
+def _scheduler(cell: Cell) -> Scheduler:
+    """The scheduler of ``cell`` (a registered one from :data:`_BUILT`)."""
+    world = cell.config.world_version
+    if cell.agent not in known_agents(variants=True):
+        return make_agent(cell.agent, world_version=world)
+    key = (cell.agent, world)
+    if key not in _BUILT:
+        _BUILT[key] = make_agent(cell.agent, world_version=world)
+    return _BUILT[key]
+
+
 def execute_cell(cell: Cell) -> CellOutcome:
     """Run ``cell``'s episode and return its outcome; scheduler failures become ``error``."""
     threads = TorchThreadLimit()
     try:
         threads.limit()
-        scheduler = make_agent(cell.agent, world_version=cell.config.world_version)
+        scheduler = _scheduler(cell)
         threads.limit()  # the agent may have imported torch
         (metrics,) = evaluate(scheduler, cell.config, [cell.seed], trace_source=cell.traces)
     except Exception as error:

@@ -23,7 +23,7 @@ from benchmarks.common.figures import PlotsUnavailable
 from benchmarks.common.keys import Manifest
 from benchmarks.leaderboard.backends import Backend, BackendError, execute_cells
 from benchmarks.leaderboard.cells import CellOutcome
-from benchmarks.leaderboard.grid import Grid, config_fields, config_hash
+from benchmarks.leaderboard.grid import Cell, Grid, config_fields, config_hash
 from benchmarks.leaderboard.invalidation import format_invalidations, invalidations
 from benchmarks.leaderboard.journal import EpisodeJournal
 from benchmarks.leaderboard.plots import (
@@ -91,7 +91,7 @@ def run_grid(
         journal.add_config(config_hash(config), config_fields(config))
     cells = grid.cells()
     done = journal.done()
-    todo = [cell for cell in cells if cell.key not in done]
+    todo = longest_first([cell for cell in cells if cell.key not in done], journal.rows)
     current = {digest: manifest.items for digest, manifest in manifests.items()}
     found = invalidations(todo, journal.rows, current, journal.contents.manifests)
     for line in format_invalidations(found):
@@ -121,9 +121,17 @@ def run_grid(
     _report_failures(failures, settings.output)
     ran = len(todo) - len(failures)
     reused = len(cells) - len(todo)
+    played = {cell.key for cell in todo}
+    busy = sum(row.get("episode_seconds", 0.0) for row in journal.rows if row["cell"] in played)
+    efficiency = busy / max(elapsed * getattr(backend, "workers", 1), 1e-9)
     run_fact = (
         f"{ran} episodes run in {elapsed:.1f} s wall on {backend.name}"
-        f"{f', {reused} reused from {journal.path}' if reused else ''}"
+        + (
+            f", parallel efficiency {efficiency:.2f} (episode-seconds / (wall x workers))"
+            if ran
+            else ""
+        )
+        + (f", {reused} reused from {journal.path}" if reused else "")
     )
     print(f"\n{len(cells)} episodes in the grid; {run_fact}.")
     facts = {**settings.provenance, "run": run_fact}
@@ -134,6 +142,37 @@ def run_grid(
     journal.add_run(run_record(grid, settings, facts, plots))
     print(f"Wrote {settings.output}/: {', '.join([*tables, *(name for _, name in plots)])}.")
     return 1 if failures else 0
+
+
+def longest_first(cells: Sequence[Cell], rows: Sequence[dict[str, Any]]) -> list[Cell]:
+    """``cells`` with the longest expected first, so that the run does not end waiting on one
+    slow episode: an episode's expected seconds are its agent's mean on its config in ``rows``
+    (a journal's earlier episodes), else its agent's mean over every config times the load
+    factor's share, else the load factor (more load, more tasks). Ties keep grid order.
+
+    Example:
+        >>> from mara_env import get_config
+        >>> cells = [Cell("edf", 1000, get_config("tiny"), "tiny", load_factor=f) for f in (1, 2)]
+        >>> [cell.load_factor for cell in longest_first(cells, [])]
+        [2, 1]
+    """
+    on_config: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if "episode_seconds" in row:
+            on_config.setdefault((row["agent"], row["config"]), []).append(row["episode_seconds"])
+    by_agent: dict[str, list[float]] = {}
+    for (agent, _), seconds in on_config.items():
+        by_agent.setdefault(agent, []).extend(seconds)
+
+    def expected(cell: Cell) -> float:
+        factor = cell.load_factor or 1.0
+        seconds = on_config.get((cell.name, cell.config_name))
+        if seconds:
+            return sum(seconds) / len(seconds)
+        seconds = by_agent.get(cell.name)
+        return factor * (sum(seconds) / len(seconds) if seconds else 1.0)
+
+    return sorted(cells, key=expected, reverse=True)
 
 
 def run_record(
