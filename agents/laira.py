@@ -78,7 +78,7 @@ import numpy as np
 
 from agents.assignment import keep_nodes_in_place
 from agents.observed_history import HistoryScheduler
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import FAMILY_NAMES, observed_name
 from mara_env.observation import SlotView
 from mara_env.rules import progress_gain, whole_nodes_needed
 from predictors.base import Predictor
@@ -364,6 +364,7 @@ class Laira(HistoryScheduler):
     def on_reset(self) -> None:
         """Forget every task and start the first slice afresh."""
         n_slots = self.config.n_slots
+        self._alphas = self.config.observed_alphas()
         self._tasks: dict[int, _TaskMemory] = {}
         self._held: dict[int, int] = {}
         self._slice_left = 0
@@ -416,7 +417,7 @@ class Laira(HistoryScheduler):
 
     # ------------------------------------------------------------------ the slice decisions
     def _alpha(self, view: SlotView, slot: int) -> float:
-        return self.config.alpha_for(FAMILY_NAMES[int(view.family[slot])])
+        return float(self._alphas[int(view.family[slot])])
 
     def _check_feasibility(self, view: SlotView, slots: np.ndarray) -> None:
         """Run the DKF look-ahead of every task in ``slots`` with all the remaining compute (or
@@ -435,7 +436,7 @@ class Laira(HistoryScheduler):
             alpha = self._alpha(view, slot)
             time_left = max(float(view.time_left[slot]), 1.0)
             target = math.exp(float(view.log_target_ratio[slot]))
-            family = FAMILY_NAMES[int(view.family[slot])]
+            family = observed_name(int(view.family[slot]))
             verdict, memory.probability = settings.judge(
                 memory.filter, target, time_left, alpha, limit, family
             )

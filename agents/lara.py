@@ -60,7 +60,6 @@ import numpy as np
 
 from agents.assignment import keep_nodes_in_place
 from agents.observed_history import HistoryScheduler
-from mara_env.families import FAMILY_NAMES
 from mara_env.observation import SlotView
 from mara_env.rules import nodes_for_rate
 from predictors.base import Predictor
@@ -400,9 +399,7 @@ class Lara(HistoryScheduler):
         """Node shares each exploiting task needs, and which Moore–Hodgson keeps."""
         config = self.config
         time_left = np.maximum(view.time_left[exploiting], 1.0)
-        alpha = np.array(
-            [config.alpha_for(FAMILY_NAMES[int(family)]) for family in view.family[exploiting]]
-        )
+        alpha = config.observed_alphas()[view.family[exploiting]]
         share = nodes_for_rate(self.predicted_processing(exploiting), time_left, alpha)
         candidate = np.isfinite(share) & (share <= config.task_node_limit)
         keep = np.zeros(len(exploiting), dtype=bool)

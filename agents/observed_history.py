@@ -57,7 +57,7 @@ import numpy as np
 from agents.base import EpochScheduler, NotResetError
 from agents.tracking import NO_TASK, SlotTracker
 from mara_env import ClusterConfig, decode_observation
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import observed_name
 from mara_env.observation import (
     SlotView,
 )
@@ -191,7 +191,7 @@ class ObservedHistories:
             target=float(np.exp(self.view.log_target_ratio[slot])),
             time_left=float(self.view.time_left[slot]),
             speed=float(self.speed[slot]),
-            family=FAMILY_NAMES[record.family],
+            family=observed_name(record.family),
             budget=record.budget,
             slot=slot,
         )

@@ -161,6 +161,9 @@ def _generalised(agent: str) -> Manifest:
     return agent_manifests([agent])[agent]
 
 
+#: The agents of the example leaderboards (your own arrivals, your own curves).
+EXAMPLE_AGENTS = "mara lara laira edf clairvoyant"
+
 #: Every committed results store, in the order of the README's results.
 STORES: tuple[CommittedStore, ...] = (
     CommittedStore(
@@ -177,6 +180,25 @@ STORES: tuple[CommittedStore, ...] = (
         "cell",
         "python -m benchmarks.leaderboard --world-version 1 --no-resume --output "
         "benchmarks/results/leaderboard_v1",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "leaderboard with the Philly arrivals",
+        RESULTS / "leaderboard_philly" / "episodes.jsonl",
+        "cell",
+        f"python -m benchmarks.leaderboard --arrivals philly --agents {EXAMPLE_AGENTS} "
+        "--no-resume --output benchmarks/results/leaderboard_philly",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "leaderboard on the Pollux curves",
+        RESULTS / "leaderboard_pollux" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
+        f"--own-families recommendation=0.6 speech=0.8 --agents {EXAMPLE_AGENTS} --no-resume "
+        "--output benchmarks/results/leaderboard_pollux",
         None,
         lambda row: Manifest({}),
     ),
@@ -249,7 +271,7 @@ def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
     from benchmarks.leaderboard.journal import read_journal
 
     contents = read_journal(path)
-    shared = shared_manifest()
+    shared_of = functools.cache(shared_manifest)  # by the episodes' own curves (--traces)
     agents: dict[tuple[str, int], Manifest] = {}
     found: dict[str, int] = {}
     for row in contents.rows:
@@ -261,7 +283,7 @@ def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
             f"{what}: {describe_changes(manifest, contents.manifests, row[column])}"
             for what, manifest, column in (
                 (spec, agents[spec, world], "agent_code"),
-                ("shared", shared, "shared_code"),
+                ("shared", shared_of(row.get("traces")), "shared_code"),
             )
             if row[column] != manifest.digest
         ]

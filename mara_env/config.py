@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from mara_env.arrivals import check_arrivals
 from mara_env.errors import ConfigError, UnexpectedArgumentError
-from mara_env.families import FAMILIES
+from mara_env.families import FAMILIES, FAMILY_NAMES, OTHER_NAME
 from mara_env.workloads import WORKLOADS, workload_weights
 
 Split = Literal["train", "test"]
@@ -111,6 +113,11 @@ class ClusterConfig:
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
             task can get at most are :attr:`task_node_limit`.
+        own_families: Families of your own curves, each ``(name, alpha)``
+            (:mod:`mara_env.families`): the simulator advances their tasks with that alpha,
+            while schedulers see them as one code, ``other``, and assume ``other_alpha``.
+        other_alpha: The alpha schedulers assume for a task of a family of your own (``None``:
+            the weighted mean of ``own_families``' alphas, see :attr:`assumed_other_alpha`).
         arrivals: How many tasks arrive in each epoch (:mod:`mara_env.arrivals`): ``"poisson"``
             (independent epochs), ``"philly"`` (a real cluster's bursty, diurnal submissions
             replayed), or the path of your own ``.csv`` of submission times; the mean rate
@@ -141,6 +148,8 @@ class ClusterConfig:
     world_version: int = LATEST_WORLD_VERSION
     estimate_spread: float = 0.3
     max_nodes_per_task: int | None = None
+    own_families: tuple[tuple[str, float], ...] = ()
+    other_alpha: float | None = None
     arrivals: str = "poisson"
     shaping_weight: float = 0.0
     shaping_discount: float = 1.0
@@ -170,6 +179,7 @@ class ClusterConfig:
             "must be a finite number > 0",
             "Use e.g. 1.0 for the training load, 2.0 for twice as much demand.",
         )
+        self._validate_own_families()
         self._validate_family_weights()
         check_arrivals(self.arrivals)
         _require(
@@ -283,13 +293,52 @@ class ClusterConfig:
             "must name each family once",
             "Merge the duplicate entries.",
         )
-        unknown = sorted(set(names) - set(FAMILIES))
+        own = [name for name, _ in self.own_families]
+        unknown = sorted(set(names) - set(FAMILIES) - set(own))
         _require(
             not unknown,
             "family_weights",
             pairs,
             f"names unknown families {unknown}",
-            f"Known families: {sorted(FAMILIES)}.",
+            f"Known families: {sorted(FAMILIES)}; declare a family of your own with its alpha in "
+            "own_families, e.g. own_families=(('speech', 0.8),).",
+        )
+
+    def _validate_own_families(self) -> None:
+        pairs = self.own_families
+        ok = isinstance(pairs, tuple) and all(
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and pair[0].strip() == pair[0] != ""
+            and isinstance(pair[1], (int, float))
+            and 0.0 < pair[1] <= 1.0
+            for pair in pairs
+        )
+        _require(
+            ok,
+            "own_families",
+            pairs,
+            "must be a tuple of (name, alpha in (0, 1]) pairs",
+            "E.g. (('speech', 0.8), ('recommendation', 0.6)).",
+        )
+        names = [name for name, _ in pairs]
+        clashes = sorted(set(names) & (set(FAMILIES) | {OTHER_NAME}))
+        _require(
+            len(set(names)) == len(names) and not clashes,
+            "own_families",
+            pairs,
+            f"must name each family once, and none of the shipped ones {sorted(FAMILIES)} "
+            f"or {OTHER_NAME!r}",
+            "Rename your family.",
+        )
+        _require(
+            self.other_alpha is None
+            or (isinstance(self.other_alpha, (int, float)) and 0.0 < self.other_alpha <= 1.0),
+            "other_alpha",
+            self.other_alpha,
+            "must be None or in (0, 1]",
+            "It is the alpha schedulers assume for families of your own.",
         )
 
     @property
@@ -339,8 +388,51 @@ class ClusterConfig:
         return tuple(weight / total for _, weight in self.family_weights)
 
     def alpha_for(self, family: str) -> float:
-        """The parallel-scaling exponent used for ``family``."""
-        return FAMILIES[family].alpha if self.alpha is None else float(self.alpha)
+        """The parallel-scaling exponent used for ``family`` (a shipped one, or one of
+        :attr:`own_families`); :attr:`alpha` overrides every family's.
+
+        Raises:
+            ConfigError: For a family that is neither.
+        """
+        if self.alpha is not None:
+            return float(self.alpha)
+        if family in FAMILIES:
+            return FAMILIES[family].alpha
+        for name, alpha in self.own_families:
+            if name == family:
+                return float(alpha)
+        raise ConfigError(
+            f"ClusterConfig: unknown family {family!r}; shipped: {sorted(FAMILIES)}, your own: "
+            f"{[name for name, _ in self.own_families]}."
+        )
+
+    @property
+    def assumed_other_alpha(self) -> float:
+        """The alpha schedulers assume for a task of :data:`OTHER_FAMILY` (the observation does
+        not tell your families apart): :attr:`other_alpha`, or :attr:`alpha`, or the mean of
+        :attr:`own_families`' alphas weighted by :attr:`family_weights` (1 without any).
+
+        Example:
+            >>> config = get_config("tiny", family_weights=(("speech", 1.0), ("rl", 1.0)),
+            ...                     own_families=(("speech", 0.5),))
+            >>> config.alpha_for("speech"), config.assumed_other_alpha
+            (0.5, 0.5)
+        """
+        if self.other_alpha is not None:
+            return float(self.other_alpha)
+        if self.alpha is not None:
+            return float(self.alpha)
+        weights = dict(self.family_weights)
+        own = [(alpha, weights.get(name, 0.0)) for name, alpha in self.own_families]
+        total = sum(weight for _, weight in own)
+        return sum(a * w for a, w in own) / total if total > 0 else 1.0
+
+    def observed_alphas(self) -> np.ndarray:
+        """The alpha a scheduler uses for each family code it observes: the shipped
+        families' (:data:`mara_env.families.FAMILY_NAMES` order), then
+        :attr:`assumed_other_alpha` at :data:`mara_env.families.OTHER_FAMILY`."""
+        shipped = [self.alpha_for(name) for name in FAMILY_NAMES]
+        return np.array([*shipped, self.assumed_other_alpha])
 
     def replace(self, **changes: Any) -> ClusterConfig:
         """A copy with ``changes`` applied (validated like a new config).

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import literal_unroll, njit
 
+from mara_env.families import OTHER_FAMILY as N_FAMILIES
 from mara_env.layout import (
     S_BUDGET,
     S_FAMILY,
@@ -113,7 +114,8 @@ def write_task_rows(
         row[FEATURES + S_OCCUPIED] = 1.0
         row[FEATURES + S_SPEED] = speed[task_id] / SPEED_SCALE
         row[FEATURES + S_LOG_TARGET] = -log_gap[task_id]
-        row[FEATURES + S_FAMILY + family[task_id]] = 1.0
+        if family[task_id] < N_FAMILIES:  # a family of your own shows no shipped column
+            row[FEATURES + S_FAMILY + family[task_id]] = 1.0
         row[FEATURES + S_SERIAL] = (task_id + 1.0) / SERIAL_SCALE
         row[FEATURES + S_BUDGET] = float(lengths[task_id]) / speed[task_id] / TIME_SCALE
 

@@ -3,6 +3,15 @@
 The family of a task is visible to schedulers (one-hot in the observation). ``alpha`` is the
 default data-parallel scaling exponent of the family: how many curve steps ``k`` nodes advance
 a task per epoch, by :func:`mara_env.rules.progress_gain`.
+
+**Your own families** (``ClusterConfig.own_families``: a name and an alpha each, for curves of
+a kind none of these is) run with their own alpha, but schedulers see them as one code,
+:data:`OTHER_FAMILY` (an all-zero one-hot: the observation has a column per shipped family
+only, so trained policies keep their inputs), and assume ``ClusterConfig.other_alpha`` for them.
+
+Example:
+    >>> family_code("vision"), family_code("speech") == OTHER_FAMILY, observed_name(OTHER_FAMILY)
+    (1, True, 'other')
 """
 
 from __future__ import annotations
@@ -37,3 +46,17 @@ FAMILIES: dict[str, FamilySpec] = {
 
 #: Fixed order of families in one-hot observation features.
 FAMILY_NAMES: tuple[str, ...] = tuple(FAMILIES)
+#: The code a family of your own has in observations and task tables (after the shipped ones).
+OTHER_FAMILY = len(FAMILY_NAMES)
+#: What schedulers call a family of your own.
+OTHER_NAME = "other"
+
+
+def family_code(name: str) -> int:
+    """A family's code: its index in :data:`FAMILY_NAMES`, or :data:`OTHER_FAMILY`."""
+    return FAMILY_NAMES.index(name) if name in FAMILIES else OTHER_FAMILY
+
+
+def observed_name(code: int) -> str:
+    """The name schedulers know a family code by (:data:`OTHER_NAME` for your own)."""
+    return FAMILY_NAMES[code] if 0 <= code < OTHER_FAMILY else OTHER_NAME

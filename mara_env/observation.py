@@ -29,7 +29,8 @@ Slot features (index: meaning; all 0 for an empty slot)
     11 ``nodes_last_epoch``: nodes that trained the task last epoch / n_nodes
     12 ``nodes_this_epoch``: nodes that already chose it this epoch / n_nodes (AEC form)
     13 ``mine_last_epoch``: 1 if the observing node trained it last epoch (0 in ``state()``)
-    14-17 family one-hot in :data:`mara_env.families.FAMILY_NAMES` order
+    14-17 family one-hot in :data:`mara_env.families.FAMILY_NAMES` order (all 0 for a family of
+          your own, ``ClusterConfig.own_families``)
     18 ``serial``: (arrival serial + 1) / SERIAL_SCALE, where the serial is the task's index in
     the episode's task table (sorted by arrival) and ids it for the whole episode; 0 only for
     an empty slot. ``rint(value * SERIAL_SCALE) - 1`` recovers it exactly (added in v1)
@@ -50,7 +51,7 @@ import numpy as np
 
 from mara_env.config import ClusterConfig
 from mara_env.core import ClusterBatch
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import FAMILY_NAMES, OTHER_FAMILY
 from mara_env.layout import (
     FEATURE_BOUND,
     G_ACTIVE,
@@ -163,7 +164,8 @@ class SlotView:
         nodes_this_epoch: Nodes that already chose each slot this epoch.
         nodes_decided: Nodes that already chose this epoch.
         node_index: The observing node.
-        family: Family index of each slot (into ``FAMILY_NAMES``; -1 if empty).
+        family: Family code of each slot (index into ``FAMILY_NAMES``;
+            :data:`mara_env.families.OTHER_FAMILY` for a family of your own; -1 if empty).
         time_left_fraction: (deadline - epoch) / (deadline - arrival).
         speed: Curve steps one node advances each slot's task per epoch.
         curve_steps: Curve steps done.
@@ -271,7 +273,9 @@ def decode_observation(observation: np.ndarray, config: ClusterConfig) -> SlotVi
         nodes_this_epoch=nodes_now,
         nodes_decided=round(glob[G_DECIDED] * n_nodes),
         node_index=round(glob[G_NODE] * n_nodes),
-        family=np.where(occupied, one_hot.argmax(axis=1), -1),
+        family=np.where(
+            occupied, np.where(one_hot.any(axis=1), one_hot.argmax(axis=1), OTHER_FAMILY), -1
+        ),
         time_left_fraction=slots[:, S_TIME_FRACTION],
         speed=speed,
         curve_steps=curve_steps,

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from mara_env.errors import ConfigError
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import observed_name
 from mara_env.observation import TIME_SCALE
 from mara_env.simulator import NO_TASK, ClusterSimulator
 
@@ -67,7 +67,7 @@ def render_ansi(simulator: ClusterSimulator) -> str:
     for slot, fraction in zip(occupied.tolist(), progress, strict=True):
         task = int(state.slots[slot])
         lines.append(
-            f"{slot:>4}  {task:>4}  {FAMILY_NAMES[tasks.family[task]]:<9}  "
+            f"{slot:>4}  {task:>4}  {observed_name(tasks.family[task]):<9}  "
             f"{state.loss[task]:<8.4g}  {tasks.target[task]:<8.4g}  {fraction:>8.0%}  "
             f"{tasks.deadline[task] - state.epoch:>9}  {state.work[task]:>4.0f}"
         )

@@ -33,7 +33,7 @@ from numba import njit
 from mara_env.arrivals import arrival_counts
 from mara_env.config import ClusterConfig
 from mara_env.errors import ConfigError, TraceError
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import family_code
 from mara_env.hidden_effort import (
     FamilyTables,
     draw_effort_numbers,
@@ -74,7 +74,7 @@ class TaskTable:
     """All tasks of one episode, sorted by arrival epoch (structure of arrays).
 
     Attributes:
-        family: Index into :data:`mara_env.families.FAMILY_NAMES`.
+        family: Family code (:func:`mara_env.families.family_code`: index into ``FAMILY_NAMES``, or ``OTHER_FAMILY`` for your own).
         curve_row: Row of the task's curve in ``Workload.curves`` (hidden from schedulers).
         arrival: Epoch at which the task arrives.
         deadline: The task must report a loss <= target by the end of epoch ``deadline - 1``.
@@ -123,7 +123,7 @@ class Workload:
         config: The configuration the workload was built for.
         curves: ``(n_curves, max_length)`` losses of every family, padded with last values.
         lengths: Points recorded per curve.
-        curve_family: Family index (into ``FAMILY_NAMES``) of each curve.
+        curve_family: Family code (:func:`mara_env.families.family_code`) of each curve.
         rows_by_family: Curve rows of each configured family, in ``config.families`` order.
         mean_demand: Mean node-epochs a task needs at one node (fixed-seed estimate).
     """
@@ -233,7 +233,7 @@ def _build_workload_cached(key: _WorkloadKey) -> Workload:
     curves.setflags(write=False)
     lengths = np.concatenate([pool.lengths for pool in pools])
     curve_family = np.concatenate(
-        [np.full(pool.n_curves, FAMILY_NAMES.index(pool.family), dtype=np.int64) for pool in pools]
+        [np.full(pool.n_curves, family_code(pool.family), dtype=np.int64) for pool in pools]
     )
     offsets = np.cumsum([0] + [pool.n_curves for pool in pools])
     rows = tuple(np.arange(offsets[i], offsets[i + 1]) for i in range(len(pools)))

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import observed_name
 from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
 from predictors.base import TaskHistory
 
@@ -158,7 +158,7 @@ class _TaskBuffer:
         self.target = table.target.item(task) * self.scale
         self.deadline = float(table.deadline.item(task))
         self.speed = table.speed.item(task)
-        self.family = FAMILY_NAMES[table.family.item(task)]
+        self.family = observed_name(table.family.item(task))
         self.budget = curve_budget(state, task)
         self.count = 0
         self.work = np.empty(16)
@@ -215,7 +215,7 @@ def _assemble(
         target=table.target.item(task) * scale,
         time_left=float(table.deadline.item(task) - state.epoch),
         speed=table.speed.item(task),
-        family=FAMILY_NAMES[table.family.item(task)],
+        family=observed_name(table.family.item(task)),
         budget=curve_budget(state, task),
         slot=_slots_of(state).get(task, -1),
     )

@@ -472,9 +472,9 @@ def _transform(key: str, fn: Callable[[np.ndarray], Any]) -> Callable[[dict[str,
 
 
 def _rename_family(arrays: dict[str, np.ndarray]) -> None:
-    arrays["families"] = np.array(["audio"])
+    arrays["families"] = np.array([" audio"])
     for part in ("losses", "lengths", "is_test"):
-        arrays[f"audio.{part}"] = arrays.pop(f"synthetic.{part}")
+        arrays[f" audio.{part}"] = arrays.pop(f"synthetic.{part}")
 
 
 def _metadata(value: Any) -> Callable[[dict[str, np.ndarray]], None]:
@@ -529,7 +529,7 @@ CORRUPTIONS = [
     pytest.param(_with("synthetic.is_test", [False, False, False]), "both sides", id="all_train"),
     pytest.param(_with("synthetic.is_test", [0, 1, 0]), "boolean", id="integer_is_test"),
     pytest.param(_with("synthetic.is_test", [False, True]), "boolean", id="short_is_test"),
-    pytest.param(_rename_family, "unknown family", id="unknown_family"),
+    pytest.param(_rename_family, "non-empty text", id="badly_named_family"),
     pytest.param(
         _with("families", ["synthetic", "vision"]),
         "'vision.losses'",
@@ -602,7 +602,7 @@ def test_unknown_split_raises_trace_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("build", "match"),
     [
-        (lambda: CurvePool.from_curves("audio", [np.ones(3)]), "unknown family"),
+        (lambda: CurvePool.from_curves("", [np.ones(3)]), "non-empty text"),
         (lambda: CurvePool.from_curves("synthetic", []), "no curves"),
         (lambda: CurvePool.from_curves("synthetic", [np.array([1.0])]), ">= 2 points"),
         (lambda: CurvePool.from_curves("synthetic", [np.ones((2, 2))]), "1-d"),
@@ -619,7 +619,7 @@ def test_unknown_split_raises_trace_error(tmp_path: Path) -> None:
         (lambda: SyntheticTraceSource().pool("vision", "train"), "vision"),
     ],
     ids=[
-        "unknown_family",
+        "unnamed_family",
         "empty",
         "one_point",
         "2d_curve",

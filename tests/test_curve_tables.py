@@ -15,6 +15,7 @@ from benchmarks.leaderboard import main as leaderboard_main
 from benchmarks.leaderboard.journal import read_journal
 from mara_env.curve_tables import CurveTableError, read_curve_table
 from mara_env.errors import TraceError
+from mara_env.families import OTHER_FAMILY
 from mara_env.traces import CurvePool
 
 HEADER = "run,step,value,family,split"
@@ -113,7 +114,7 @@ def test_row_level_mistakes_name_the_line_or_run(tmp_path: Path) -> None:
         "uneven": ([*base, "a,7,0.1,vision,train"], "uneven steps"),
         "repeat": ([*base, "a,4,0.1,vision,train"], "reported twice"),
         "text": ([*base, "a,x,0.1,vision,train"], "line 7"),
-        "family": ([*base, "b,0,1.0,pollux,test"], "unknown family 'pollux'"),
+        "family": ([*base, "b,0,1.0, ,test"], "empty family"),
         "split": ([*base, "b,0,1.0,vision,valid"], "split must be"),
         "moves": ([*base, "a,5,0.1,rl,train"], "changes its family"),
     }
@@ -180,3 +181,67 @@ def test_the_leaderboard_runs_on_your_curves_and_validates(
     with pytest.raises(SystemExit):
         leaderboard_main(["--traces", str(tmp_path / "absent.csv"), *quiet])
     assert "--traces" in capsys.readouterr().err
+
+
+def test_a_family_of_your_own_runs_with_its_alpha_and_is_seen_as_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A family the package does not ship: declared with its alpha, the simulator uses that
+    alpha, the observation shows no shipped family (code OTHER_FAMILY), every registered
+    scheduler plays it, and the leaderboard ranks on it."""
+    rows = [HEADER]
+    for run in range(6):
+        split = "test" if run % 3 == 2 else "train"
+        rows += [f"s{run},{s},{_curve(s) * (1 + 0.05 * run)},speech,{split}" for s in range(40)]
+    table = tmp_path / "speech.csv"
+    table.write_text("\n".join(rows) + "\n")
+    config = mara_env.get_config(
+        "tiny", family_weights=(("speech", 1.0),), own_families=(("speech", 0.5),)
+    )
+    env = mara_env.raw_env(config=config, trace_source=table)
+    env.reset(seed=1)
+    for _ in range(2 * 12):
+        env.step(0)
+    state = env.unwrapped.simulator.state
+    assert set(state.tasks.alpha.tolist()) == {0.5}
+    view = mara_env.decode_observation(env.observe("node_0")["observation"], config)
+    assert set(view.family[view.occupied].tolist()) <= {OTHER_FAMILY}
+    assert config.observed_alphas()[OTHER_FAMILY] == 0.5
+    for name in ("edf", "lara", "laira", "clairvoyant", "mara"):
+        (row,) = evaluate(make_agent(name), config, [0], trace_source=table)
+        assert row["illegal_actions"] == 0.0, name
+    with pytest.raises(mara_env.ConfigError, match="own_families"):
+        mara_env.get_config("tiny", family_weights=(("speech", 1.0),))
+    out = tmp_path / "board"
+    quiet = ["--no-progress", "--no-plots", "--workers", "1", "--seeds", "1", "--loads", "1"]
+    with pytest.raises(SystemExit):
+        leaderboard_main(["--traces", str(table), *quiet, "--output", str(out)])
+    assert "--own-families speech=0.8" in capsys.readouterr().err
+    command = ["--traces", str(table), "--own-families", "speech=0.5", "--agents", "edf", "lara"]
+    assert leaderboard_main([*command, *quiet, "--output", str(out)]) == 0
+    assert "speech (rank)" in (out / "leaderboard.md").read_text()
+    assert leaderboard_main(["--validate", str(out), "--sample", "all", *quiet[:4]]) == 0
+
+
+def test_the_pollux_converter_writes_a_table_that_passes_its_checks(tmp_path: Path) -> None:
+    """A miniature of the artifact's layout: accuracy and hit rate become scores, WER a loss,
+    each application its family, and the table reads back with both splits per family."""
+    from benchmarks.collect.pollux import main as pollux_main
+
+    def write(application: str, batch: int, metric: Callable[[int], float]) -> None:
+        folder = tmp_path / "traces" / application
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = ["progress,iteration,metric,grad_sqr,grad_var"]
+        rows += [f"{100.0 * (e + 1)},{e},{metric(e)},1,1" for e in range(12)]
+        (folder / f"validation-{batch}.csv").write_text("\n".join(rows) + "\n")
+
+    for batch in (64, 128, 256, 512, 1024, 2048):
+        write("cifar10", batch, lambda e: 0.3 + 0.04 * e)
+        write("ncf", batch, lambda e: 0.5 + 0.02 * e)
+        write("deepspeech2", batch, lambda e: 100.0 / (1 + 0.2 * e))
+    out = tmp_path / "pollux.csv"
+    assert pollux_main(["--traces", str(tmp_path / "traces"), "--output", str(out)]) == 0
+    table = read_curve_table(out)
+    assert table.families == ("recommendation", "speech", "vision")
+    assert len(table.scores) == 12  # cifar10 and ncf
+    assert table.pool("vision", "train").work is not None

@@ -203,7 +203,7 @@ class FeatureBuilder:
         self._rng = np.random.default_rng()
         self._sorted_samples: dict[int, np.ndarray] = {}
         self._chosen = np.zeros(0, dtype=np.int64)
-        self._thresholds = np.zeros((len(FAMILY_NAMES), 2))
+        self._thresholds = np.zeros((len(FAMILY_NAMES) + 1, 2))
 
     def reset(self, config: ClusterConfig, seed: int | None = None) -> None:
         """Start an episode of ``config``; the predictor's samples come from ``seed``."""
@@ -212,8 +212,8 @@ class FeatureBuilder:
         self.histories.reset(config)
         self._sorted_samples = {}
         self._chosen = np.full(config.n_nodes, config.idle_action, dtype=np.int64)
-        alpha = np.array([config.alpha_for(name) for name in FAMILY_NAMES])
-        self._thresholds = success_thresholds(alpha, config.task_node_limit)  # per family
+        # per family code, your own families' ("other") last
+        self._thresholds = success_thresholds(config.observed_alphas(), config.task_node_limit)
 
     @property
     def config(self) -> ClusterConfig:

@@ -40,7 +40,7 @@ from agents import start_episode
 from agents.clairvoyant import task_epochs_to_target
 from agents.laira import Laira, LairaSettings
 from mara_env import ClusterConfig, node_turns, raw_env
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import observed_name
 
 #: Reports a verdict needs to enter the fit (the smallest ``min_reports`` LaiRA is tuned with).
 MIN_REPORTS = 2
@@ -106,7 +106,7 @@ def collect_verdicts(
                         )
                         margins += driver.last_margin[slots].tolist()
                         reports += driver.last_reports[slots].tolist()
-                        families += [FAMILY_NAMES[int(f)] for f in view.family[slots]]
+                        families += [observed_name(int(f)) for f in view.family[slots]]
                         truth += (epochs <= time_left).tolist()
                 env.step(action)
     return Verdicts(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchmarks.collect.arrival_pack import main as arrivals_main
 from benchmarks.collect.pack import main as pack_main
+from benchmarks.collect.pollux import main as pollux_main
 from benchmarks.collect.runner import COLLECTORS, collect
 from benchmarks.collect.store import CurveStore
 
@@ -35,12 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "arrivals", help="bin a file of submission times into an arrival trace", add_help=False
     )
+    commands.add_parser(
+        "pollux", help="the Pollux artifact's curves as a curve table (an example)", add_help=False
+    )
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["pack"]:
         return pack_main(argv[1:])
     if argv[:1] == ["arrivals"]:
         return arrivals_main(argv[1:])
+    if argv[:1] == ["pollux"]:
+        return pollux_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "run":
         report = collect(

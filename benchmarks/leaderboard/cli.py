@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import shlex
 import sys
 import time
@@ -40,6 +41,7 @@ from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, valida
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
 from mara_env.config import LATEST_WORLD_VERSION
 from mara_env.errors import TraceError
+from mara_env.families import FAMILIES
 from mara_env.sources import resolve_trace_source
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
@@ -92,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="How tasks arrive (ClusterConfig.arrivals): 'poisson' (default), 'philly' (a real "
         "cluster's bursty, diurnal submissions replayed at the same mean load), or the path of "
         "a .csv of submission times (a 'timestamp' column).",
+    )
+    parser.add_argument(
+        "--own-families",
+        nargs="+",
+        default=[],
+        type=family_and_alpha,
+        metavar="NAME=ALPHA",
+        help="Families of your own in --traces, each with its parallel-scaling exponent "
+        "(e.g. speech=0.8): the simulator uses it, schedulers see the family as 'other'; each "
+        "is also a workload of that family alone.",
     )
     parser.add_argument(
         "--traces",
@@ -307,17 +319,44 @@ def _traces_and_workloads(
         families = set(resolve_trace_source(args.traces).families)
     except TraceError as error:
         parser.error(f"--traces: {error}")
+    own = [name for name, _ in args.own_families]
+    undeclared = sorted(families - set(FAMILIES) - set(own))
+    if undeclared:
+        parser.error(
+            f"--traces {args.traces} has families of your own, {undeclared}: declare each with "
+            f"its parallel-scaling exponent, e.g. --own-families {undeclared[0]}=0.8."
+        )
     playable = [w for w, mix in WORKLOADS.items() if {f for f, _ in mix} <= families]
+    playable += [name for name in own if name in families]
     if not playable:
         parser.error(f"--traces {args.traces}: its families {sorted(families)} make no workload.")
     for workload in given or ():
-        missing = sorted({f for f, _ in WORKLOADS.get(workload, ())} - families)
+        missing = sorted({f for f, _ in WORKLOADS.get(workload, ((workload, 1.0),))} - families)
         if missing:
             parser.error(
                 f"--workloads {workload}: draws {missing}, of which {args.traces} has no "
                 f"curves (its families: {sorted(families)}); workloads it can play: {playable}."
             )
     return str(args.traces), given or tuple(playable)
+
+
+def family_and_alpha(text: str) -> tuple[str, float]:
+    """``--own-families``: ``NAME=ALPHA`` as ``(name, alpha)``.
+
+    Example:
+        >>> family_and_alpha("speech=0.8")
+        ('speech', 0.8)
+    """
+    name, _, alpha = text.partition("=")
+    try:
+        value = float(alpha)
+    except ValueError:
+        value = math.nan
+    if not name or not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give NAME=ALPHA with ALPHA in (0, 1], e.g. speech=0.8."
+        )
+    return name, value
 
 
 def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
@@ -394,6 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent_fingerprints={labels[s]: built[s].manifest.digest for s in specs},
             traces=traces,
             arrivals=args.arrivals,
+            own_families=tuple(args.own_families),
         )
     except ConfigError as error:
         parser.error(str(error))

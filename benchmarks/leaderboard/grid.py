@@ -186,6 +186,9 @@ class Grid:
             (``--traces``; its content belongs in ``fingerprint``).
         arrivals: The arrival process of every config (``ClusterConfig.arrivals``;
             ``--arrivals``).
+        own_families: Families of your own curves with their alphas
+            (``ClusterConfig.own_families``; ``--own-families``); each is also a workload of
+            that family alone.
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -206,6 +209,7 @@ class Grid:
     configs: Mapping[str, ClusterConfig] = field(default_factory=dict)
     traces: str | None = None
     arrivals: str = "poisson"
+    own_families: tuple[tuple[str, float], ...] = ()
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -215,10 +219,12 @@ class Grid:
                 raise ConfigError(f"Grid.{name} must be a non-empty tuple, got {values!r}.")
             if len(set(values)) != len(values):
                 raise ConfigError(f"Grid.{name} names an entry twice: {list(values)}.")
-        unknown = [name for name in self.workloads if name not in WORKLOADS]
+        own = [name for name, _ in self.own_families]
+        unknown = [name for name in self.workloads if name not in WORKLOADS and name not in own]
         if unknown:
             raise ConfigError(
-                f"Unknown workload(s) {unknown}. Known workloads: {sorted(WORKLOADS)}."
+                f"Unknown workload(s) {unknown}. Known workloads: {sorted(WORKLOADS)}"
+                + (f", and your own families {own}." if own else ".")
             )
         if not all(isinstance(f, (int, float)) and 0 < f < float("inf") for f in self.load_factors):
             raise ConfigError(
@@ -243,12 +249,18 @@ class Grid:
         recorded = self.configs.get(self.label(workload, factor))
         if recorded is not None:
             return recorded
+        mix: dict[str, Any] = (
+            {"workload": workload}
+            if workload in WORKLOADS
+            else {"family_weights": ((workload, 1.0),)}
+        )
         config = get_config(
             self.base,
-            workload=workload,
+            **mix,
             load=float(factor) * TRAINING_LOAD,
             world_version=self.world_version,
             arrivals=self.arrivals,
+            own_families=self.own_families,
         )
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)

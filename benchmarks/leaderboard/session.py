@@ -192,6 +192,7 @@ def run_record(
             "quick": grid.quick,
             "traces": grid.traces,
             "arrivals": grid.arrivals,
+            "own_families": [list(pair) for pair in grid.own_families],
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},
         "fingerprints": {"shared": grid.fingerprint, "agents": dict(grid.agent_fingerprints)},

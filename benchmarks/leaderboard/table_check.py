@@ -162,5 +162,6 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         configs=configs,
         traces=grid_facts.get("traces"),
         arrivals=grid_facts.get("arrivals", "poisson"),
+        own_families=tuple(tuple(pair) for pair in grid_facts.get("own_families", [])),
     )
     return grid, []

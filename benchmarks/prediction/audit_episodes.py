@@ -38,7 +38,7 @@ from benchmarks.common.threads import one_torch_thread
 from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from mara_env import ClusterConfig, get_config, node_turns
 from mara_env.config import WORLD_VERSIONS
-from mara_env.families import FAMILY_NAMES
+from mara_env.families import observed_name
 from mara_env.observation import SlotView, decode_observation
 from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
@@ -188,7 +188,7 @@ def _slot_records(simulator: ClusterSimulator, view: SlotView) -> list[Record]:
         record.update(
             task=task,
             slot=int(slot),
-            family=FAMILY_NAMES[int(view.family[slot])],
+            family=observed_name(int(view.family[slot])),
             need=need,
             unreachable=not math.isfinite(need),
             reports=len(state.history_loss[task]),
