@@ -72,7 +72,7 @@ def convert(traces: Path, output: Path) -> int:
         runs = by_family.setdefault(row["family"], [])
         if row["run"] not in runs:
             runs.append(row["run"])
-    side = {}
+    side: dict[str, bool] = {}
     for runs in by_family.values():
         side.update(zip(runs, split_by_hash(runs), strict=True))
     for row in rows:
