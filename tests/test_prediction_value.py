@@ -13,6 +13,7 @@ from benchmarks.mara.prediction_value import Run, planned_runs, stage_done
 from benchmarks.mara.settings import ABLATIONS
 from benchmarks.mara.train import main as train_main
 from benchmarks.mara.train import parse_args, settings_of
+from benchmarks.prediction.value_errors import main as value_errors_main
 from predictors.checkpoint import load_checkpoint, rewrite_card
 
 
@@ -69,6 +70,8 @@ def test_the_table_evaluates_finished_runs_and_resumes(tmp_path: Path) -> None:
             shutil.copy(quick, checkpoint)
             shutil.copy(quick.with_suffix(".json"), checkpoint.with_suffix(".json"))
             rewrite_card(checkpoint, card["config"], {**card["facts"], "command": arguments})
+    errors = results / prediction_value.ERRORS
+    assert value_errors_main(["--seeds", "1", "--output", str(errors), "--no-progress"]) == 0
     assert [run.name for run in prediction_value.finished_runs(results)] == [
         "oracle_seed0",
         "flow_matching_without_target_seed0",

@@ -61,8 +61,9 @@ from benchmarks.leaderboard.backends import (
     execute_cells,
     run_cells,
 )
+from benchmarks.leaderboard.building import check_agents
 from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
-from benchmarks.leaderboard.cli import build_parser, check_agents, main
+from benchmarks.leaderboard.cli import build_parser, main
 from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import shlex
 import sys
 import time
@@ -12,9 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents import known_agents
-from agents.registry import AgentImportError, UnknownAgentError
 from benchmarks.common.arguments import add_world_version, positive_float, positive_int
-from benchmarks.common.keys import BuiltAgent, Manifest, build_agent
+from benchmarks.common.keys import Manifest
 from benchmarks.common.provenance import provenance
 from benchmarks.leaderboard.backends import (
     Backend,
@@ -22,6 +20,7 @@ from benchmarks.leaderboard.backends import (
     RayBackend,
     available_cores,
 )
+from benchmarks.leaderboard.building import build_agents
 from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
@@ -35,13 +34,11 @@ from benchmarks.leaderboard.grid import (
 )
 from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
+from benchmarks.leaderboard.own_workloads import family_and_alpha, traces_and_workloads
 from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
-from mara_env.config import LATEST_WORLD_VERSION
-from mara_env.errors import TraceError
-from mara_env.families import FAMILIES
 from mara_env.sources import resolve_trace_source
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
@@ -227,70 +224,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_agents(
-    parser: argparse.ArgumentParser,
-    agents: Sequence[str],
-    world_version: int = LATEST_WORLD_VERSION,
-) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
-    """Build and fingerprint each agent once, for the world ``world_version``, so that a
-    failure shows before any episode.
-
-    A name that is no agent, or an import path that leads to no scheduler, is a usage error
-    (``parser.error``), not a failure to build.
-
-    Returns:
-        ``{agent: built agent}`` for those that built, and ``{agent: why}`` (one readable line
-        with the cause) for those that did not.
-    """
-    built, failed = {}, {}
-    for agent in agents:
-        try:
-            built[agent] = build_agent(agent, world_version)
-        except (UnknownAgentError, AgentImportError) as error:
-            parser.error(str(error))
-        except Exception as error:
-            failed[agent] = _why_not_built(agent, error)
-    return built, failed
-
-
-def _why_not_built(agent: str, error: Exception) -> str:
-    """One line: the error's type and first line (at most 300 characters), and what to do when
-    a dependency is missing."""
-    lines = str(error).strip().splitlines() or [""]
-    text = lines[0] if len(lines[0]) <= 300 else lines[0][:297] + "..."
-    message = f"{type(error).__name__}: {text}"
-    missing = _missing_module(error)
-    own_module = agent.partition(":")[0]
-    if missing is not None and not (own_module + ".").startswith(missing + "."):
-        message += (
-            f" It needs {missing!r}, which is not installed: install it (pip install "
-            "'mara-env[torch]' for the learned agents) or leave the agent out with --agents."
-        )
-    return message
-
-
-def check_agents(
-    parser: argparse.ArgumentParser,
-    agents: Sequence[str],
-    world_version: int = LATEST_WORLD_VERSION,
-) -> dict[str, BuiltAgent]:
-    """:func:`build_agents`, where any agent that does not build is a usage error (the scripts
-    that need every agent they are given); returns ``{agent: built agent}``."""
-    built, failed = build_agents(parser, agents, world_version)
-    for agent, why in failed.items():
-        parser.error(f"Agent {agent!r} cannot be built: {why}")
-    return built
-
-
-def _missing_module(error: BaseException | None) -> str | None:
-    """The module whose absence caused ``error`` (following its causes), if any."""
-    while error is not None:
-        if isinstance(error, ModuleNotFoundError) and error.name:
-            return error.name
-        error = error.__cause__ or error.__context__
-    return None
-
-
 def _backend(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Backend:
     if args.backend == "local":
         if args.ray_address is not None:
@@ -304,59 +237,6 @@ def _backend(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Backe
             "use the default --backend local)."
         )
     return RayBackend(args.ray_address, args.workers)
-
-
-def _traces_and_workloads(
-    parser: argparse.ArgumentParser, args: argparse.Namespace
-) -> tuple[str | None, tuple[str, ...]]:
-    """``--traces`` as a path string (checked: it loads) and the workloads to play: those
-    given, each refused if the curves lack one of its families, or by default the shipped
-    default workloads, or with ``--traces`` every workload its families can play."""
-    given = None if args.workloads is None else tuple(dict.fromkeys(args.workloads))
-    if args.traces is None:
-        return None, given or tuple(DEFAULT_WORKLOADS)
-    try:
-        families = set(resolve_trace_source(args.traces).families)
-    except TraceError as error:
-        parser.error(f"--traces: {error}")
-    own = [name for name, _ in args.own_families]
-    undeclared = sorted(families - set(FAMILIES) - set(own))
-    if undeclared:
-        parser.error(
-            f"--traces {args.traces} has families of your own, {undeclared}: declare each with "
-            f"its parallel-scaling exponent, e.g. --own-families {undeclared[0]}=0.8."
-        )
-    playable = [w for w, mix in WORKLOADS.items() if {f for f, _ in mix} <= families]
-    playable += [name for name in own if name in families]
-    if not playable:
-        parser.error(f"--traces {args.traces}: its families {sorted(families)} make no workload.")
-    for workload in given or ():
-        missing = sorted({f for f, _ in WORKLOADS.get(workload, ((workload, 1.0),))} - families)
-        if missing:
-            parser.error(
-                f"--workloads {workload}: draws {missing}, of which {args.traces} has no "
-                f"curves (its families: {sorted(families)}); workloads it can play: {playable}."
-            )
-    return str(args.traces), given or tuple(playable)
-
-
-def family_and_alpha(text: str) -> tuple[str, float]:
-    """``--own-families``: ``NAME=ALPHA`` as ``(name, alpha)``.
-
-    Example:
-        >>> family_and_alpha("speech=0.8")
-        ('speech', 0.8)
-    """
-    name, _, alpha = text.partition("=")
-    try:
-        value = float(alpha)
-    except ValueError:
-        value = math.nan
-    if not name or not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give NAME=ALPHA with ALPHA in (0, 1], e.g. speech=0.8."
-        )
-    return name, value
 
 
 def _check_output(parser: argparse.ArgumentParser, directory: Path) -> None:
@@ -412,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"--reference {args.reference!r} is not among the agents {list(labels.values())}."
         )
-    traces, workloads = _traces_and_workloads(parser, args)
+    traces, workloads = traces_and_workloads(parser, args)
     shared = shared_manifest(traces)
     try:
         seeds = parse_seeds(args.seeds or [str(QUICK_SEEDS if args.quick else DEFAULT_SEEDS)])

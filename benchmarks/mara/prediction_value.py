@@ -61,10 +61,8 @@ from pathlib import Path
 from benchmarks.common.figures import PlotsUnavailable
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.mara.evaluate import LOADS, WORKLOADS, completion_rates
 from benchmarks.mara.evaluate import run as play_evaluation
-from benchmarks.mara.prediction_error import measure
 from benchmarks.mara.prediction_value_table import (
     NONE,
     ORACLE,
@@ -89,6 +87,8 @@ BASELINES = ("lara", "lara_oracle", "laira", "laira_oracle", "edf", "clairvoyant
 #: The table's evaluation journal, its tables and its plot, in the results folder.
 EVALUATION, TABLES = "evaluation.csv", "value_of_prediction.md"
 PLOT = "completion_vs_prediction_error.png"
+#: The predictors' errors (written by ``python -m benchmarks.prediction value-errors``).
+ERRORS = "prediction_errors.json"
 #: The rows the value table compares (the others are ablations of the recipe).
 PREDICTION_ROWS = (
     "oracle", "oracle_noise_0.5", "oracle_noise_1", "flow_matching", RECIPE_PREDICTOR, "wls",
@@ -237,7 +237,7 @@ def tables(
         "imitation only": {name: labels(name, "_imitation") for name in value_rows},
         "imitation + 60 PPO updates": value_rows,
     }
-    errors = measure(evaluation_seeds(seeds), list(value_rows), progress=progress)
+    errors = _errors(results, list(value_rows))
     plotted = f"![Completion against prediction error]({PLOT})"
     try:
         plot_value_against_error(row_summaries(scores, value_rows), errors, results / PLOT)
@@ -254,8 +254,9 @@ def tables(
         "## What each predictor's features are worth",
         "",
         value_table(scores, value_rows),
-        "How far each predictor is from the truth (`benchmarks.mara.prediction_error`, "
-        f"{seeds} episodes of the evaluation preset at its default workload and load):",
+        "How far each predictor is from the truth (`python -m benchmarks.prediction "
+        f"value-errors`, `{ERRORS}`: episodes of the evaluation preset at its default workload "
+        "and load, played by a random scheduler):",
         "",
         error_table(errors),
         plotted,
@@ -272,6 +273,24 @@ def tables(
         budget_ranking(scores, budgets),
     ]
     return "\n".join(sections)
+
+
+def _errors(results: Path, rows: Sequence[str]) -> dict[str, dict[str, float]]:
+    """The rows' predictor errors from :data:`ERRORS` in ``results``.
+
+    Raises:
+        ValueError: If the file is missing or lacks a row.
+    """
+    path = results / ERRORS
+    if not path.is_file():
+        raise ValueError(
+            f"No {path}: write it first with python -m benchmarks.prediction value-errors."
+        )
+    found = json.loads(path.read_text())["rows"]
+    missing = [row for row in rows if row not in found]
+    if missing:
+        raise ValueError(f"{path} has no errors of the rows {missing}; write it again.")
+    return {row: found[row] for row in rows}
 
 
 def _train(run: Run, results: Path) -> str:

@@ -30,7 +30,10 @@ from agents.statistics import Summary
 from benchmarks.common.figures import pyplot, save_png
 from benchmarks.common.seed_intervals import percentile_summary, resampled_means
 from benchmarks.mara.evaluation_tables import Rates
-from benchmarks.mara.prediction_error import PredictionError
+
+#: One row's predictor error, as ``python -m benchmarks.prediction value-errors`` writes it:
+#: ``brier``, ``brier_low``, ``brier_high``, ``median_log_error``, ``judgements``.
+PredictionError = Mapping[str, float]
 
 #: The row whose features carry nothing, and the row whose features are the truth.
 NONE, ORACLE = "no_predictions", "oracle"
@@ -159,7 +162,7 @@ def row_summaries(
 
 
 def error_table(errors: Mapping[str, PredictionError]) -> str:
-    """Each row's predictor error (:mod:`benchmarks.mara.prediction_error`)."""
+    """Each row's predictor error (``python -m benchmarks.prediction value-errors``)."""
     lines = [
         "| features from | Brier score of success on all nodes [95% CI] | median log error of "
         "the need | judgements |",
@@ -167,8 +170,8 @@ def error_table(errors: Mapping[str, PredictionError]) -> str:
     ]
     for name, error in errors.items():
         lines.append(
-            f"| {name} | {error.brier:.3f} [{error.brier_low:.3f}, {error.brier_high:.3f}] | "
-            f"{error.median_log_error:.2f} | {error.judgements} |"
+            f"| {name} | {error['brier']:.3f} [{error['brier_low']:.3f}, {error['brier_high']:.3f}] | "
+            f"{error['median_log_error']:.2f} | {error['judgements']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -187,14 +190,16 @@ def plot_value_against_error(
     for name, summary in completion.items():
         error = errors[name]
         axis.errorbar(
-            error.brier,
+            error["brier"],
             summary.mean,
-            xerr=[[error.brier - error.brier_low], [error.brier_high - error.brier]],
+            xerr=[[error["brier"] - error["brier_low"]], [error["brier_high"] - error["brier"]]],
             yerr=[[summary.mean - summary.low], [summary.high - summary.mean]],
             fmt="o",
             capsize=3,
         )
-        axis.annotate(name, (error.brier, summary.mean), textcoords="offset points", xytext=(5, 4))
+        axis.annotate(
+            name, (error["brier"], summary.mean), textcoords="offset points", xytext=(5, 4)
+        )
     axis.set_xlabel("Brier score of the predicted success on all nodes (lower is better)")
     axis.set_ylabel("MARA's completion rate (evaluation)")
     axis.set_title("What a predictor's error costs MARA (Cluster-v2)")

@@ -13,6 +13,8 @@ Run ``python -m benchmarks.prediction <command> [options]``; each command is als
   away of a task's hidden effort, world by world.
 * ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors'
   success verdicts inside LaiRA's episodes.
+* ``value-errors`` (:mod:`benchmarks.prediction.value_errors`): score the value-of-prediction
+  rows' predictors (the oracle included) against the truth.
 """
 
 from __future__ import annotations
@@ -39,5 +41,9 @@ COMMANDS = {
     "verdicts": (
         "benchmarks.prediction.verdicts.cli",
         "Record and score the predictors' success verdicts inside LaiRA's episodes.",
+    ),
+    "value-errors": (
+        "benchmarks.prediction.value_errors",
+        "Score the value-of-prediction rows' predictors against the truth (Brier, log error).",
     ),
 }

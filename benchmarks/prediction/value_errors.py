@@ -1,7 +1,9 @@
 """How far each value-of-prediction row's predictor is from the truth: the plot's x axis.
 
 The rows of :mod:`benchmarks.mara.prediction_value` differ only in the predictor behind MARA's
-features. Each is scored here on episodes of Cluster-v2's ``evaluation`` preset, played by the
+features. ``python -m benchmarks.prediction value-errors`` scores each on episodes of
+Cluster-v2's ``evaluation`` preset and writes ``prediction_errors.json`` beside the rows'
+checkpoints, which the value table and its plot read. The episodes are played by the
 leak audit's driver (:func:`benchmarks.prediction.audit_episodes.play_episode`: a random
 masked scheduler, which favours no task), every time a task reports a new loss from its second
 on, against the simulator's privileged truth:
@@ -27,14 +29,18 @@ Example:
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from agents.mara.features import NoPredictions
+from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.common.threads import one_torch_thread
 from benchmarks.prediction.audit_episodes import AuditSettings, Record, play_episode
 from predictors.base import Predictor
@@ -138,3 +144,36 @@ def _score(episodes: list[list[Record]], row: str, picks: np.ndarray) -> Predict
         median_log_error=float(np.median(logs)) if logs else math.nan,
         judgements=int(counts.sum()),
     )
+
+
+#: Where the errors go: beside the value-of-prediction runs, which read them.
+OUTPUT = Path("benchmarks/results/mara/v2/prediction_value/prediction_errors.json")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.prediction value-errors``: score every row, write the JSON."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.prediction value-errors", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--seeds", type=int, default=10, help="evaluation episodes (from 1000)")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="the JSON file to write")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be >= 1")
+    errors = measure(evaluation_seeds(args.seeds), progress=not args.no_progress)
+    document = {
+        "command": "python -m benchmarks.prediction value-errors"
+        + (f" --seeds {args.seeds}" if args.seeds != 10 else ""),
+        "episodes": args.seeds,
+        "rows": {row: asdict(error) for row, error in errors.items()},
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(document, indent=1) + "\n")
+    for row, error in errors.items():
+        print(f"{row}: Brier {error.brier:.3f} [{error.brier_low:.3f}, {error.brier_high:.3f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
