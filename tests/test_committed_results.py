@@ -26,6 +26,8 @@ EXPORTS = (
     "verdicts/verdicts.csv",
     "leaderboard/episodes.csv",
     "leaderboard_v1/episodes.csv",
+    "leaderboard_philly/episodes.csv",
+    "leaderboard_pollux/episodes.csv",
     "leak_audit/audit.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
