@@ -153,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress=not args.no_progress,
         description="calibration",
     )
+    rows.sort(key=lambda row: (row["agent"], row["config"], row["seed"]))  # not finishing order
     table = _summarise(rows, loads, args.agents, args.config)
     calibrated = args.agents[0]
     means = [table[load][calibrated].mean for load in loads]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -90,9 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             boards[label] = read_board(Path(folder))
         except (OSError, KeyError, ValueError) as error:
             parser.error(f"--boards {item!r}: no readable leaderboard.json ({error}).")
-    command = "python -m benchmarks.leaderboard.rankings " + " ".join(
-        ["--boards", *args.boards, "--output", str(args.output)]
-    )
+    program = ["python", "-m", "benchmarks.leaderboard.rankings"]
+    command = shlex.join([*program, "--boards", *args.boards, "--output", str(args.output)])
     text = (
         "# How the ranking moves\n\n"
         f"Made by `{command}` from each board's `leaderboard.json`. Each cell: the mean "

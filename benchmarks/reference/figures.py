@@ -120,6 +120,12 @@ SECTIONS: tuple[Section, ...] = (
         table_after("In short"),
         Path("docs/predictors.md"),
     ),
+    Section(
+        "rankings",
+        Path("benchmarks/results/rankings.md"),
+        first_table,
+        Path("docs/curves.md"),
+    ),
     *(
         Section(
             f"load-calibration-v{world}",
