@@ -145,6 +145,7 @@ _MARA_EVALUATIONS = (
     ("mara/mara_ppo_evaluation.csv", 1),
     ("mara/ablations.csv", 1),
     ("mara/v2/evaluation.csv", 2),
+    ("mara/v2/prediction_value/evaluation.csv", 2),
 )
 
 

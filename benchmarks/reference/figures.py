@@ -121,6 +121,12 @@ SECTIONS: tuple[Section, ...] = (
         Path("docs/predictors.md"),
     ),
     Section(
+        "prediction-value",
+        Path("benchmarks/results/mara/v2/prediction_value/value_of_prediction.md"),
+        table_after("## What each predictor's features are worth"),
+        Path("benchmarks/results/mara/v2/prediction_value/README.md"),
+    ),
+    Section(
         "rankings",
         Path("benchmarks/results/rankings.md"),
         first_table,
