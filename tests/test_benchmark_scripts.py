@@ -129,6 +129,42 @@ def test_episode_memory_reports_the_episode_and_peak_rss(capsys: pytest.CaptureF
     assert "target: peak RSS < 300 MB" in out
 
 
+def test_output_keeps_the_printed_report_as_a_results_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    page = tmp_path / "memory.md"
+    argv = [
+        "--n-nodes",
+        "2",
+        "--n-slots",
+        "3",
+        "--set",
+        "arrival_horizon=10",
+        "--output",
+        str(page),
+    ]
+    assert episode_memory.main(argv) == 0
+    printed = capsys.readouterr().out.rstrip("\n")
+    text = page.read_text()
+    assert text.startswith("# Peak memory of one episode\n")
+    command = "python -m benchmarks.perf.episode_memory " + " ".join(argv)
+    assert f"Made by `{command}` at commit " in text
+    assert f"```text\n{printed}\n```\n" in text  # the report, exactly as printed
+
+
+def test_output_must_be_a_markdown_page_in_a_folder_that_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    for page, problem in (
+        (tmp_path / "r.txt", "must be a .md file"),
+        (tmp_path / "no" / "r.md", "does not exist"),
+    ):
+        with pytest.raises(SystemExit):
+            episode_memory.main(["--output", str(page)])
+        assert problem in capsys.readouterr().err
+        assert not page.exists()
+
+
 # --- maskable_ppo_example ---------------------------------------------------------------------
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.report import add_output_argument, printed_report
 from predictors.bootstrap import percentile_bootstrap
 
 #: PPO's discount; the shaping is paid at the same gamma, so it telescopes in PPO's returns.
@@ -196,6 +197,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="torch intra-op threads (default 1: fastest for this small network on a few cores)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_output_argument(parser)
     args = parser.parse_args(argv)
     if args.timesteps is None:
         args.timesteps = QUICK_TIMESTEPS if args.quick else DEFAULT_TIMESTEPS
@@ -215,8 +217,19 @@ def format_row(name: str, rates: np.ndarray, seed: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train, evaluate and print the comparison; returns the exit status."""
+    """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
+    with printed_report(
+        args.output,
+        "MaskablePPO against random masked play",
+        argv,
+        "python -m benchmarks.baselines.maskable_ppo",
+    ):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The measurement and its printed report; returns the exit status."""
     try:
         import gymnasium as gym
         import torch  # noqa: F401 - the clear message below if it is missing

@@ -27,6 +27,7 @@ import numpy as np
 import mara_env
 from agents.mara.agent import Mara
 from agents.mara.features import EpochFeatures
+from benchmarks.common.report import add_output_argument, printed_report
 from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.common.threads import set_torch_threads
 
@@ -68,6 +69,7 @@ def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Time MARA's epochs and print the report (also to ``--output``); returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.mara.timing", description=__doc__.split("\n\n")[0]
     )
@@ -82,7 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(evaluation_seeds(2)),
         help="environment seeds, one episode each (default: %(default)s)",
     )
+    add_output_argument(parser)
     args = parser.parse_args(argv)
+    with printed_report(args.output, "MARA's time per epoch", argv, parser.prog):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Load the agent, time its epochs and print the summary; returns the exit status."""
     set_torch_threads(1)
     agent = Mara.load(args.checkpoint)
     features_ms, policy_ms = time_epochs(agent, args.config, args.seeds)

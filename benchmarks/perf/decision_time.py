@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common.machine import platform_line
+from benchmarks.common.report import add_output_argument, printed_report
 
 #: Seeds played by default.
 DEFAULT_SEEDS = (0, 1, 2)
@@ -149,12 +150,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="wall",
         help="wall time (default) or this thread's CPU time",
     )
+    add_output_argument(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Time every requested scheduler and print a table; returns the exit code."""
+    """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
+    with printed_report(
+        args.output, "Decision time per epoch", argv, "python -m benchmarks.perf.decision_time"
+    ):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The measurement and its printed report; returns the exit status."""
     from agents.registry import known_agents
 
     names = args.agents if args.agents else list(known_agents())

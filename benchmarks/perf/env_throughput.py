@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common.machine import platform_line
+from benchmarks.common.report import add_output_argument, printed_report
 from benchmarks.perf.runners import (
     Runner,
     run_gym,
@@ -186,6 +187,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="comma-separated numbers of clusters of the vector form (default: "
         f"{','.join(str(size) for size in VECTOR_SIZES)}; '' skips the vector table)",
     )
+    add_output_argument(parser)
     args = parser.parse_args(argv)
     resolve_budget(parser, args)
     try:
@@ -198,8 +200,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure and print the throughput table; returns the exit status."""
+    """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
+    with printed_report(
+        args.output, "Environment throughput", argv, "python -m benchmarks.perf.env_throughput"
+    ):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The measurement and its printed report; returns the exit status."""
     import mara_env
 
     config = mara_env.get_config(args.config)

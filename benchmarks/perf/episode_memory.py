@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.report import add_output_argument, printed_report
+
 #: Defaults of the measured scenario and the acceptance target.
 DEFAULT_NODES, DEFAULT_SLOTS, DEFAULT_LOAD_FACTOR = 64, 64, 2.0
 TARGET_MB = 300.0
@@ -168,12 +170,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measure in this process instead of a fresh one (peaks then include everything "
         "this process held before)",
     )
+    add_output_argument(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure and print the episode's peak RSS; returns the exit status."""
+    """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
+    with printed_report(
+        args.output, "Peak memory of one episode", argv, "python -m benchmarks.perf.episode_memory"
+    ):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The measurement and its printed report; returns the exit status."""
     from mara_env import TRAINING_LOAD, get_config
 
     overrides: dict[str, Any] = {

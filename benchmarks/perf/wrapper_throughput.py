@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.report import add_output_argument, printed_report
 from benchmarks.perf.env_throughput import (
     Form,
     add_budget_arguments,
@@ -140,6 +141,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(repeatable; its share is held to flow_matching's target)",
     )
     parser.add_argument("--n-samples", type=int, default=16, help="samples per task (default 16)")
+    add_output_argument(parser)
     args = parser.parse_args(argv)
     missing = [str(path) for path in args.checkpoint if not path.is_file()]
     if missing:
@@ -158,8 +160,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure and print the table; returns the exit status."""
+    """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
+    with printed_report(
+        args.output,
+        "Prediction wrapper throughput",
+        argv,
+        "python -m benchmarks.perf.wrapper_throughput",
+    ):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The measurement and its printed report; returns the exit status."""
     import mara_env
 
     config = mara_env.get_config(args.config)
