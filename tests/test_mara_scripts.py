@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -304,6 +305,83 @@ def test_lagged_rollouts_in_a_worker_change_nothing_but_time(tmp_path: Path) -> 
     assert (card["rollout_workers"], card_here["rollout_workers"]) == (1, 0)
     with pytest.raises(SystemExit, match="rollout_lag"):
         train_mara.main(["--quick", "--rollout-lag", "2", "--out", str(tmp_path / "bad.pt")])
+
+
+def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_went(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """With ``--rollout-lag 0 --rollout-workers 2`` two processes play each update's clusters
+    with the current weights; the same seed gives the same run, and the card and the printout
+    say where PPO's time went."""
+    runs = []
+    for name in ("first", "again"):
+        out = tmp_path / f"{name}.pt"
+        argv = ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-workers", "2"]
+        assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+        with out.with_suffix(".csv").open() as handle:
+            rows = [
+                {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
+                for row in csv.DictReader(handle)
+            ]
+        card = json.loads(out.with_suffix(".json").read_text())["facts"]
+        runs.append((rows, Mara.load(out).policy.state_dict(), card))
+    (rows, weights, card), (rows_again, weights_again, _) = runs
+    assert rows == rows_again and all(torch.equal(weights[k], weights_again[k]) for k in weights)
+    assert card["settings"]["rollout_lag"] == 0 and card["rollout_workers"] == 2
+    seconds = card["ppo"]["seconds"]
+    assert set(seconds["learner"]) >= {"rollouts", "critic", "policy update"}
+    assert set(seconds["rollouts"]) == {"features", "policy", "simulation"}
+    assert all(value >= 0 for part in seconds.values() for value in part.values())
+    assert "Where PPO's" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="rollout_workers must be between 0 and the run's 3"):
+        train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])
+
+
+def test_shards_split_the_clusters_and_merge_back_in_the_plan_numbering() -> None:
+    from agents.mara.policy import MaraPolicy, PolicyConfig
+    from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker, merge_rollouts
+    from mara_env import get_config
+
+    network = PolicyConfig(width=16, layers=1, heads=2)
+    plan = RolloutPlan((get_config("tiny"),) * 3, network, "wls", 4, 0.35, seed=0, epochs=40)
+    shards = [plan.shard(index, 2) for index in range(2)]
+    assert [len(shard.configs) for shard in shards] == [2, 1]
+    assert shards[0].seed != shards[1].seed != plan.seed
+    state = MaraPolicy(network).state_dict()
+    played = []
+    for shard in shards:
+        worker = RolloutWorker(shard, workers=0)
+        played.append(worker.submit(state).result())
+        worker.close()
+    merged = merge_rollouts(played)
+    assert [len(step.reward) for step in merged.steps] == [3] * 40
+    assert torch.equal(merged.steps[5].actions[2], played[1].steps[5].actions[0])
+    assert set(merged.seconds) == {"features", "policy", "simulation"}
+    # episodes that ended: shard k's cluster i is the plan's cluster k + 2 i
+    ended = [
+        replace(played[0], finished=[{"cluster": 1}]),
+        replace(played[1], finished=[{"cluster": 0}]),
+    ]
+    assert [row["cluster"] for row in merge_rollouts(ended).finished] == [2, 1]
+
+
+def test_rollout_throughput_compares_worker_counts_and_keeps_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from benchmarks.mara import rollout_throughput
+
+    page = tmp_path / "rollouts.md"
+    argv = ["--preset", "tiny", "--clusters", "3", "--epochs", "4", "--rollouts", "1"]
+    argv += ["--repeats", "1", "--workers", "1", "2", "--output", str(page)]
+    assert rollout_throughput.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "3 clusters x 4 epochs per rollout" in out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("1 ", "2 "))]
+    assert [row[0] for row in rows] == ["1", "2"] and rows[0][-1] == "1.00x"
+    assert out.count("simulation") == 2 and out.strip() in page.read_text()
+    with pytest.raises(SystemExit):
+        rollout_throughput.main(["--clusters", "3", "--workers", "4"])
+    assert "between 1 and the 3 clusters" in capsys.readouterr().err
 
 
 def test_joint_trust_region_on_v2_logs_the_joint_move_and_the_warm_up(

@@ -52,6 +52,7 @@ import torch
 from tqdm.auto import tqdm
 
 from agents.mara.policy import MaraPolicy
+from benchmarks.common.stopwatch import Stopwatch, breakdown
 from benchmarks.mara.batches import select_steps
 from benchmarks.mara.returns import ValueNorm, gae
 from benchmarks.mara.rollout_worker import PPORollouts, RolloutPlan
@@ -139,12 +140,15 @@ def ppo(trainer: Trainer) -> None:
         lag=settings.rollout_lag,
         workers=trainer.rollout_workers,
     )
+    learner, played = Stopwatch(), Stopwatch()
     try:
-        _updates(trainer, rollouts, critic, anchor, optimiser, began)
+        _updates(trainer, rollouts, critic, anchor, optimiser, began, learner, played)
     finally:
         rollouts.close()
-    selection.settle(wait=True)
+    with learner.part("validation and log"):
+        selection.settle(wait=True)
     trainer.phase_done("ppo", began, epochs_before)
+    trainer.ppo_seconds = {"learner": learner.totals, "rollouts": played.totals}
     trainer.confirmation = selection.confirm(trainer.policy, start_state)
 
 
@@ -155,7 +159,11 @@ def _updates(
     anchor: MaraPolicy,
     optimiser: torch.optim.Optimizer,
     began: float,
+    learner: Stopwatch,
+    played: Stopwatch,
 ) -> None:
+    """The PPO updates; ``learner`` times the learner's parts, ``played`` sums where the
+    rollouts' time went (in whichever process played them)."""
     settings, policy, value_norm = trainer.settings, trainer.policy, critic.value_norm
     bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not trainer.progress)
     deadline = began + 60.0 * settings.minutes
@@ -163,9 +171,11 @@ def _updates(
     for update in bar:
         policy.eval()
         critic.network.eval()
-        steps, batch, raw_values, last_value, finished = rollouts.next(
-            more=update < settings.updates
-        )
+        with learner.part("rollouts"):
+            steps, batch, raw_values, last_value, finished = rollouts.next(
+                more=update < settings.updates
+            )
+        played.add(rollouts.seconds)
         policy.train()
         critic.network.train()
         trainer.env_epochs += len(batch.reward)
@@ -179,35 +189,45 @@ def _updates(
             settings.gae_lambda,
         )
         value_norm.update(returns)
-        stats: dict[str, Any] = {
-            "value_loss": critic.fit(
+        with learner.part("critic"):
+            value_loss = critic.fit(
                 batch, value_norm.normalise(returns), settings, trainer.generator
             )
-        }
+        stats: dict[str, Any] = {"value_loss": value_loss}
         warmup, warming = warming, warming and not critic_ready(settings, update, stats)
         stats["warmup"] = int(warmup)
         if not warmup:
             stats["policy_lr"] = set_policy_lr(settings, optimiser, update, began)
-            with torch.no_grad():
+            with learner.part("policy update"), torch.no_grad():
                 anchor_log_prob, _ = trainer.scores(batch, batch.actions, policy=anchor)
-            stats.update(policy_update(trainer, batch, advantages, anchor_log_prob, optimiser))
+            with learner.part("policy update"):
+                stats.update(policy_update(trainer, batch, advantages, anchor_log_prob, optimiser))
         train = [row["completion_rate"] for row in finished]
         validated = not warmup and (
             update % settings.validate_every == 0 or update == settings.updates
         )
-        trainer.log(
-            validate=validated,
-            phase="ppo",
-            update=update,
-            train_completion=round(float(np.mean(train)), 4) if train else "",
-            **stats,
-        )
+        with learner.part("validation and log"):
+            trainer.log(
+                validate=validated,
+                phase="ppo",
+                update=update,
+                train_completion=round(float(np.mean(train)), 4) if train else "",
+                **stats,
+            )
         bar.set_postfix(best=f"{trainer.selection.best_validation:.3f}")
         if time.perf_counter() > deadline:
             if not (validated or warmup):
                 trainer.log(validate=True, phase="ppo", update=update)
             print(f"Stopping after update {update}: the {settings.minutes}-minute budget is spent.")
             break
+
+
+def print_ppo_time(seconds: dict[str, dict[str, float]], total: float) -> None:
+    """Print where PPO's ``total`` seconds went (:attr:`Trainer.ppo_seconds`)."""
+    print(f"Where PPO's {total:.0f} s went, in the learner (rollouts: playing or awaiting them):")
+    print(breakdown(seconds["learner"], total))
+    print("inside the rollouts (summed over the processes that played them):")
+    print(breakdown(seconds["rollouts"], total))
 
 
 def critic_ready(settings: TrainSettings, update: int, stats: dict[str, Any]) -> bool:

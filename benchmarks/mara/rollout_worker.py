@@ -33,12 +33,14 @@ Example:
 from __future__ import annotations
 
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import torch
 
 from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks.common.stopwatch import Stopwatch
 from benchmarks.common.workers import worker_pool
 from benchmarks.mara.batches import merge_steps
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
@@ -68,6 +70,24 @@ class RolloutPlan:
     seed: int
     epochs: int
 
+    def shard(self, index: int, count: int) -> RolloutPlan:
+        """The clusters ``index, index + count, ...`` of this plan, which worker ``index`` of
+        ``count`` plays; with one worker, the plan itself. Each shard draws its episode seeds
+        from a seed of its own (derived from ``seed`` and ``index``), so a run depends on the
+        number of workers, never on their timing.
+
+        Example:
+            >>> from agents.mara.policy import PolicyConfig
+            >>> from mara_env import get_config
+            >>> plan = RolloutPlan((get_config("tiny"),) * 5, PolicyConfig(), "wls", 4, 0.35, 0, 3)
+            >>> [len(plan.shard(k, 2).configs) for k in range(2)], plan.shard(0, 1) == plan
+            ([3, 2], True)
+        """
+        if count == 1:
+            return self
+        seed = int(np.random.SeedSequence([self.seed, index]).generate_state(1)[0])
+        return replace(self, configs=self.configs[index::count], seed=seed)
+
 
 @dataclass
 class Rollout:
@@ -78,12 +98,15 @@ class Rollout:
             rollout policy's own value head: a learner with a critic recomputes it).
         last_slots, last_globals: The inputs of the state after the last epoch (to bootstrap).
         finished: The metrics of the episodes that ended during these epochs.
+        seconds: Where the rollout's time went (features, policy, simulation; see
+            :attr:`~benchmarks.mara.rollouts.ClusterVector.stopwatch`).
     """
 
     steps: list[StepBatch]
     last_slots: torch.Tensor
     last_globals: torch.Tensor
     finished: list[dict[str, Any]]
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 class _Player:
@@ -107,7 +130,7 @@ class _Player:
         slots, globals_ = self.vector.inputs()
         finished = list(self.vector.finished)
         self.vector.finished.clear()
-        return Rollout(steps, slots, globals_, finished)
+        return Rollout(steps, slots, globals_, finished, self.vector.stopwatch.take())
 
 
 #: The player of this worker process (built by its first rollout).
@@ -164,31 +187,57 @@ class RolloutWorker:
 
 
 class PPORollouts:
-    """Where PPO's rollouts come from: a vector of its own, played before each update
-    (``lag`` 0), or a :class:`RolloutWorker` one update behind (``lag`` 1).
+    """Where PPO's rollouts come from.
+
+    * ``lag`` 0, ``workers`` 0 or 1: a vector of its own, stepped with the current weights in
+      this process before each update (on-policy);
+    * ``lag`` 0, ``workers`` N >= 2: the clusters split into N shards
+      (:meth:`RolloutPlan.shard`), each played by its own worker process with the current
+      weights while the learner waits (on-policy, N cores sampling);
+    * ``lag`` 1: N shards (one when N is 0 or 1) played one update behind, so that the workers
+      play the next rollouts while the learner updates; ``workers`` 0 plays in this process
+      (the same rollouts as 1, one after the other).
+
+    The learner's critic recomputes the values of rollouts played elsewhere. After each
+    :meth:`next`, :attr:`seconds` says where that rollout's time went (summed over the
+    processes that played it).
 
     Args:
         plan: What every rollout plays (the clusters, network, predictor, temperature, seed
             and epochs per update).
         policy: The learner's policy (its weights play the rollouts, or the next ones).
-        critic: The value network whose estimates the rollouts carry (with ``lag`` 1 it
-            recomputes them, since the worker's vector uses the rollout policy's value head).
-        lag: 0 (on-policy, in this process) or 1 (one update behind).
-        workers: With ``lag`` 1: 1 plays in a worker process, 0 in this one (the same
-            rollouts, one after the other).
+        critic: The value network whose estimates the rollouts carry.
+        lag: 0 (on-policy) or 1 (one update behind).
+        workers: Rollout worker processes (see above).
+
+    Raises:
+        ValueError: If ``lag`` is not 0 or 1, or ``workers`` is negative or exceeds the
+            clusters.
     """
 
     def __init__(
         self, plan: RolloutPlan, policy: MaraPolicy, critic: MaraPolicy, *, lag: int, workers: int
     ) -> None:
+        if lag not in (0, 1):
+            raise ValueError(f"PPORollouts: lag must be 0 or 1, got {lag!r}.")
+        if not 0 <= workers <= len(plan.configs):
+            raise ValueError(
+                f"PPORollouts: workers must be between 0 and the {len(plan.configs)} clusters, "
+                f"got {workers!r}."
+            )
         self.policy, self.critic = policy, critic
-        self.epochs = plan.epochs
+        self.epochs, self.lag = plan.epochs, lag
+        self.seconds: dict[str, float] = {}
         self.vector: ClusterVector | None = None
-        self.worker: RolloutWorker | None = None
-        self.pending: Future[Rollout] | None = None
-        if lag:
-            self.worker = RolloutWorker(plan, workers)
-            self.pending = self.worker.submit(self.policy.state_dict())
+        self.workers: list[RolloutWorker] = []
+        self.pending: list[Future[Rollout]] | None = None
+        if lag or rollout_processes(lag, workers):
+            count = max(workers, 1)
+            self.workers = [
+                RolloutWorker(plan.shard(index, count), min(workers, 1)) for index in range(count)
+            ]
+            if lag:
+                self.pending = self._submit()
         else:
             self.vector = ClusterVector(
                 list(plan.configs),
@@ -200,6 +249,10 @@ class PPORollouts:
                 critic=critic,
             )
 
+    def _submit(self) -> list[Future[Rollout]]:
+        state = self.policy.state_dict()
+        return [worker.submit(state) for worker in self.workers]
+
     def next(
         self, *, more: bool
     ) -> tuple[list[StepBatch], StepBatch, list[torch.Tensor], torch.Tensor, list[dict[str, Any]]]:
@@ -210,13 +263,17 @@ class PPORollouts:
             steps = [self.vector.step() for _ in range(self.epochs)]
             finished = list(self.vector.finished)
             self.vector.finished.clear()
+            self.seconds = self.vector.stopwatch.take()
             own = [step.value for step in steps]
             return steps, merge_steps(steps), own, self.vector.values(), finished
-        if self.worker is None or self.pending is None:
+        if not self.lag and self.workers:
+            self.pending = self._submit()
+        if self.pending is None:
             raise RuntimeError("PPORollouts.next() after the last update or close().")
-        rollout = self.pending.result()
-        # the rollout after this one plays with the weights this update starts from
-        self.pending = self.worker.submit(self.policy.state_dict()) if more else None
+        rollout = merge_rollouts([future.result() for future in self.pending])
+        # with lag 1, the rollout after this one plays with the weights this update starts from
+        self.pending = self._submit() if self.lag and more else None
+        self.seconds = rollout.seconds
         batch = merge_steps(rollout.steps)
         with torch.no_grad():
             values = self.critic.encode(batch.slots, batch.globals).value
@@ -225,6 +282,42 @@ class PPORollouts:
         return rollout.steps, batch, list(values.split(sizes)), last, rollout.finished
 
     def close(self) -> None:
-        """Stop the worker, if any."""
-        if self.worker is not None:
-            self.worker.close()
+        """Stop the workers, if any."""
+        for worker in self.workers:
+            worker.close()
+        self.workers, self.pending = [], None
+
+
+def rollout_processes(lag: int, workers: int) -> int:
+    """The worker processes :class:`PPORollouts` plays in for ``lag`` and ``workers`` (0: the
+    learner's own process).
+
+    Example:
+        >>> [rollout_processes(0, n) for n in (0, 1, 2)], [rollout_processes(1, n) for n in (0, 1, 2)]
+        ([0, 0, 2], [0, 1, 2])
+    """
+    return workers if lag or workers >= 2 else 0
+
+
+def merge_rollouts(shards: list[Rollout]) -> Rollout:
+    """One rollout of the shards' clusters, shard after shard in each epoch; a finished
+    episode's ``cluster`` is renumbered to its index in the whole plan (shard ``k`` of ``n``
+    holds clusters ``k, k + n, ...``); seconds are summed. One shard is returned as it is."""
+    if len(shards) == 1:
+        return shards[0]
+    count = len(shards)
+    finished = [
+        {**row, "cluster": index + count * row["cluster"]}
+        for index, shard in enumerate(shards)
+        for row in shard.finished
+    ]
+    watch = Stopwatch()
+    for shard in shards:
+        watch.add(shard.seconds)
+    return Rollout(
+        [merge_steps(epoch) for epoch in zip(*(shard.steps for shard in shards), strict=True)],
+        torch.cat([shard.last_slots for shard in shards]),
+        torch.cat([shard.last_globals for shard in shards]),
+        finished,
+        watch.totals,
+    )

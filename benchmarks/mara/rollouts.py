@@ -47,6 +47,7 @@ from agents.mara.agent import Mara, batch_tensors
 from agents.mara.features import EpochFeatures, NoPredictions
 from agents.mara.policy import Encoded, MaraPolicy
 from benchmarks.common.seeds import TRAINING_SEEDS
+from benchmarks.common.stopwatch import Stopwatch
 from mara_env import ClusterConfig
 from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.simulator import ClusterSimulator
@@ -170,6 +171,10 @@ class ClusterVector:
         self._labels: dict[int, list[int]] = {}
         self._episode_seeds = [0] * len(self.configs)
         self._node_zero: list[tuple[np.ndarray, np.ndarray]] = []
+        #: Seconds of :meth:`step` spent on the features (observations, predictions, teacher
+        #: labels), the policy (encoding, values, decoding) and the simulation (stepping and
+        #: restarting episodes).
+        self.stopwatch = Stopwatch()
         for index in range(len(self.configs)):
             self._start(index)
         self._observe_node_zero()
@@ -242,33 +247,59 @@ class ClusterVector:
             follow_teacher: Execute the teacher's actions instead of the policy's (their
                 log-probabilities are still the policy's at the vector's temperature).
         """
-        live = self.live
-        slots, globals_, mask, previous = batch_tensors([self._features[i] for i in live])
-        encoded = self.policy.encode(slots, globals_)
-        value = self._value(slots, globals_, encoded)
-        teacher_actions = None
-        if self.teachers is not None:
-            teacher_actions = torch.tensor([self._labels[i] for i in live], dtype=torch.int64)
-        uniforms = None
-        if not (greedy or follow_teacher):
-            uniforms = torch.stack([self.agents[i].draws() for i in live])
-        decoded = self.policy.decode(
-            encoded,
-            mask,
-            previous,
-            greedy=greedy,
-            uniforms=uniforms,
-            max_nodes_per_task=self.configs[0].max_nodes_per_task,
-            actions=teacher_actions if follow_teacher else None,
-            temperature=self.temperature,
+        live, watch = self.live, self.stopwatch
+        with watch.part("features"):
+            slots, globals_, mask, previous = batch_tensors([self._features[i] for i in live])
+        with watch.part("policy"):
+            encoded = self.policy.encode(slots, globals_)
+            value = self._value(slots, globals_, encoded)
+            teacher_actions = None
+            if self.teachers is not None:
+                labels = [self._labels[i] for i in live]
+                teacher_actions = torch.tensor(labels, dtype=torch.int64)
+            uniforms = None
+            if not (greedy or follow_teacher):
+                uniforms = torch.stack([self.agents[i].draws() for i in live])
+            decoded = self.policy.decode(
+                encoded,
+                mask,
+                previous,
+                greedy=greedy,
+                uniforms=uniforms,
+                max_nodes_per_task=self.configs[0].max_nodes_per_task,
+                actions=teacher_actions if follow_teacher else None,
+                temperature=self.temperature,
+            )
+        with watch.part("simulation"):
+            rewards, dones = self._advance(live, decoded.actions)
+        with watch.part("features"):
+            self._observe_node_zero()
+            for index in live:
+                if self.active[index]:
+                    self._observe(index)
+        return StepBatch(
+            slots=slots,
+            globals=globals_,
+            mask=mask,
+            previous=previous,
+            actions=decoded.actions,
+            log_prob=decoded.log_prob,
+            value=value,
+            reward=torch.tensor(rewards, dtype=torch.float32),
+            done=torch.tensor(dones, dtype=torch.float32),
+            teacher=teacher_actions,
         )
+
+    def _advance(self, live: list[int], actions: torch.Tensor) -> tuple[list[float], list[bool]]:
+        """Step every batch with the live clusters' ``actions`` (one row each, in ``live``'s
+        order); record and restart the episodes that ended; returns the rewards and dones."""
         rewards, dones = [], []
         joint = [
             np.full((batch.num_envs, batch.n_nodes), batch.config.idle_action, dtype=np.int64)
             for batch in self.batches
         ]
         for row, index in enumerate(live):
-            chosen = decoded.actions[row].numpy().astype(np.int64)
+            chosen = actions[row].numpy().astype(np.int64)
             self.agents[index].end_epoch(chosen)
             if self.teachers is not None:
                 # The teacher keeps nodes in place from what was executed, not from its plan.
@@ -288,22 +319,7 @@ class ClusterVector:
                 metrics["seed"] = self._episode_seeds[index]
                 self.finished.append(metrics)
                 self._start(index)
-        self._observe_node_zero()
-        for index in live:
-            if self.active[index]:
-                self._observe(index)
-        return StepBatch(
-            slots=slots,
-            globals=globals_,
-            mask=mask,
-            previous=previous,
-            actions=decoded.actions,
-            log_prob=decoded.log_prob,
-            value=value,
-            reward=torch.tensor(rewards, dtype=torch.float32),
-            done=torch.tensor(dones, dtype=torch.float32),
-            teacher=teacher_actions,
-        )
+        return rewards, dones
 
     def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The slot and global inputs of every live cluster's current state."""

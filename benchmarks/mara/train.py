@@ -61,9 +61,10 @@ import torch
 
 from agents.mara.agent import Mara
 from benchmarks.common.arguments import attribute_help
-from benchmarks.common.machine import platform_line
+from benchmarks.common.machine import available_cores, platform_line
 from benchmarks.mara.imitation import imitate
-from benchmarks.mara.ppo import ppo
+from benchmarks.mara.ppo import ppo, print_ppo_time
+from benchmarks.mara.rollout_worker import rollout_processes
 from benchmarks.mara.rollouts import feature_predictor
 from benchmarks.mara.settings import (
     ABLATIONS,
@@ -105,8 +106,8 @@ def train(
         command: The command line, recorded in the card.
         validation_workers: 1 plays validation episodes in a worker process beside the
             training (same results, less wall time on 2 cores); 0 in this process.
-        rollout_workers: With ``settings.rollout_lag == 1``: 1 plays the rollouts in a worker
-            process beside the updates; 0 in this process (same results, more wall time).
+        rollout_workers: PPO's rollout worker processes (see
+            :class:`~benchmarks.mara.trainer.Trainer`).
     """
     trainer = Trainer(
         settings,
@@ -144,8 +145,8 @@ def _run(
         f"at temperature {settings.temperature}",
         "torch_threads": torch.get_num_threads(),
         "validation_workers": selection.player.workers,
-        "rollout_workers": trainer.rollout_workers if settings.rollout_lag else 0,
-        "machine": f"{platform.machine()}, 2 CPU cores (shared)",
+        "rollout_workers": rollout_processes(settings.rollout_lag, trainer.rollout_workers),
+        "machine": f"{platform.machine()}, {available_cores()} CPU cores",
         "platform": platform_line(),
         "torch": torch.__version__,
         "log": str(log),
@@ -166,7 +167,12 @@ def _run(
             "update_size_cluster_epochs": settings.update_size,
             "best_update": selection.best_update,
             "best_validation_completion": round(selection.best_validation, 4),
+            "seconds": {
+                part: {name: round(value, 2) for name, value in seconds.items()}
+                for part, seconds in trainer.ppo_seconds.items()
+            },
         }
+        print_ppo_time(trainer.ppo_seconds, 60.0 * trainer.phases["ppo"]["minutes"])
     else:
         trainer.confirmation = selection.confirm(trainer.policy)
     wall = time.perf_counter() - trainer.start
@@ -257,10 +263,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rollout-workers",
         type=int,
-        choices=(0, 1),
         default=1,
-        help="with --rollout-lag 1: 1 (default) plays the rollouts in a worker process beside "
-        "the updates; 0 in this process (same results, more wall time)",
+        metavar="N",
+        help="PPO's rollout worker processes, each playing its share of the clusters. With "
+        "--rollout-lag 1: N >= 1 play beside the updates (0: in this process, the same rollouts "
+        "one after the other); with --rollout-lag 0: N >= 2 share each update's rollouts while "
+        "the learner waits (0 or 1: in this process). The same seed and N give the same run; "
+        "a different N plays other episodes. Default 1, as the shipped runs were trained; on "
+        "a bigger machine try the cores minus one",
     )
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument(

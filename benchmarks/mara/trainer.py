@@ -48,12 +48,15 @@ class Trainer:
         validation_workers: 1 plays the validation episodes in a worker process while the
             training goes on (the scores, the kept weights and the log are the same as with
             0, which plays them in this process before going on).
-        rollout_workers: With ``settings.rollout_lag == 1``: 1 plays the rollouts in a worker
-            process beside the updates, 0 in this process before each update (the same
-            rollouts and weights, one after the other).
+        rollout_workers: PPO's rollout worker processes
+            (:class:`~benchmarks.mara.rollout_worker.PPORollouts`): with
+            ``settings.rollout_lag == 1``, N >= 1 play the rollouts beside the updates (0: in
+            this process, the same rollouts one after the other); with lag 0, N >= 2 share
+            each update's rollouts while the learner waits (0 or 1: in this process).
 
     Raises:
-        ValueError: If ``init`` was made for another network, predictor or temperature.
+        ValueError: If ``init`` was made for another network, predictor or temperature, or
+            ``rollout_workers`` is negative or exceeds the clusters.
     """
 
     def __init__(
@@ -65,8 +68,16 @@ class Trainer:
         validation_workers: int = 0,
         rollout_workers: int = 1,
     ) -> None:
+        if not 0 <= rollout_workers <= settings.clusters:
+            raise ValueError(
+                f"rollout_workers must be between 0 and the run's {settings.clusters} clusters "
+                f"(each worker plays a share of them), got {rollout_workers!r}."
+            )
         self.settings = settings
         self.rollout_workers = rollout_workers
+        #: Where PPO's time went: the learner's parts (``rollouts``: playing them or waiting
+        #: for them) and the rollouts' own parts, summed over the processes that played them.
+        self.ppo_seconds: dict[str, dict[str, float]] = {}
         torch.manual_seed(settings.seed)
         self.policy = MaraPolicy(settings.policy_config)
         self.init_sha256: str | None = None

@@ -1,0 +1,174 @@
+"""How fast MARA's training rollouts are played by 1, 2, ... worker processes (sampling only).
+
+Each worker count plays the same amount of PPO rollouts of the default training run
+(:class:`~benchmarks.mara.settings.TrainSettings`: its clusters, epochs per update, predictor,
+network and temperature), its clusters split into one shard per worker
+(:meth:`~benchmarks.mara.rollout_worker.RolloutPlan.shard`), every worker a process of its own
+running torch on one thread; no learner runs, so the figure is what sampling alone can give a
+learner. The counts are measured round-robin, ``--repeats`` times each, after one warm-up
+rollout per worker (which loads the compiled loops and the predictor), and the report gives the
+median cluster-epochs per second, its ratio to the first count, and where the workers' time
+went (features, policy, simulation).
+
+Run::
+
+    python -m benchmarks.mara.rollout_throughput                      # 1 and 2 workers
+    python -m benchmarks.mara.rollout_throughput --workers 1 2 4 8 --rollouts 4
+    python -m benchmarks.mara.rollout_throughput --output benchmarks/results/perf/rollout_throughput.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Sequence
+
+import torch
+
+from agents.mara.policy import MaraPolicy
+from benchmarks.common.machine import available_cores, platform_line
+from benchmarks.common.report import add_output_argument, printed_report
+from benchmarks.common.stopwatch import Stopwatch, breakdown
+from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker
+from benchmarks.mara.settings import TrainSettings
+
+
+def plan_of(settings: TrainSettings) -> RolloutPlan:
+    """The PPO rollouts ``settings`` would play (as :func:`benchmarks.mara.ppo.ppo` plans them)."""
+    return RolloutPlan(
+        tuple(settings.configs(settings.clusters)),
+        settings.policy_config,
+        settings.predictor_name,
+        settings.n_samples,
+        settings.temperature,
+        settings.seed + 2,
+        settings.rollout_epochs,
+    )
+
+
+class Pool:
+    """``count`` rollout workers, one shard of ``plan`` each, in processes of their own."""
+
+    def __init__(self, plan: RolloutPlan, count: int) -> None:
+        self.workers = [RolloutWorker(plan.shard(index, count), 1) for index in range(count)]
+        self.watch = Stopwatch()
+
+    def play(self, state: dict[str, torch.Tensor]) -> int:
+        """One rollout of every shard with the weights ``state``; returns its cluster-epochs."""
+        rollouts = [future.result() for future in [w.submit(state) for w in self.workers]]
+        for rollout in rollouts:
+            self.watch.add(rollout.seconds)
+        return sum(len(step.reward) for rollout in rollouts for step in rollout.steps)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.mara.rollout_throughput",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        metavar="N",
+        help="worker counts to measure, the first being the reference (default: 1 2)",
+    )
+    parser.add_argument(
+        "--rollouts", type=int, default=2, help="rollouts per measurement (default: 2)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="measurements per count, median (default: 3)"
+    )
+    defaults = TrainSettings()
+    parser.add_argument(
+        "--world-version", type=int, default=defaults.world_version, help="world version"
+    )
+    parser.add_argument(
+        "--preset", default=defaults.preset, help="training preset (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--clusters", type=int, default=defaults.clusters, help="clusters (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=defaults.rollout_epochs,
+        help="epochs per rollout (default: %(default)s)",
+    )
+    add_output_argument(parser)
+    args = parser.parse_args(argv)
+    try:
+        args.settings = TrainSettings(
+            world_version=args.world_version,
+            preset=args.preset,
+            clusters=args.clusters,
+            rollout_epochs=args.epochs,
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    if any(not 1 <= count <= args.clusters for count in args.workers):
+        parser.error(f"--workers: each count must be between 1 and the {args.clusters} clusters")
+    if args.rollouts < 1 or args.repeats < 1:
+        parser.error("--rollouts and --repeats must be >= 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure and print the report (also to ``--output``); returns the exit status."""
+    args = parse_args(argv)
+    program = "python -m benchmarks.mara.rollout_throughput"
+    with printed_report(args.output, "Rollout throughput of MARA's training", argv, program):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Play, time and print the table; returns the exit status."""
+    settings: TrainSettings = args.settings
+    plan = plan_of(settings)
+    state = MaraPolicy(settings.policy_config).state_dict()
+    print("MARA's training rollouts, sampling only (no learner), one shard per worker process")
+    print(f"machine: {available_cores()} cores; {platform_line()}")
+    print(
+        f"plan: {len(plan.configs)} clusters x {plan.epochs} epochs per rollout, predictor "
+        f"{plan.predictor!r}, world v{args.world_version}; {args.rollouts} rollouts x "
+        f"{args.repeats} repeats per count, round-robin, median"
+    )
+    pools = {count: Pool(plan, count) for count in args.workers}
+    try:
+        for pool in pools.values():
+            pool.play(state)  # warm-up: compiled loops, the predictor, the first episodes
+            pool.watch.take()
+        rates: dict[int, list[float]] = {count: [] for count in pools}
+        for _ in range(args.repeats):
+            for count, pool in pools.items():
+                began = time.perf_counter()
+                epochs = sum(pool.play(state) for _ in range(args.rollouts))
+                rates[count].append(epochs / (time.perf_counter() - began))
+        reference = statistics.median(rates[args.workers[0]])
+        print()
+        print(f"{'workers':>7}  {'cluster-epochs/s':>16}  {'min':>8}  {'max':>8}  {'ratio':>6}")
+        for count, values in rates.items():
+            median = statistics.median(values)
+            print(
+                f"{count:>7}  {median:>16,.0f}  {min(values):>8,.0f}  {max(values):>8,.0f}  "
+                f"{median / reference:>5.2f}x"
+            )
+        for count, pool in pools.items():
+            seconds = pool.watch.take()
+            print()
+            print(f"where the time of {count} worker(s) went (summed over them):")
+            print(breakdown(seconds, sum(seconds.values())))
+    finally:
+        for pool in pools.values():
+            pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
