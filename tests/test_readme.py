@@ -22,9 +22,9 @@ PYTHON_BLOCKS = [
     for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
 ]
 SCHEDULER_BLOCK = next(block for block in PYTHON_BLOCKS if "class MostProgressFirst" in block)
-#: The recipes for RL libraries kept out of the dev extra (TorchRL, RLlib): test_rl_clients.py
-#: runs them where those are installed.
-CLIENT_BLOCK = re.compile(r"^(?:from|import) (?:torchrl|ray)\b", flags=re.MULTILINE)
+#: The recipes for RL libraries kept out of the dev extra (TorchRL, RLlib, PufferLib):
+#: test_rl_clients.py runs them where those are installed.
+CLIENT_BLOCK = re.compile(r"^(?:from|import) (?:torchrl|ray|pufferlib)\b", flags=re.MULTILINE)
 USAGE_BLOCKS = [
     block
     for block in PYTHON_BLOCKS
