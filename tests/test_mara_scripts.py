@@ -337,6 +337,42 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
         train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])
 
 
+def _run_rows_and_weights(out: Path, argv: list[str]) -> tuple[list[dict], dict]:
+    """Train with ``argv`` into ``out``; the log's rows (without timings) and the weights."""
+    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    with out.with_suffix(".csv").open() as handle:
+        rows = [
+            {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
+            for row in csv.DictReader(handle)
+        ]
+    return rows, Mara.load(out).policy.state_dict()
+
+
+def test_ray_rollout_workers_give_the_process_backends_run(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    argv = ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-workers", "2"]
+    rows, weights = _run_rows_and_weights(tmp_path / "process.pt", argv)
+    rows_ray, weights_ray = _run_rows_and_weights(tmp_path / "ray.pt", [*argv, "--backend", "ray"])
+    assert rows == rows_ray and all(torch.equal(weights[k], weights_ray[k]) for k in weights)
+    card = json.loads((tmp_path / "ray.json").read_text())["facts"]
+    assert (card["rollout_backend"], card["rollout_workers"]) == ("ray", 2)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--ray-address", "auto"], "--ray-address needs --backend ray"),
+        (["--backend", "ray", "--rollout-workers", "1"], "the rollouts play in this process"),
+    ],
+)
+def test_ray_options_that_cannot_apply_are_refused(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit, match=message):
+        train_mara.main(["--quick", *argv, "--out", str(tmp_path / "never.pt")])
+    assert not (tmp_path / "never.pt").exists()
+
+
 def test_shards_split_the_clusters_and_merge_back_in_the_plan_numbering() -> None:
     from agents.mara.policy import MaraPolicy, PolicyConfig
     from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker, merge_rollouts

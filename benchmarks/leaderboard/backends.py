@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 
 from benchmarks.common.lifeline import end_with_parent, worker_context
 from benchmarks.common.machine import available_cores
+from benchmarks.common.ray_runtime import RayUnavailable, import_ray, start_ray
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
 
@@ -128,10 +129,11 @@ class RayBackend:
 
     def run(self, cells: Sequence[Cell], on_outcome: OnOutcome, stop: StopRequested) -> None:
         """Run ``cells`` (see :class:`Backend`)."""
-        ray = _import_ray()
-        started = not ray.is_initialized()
-        if started:
-            self._init(ray)
+        try:
+            started = start_ray("--backend ray", self.address, self.workers)
+        except RayUnavailable as error:
+            raise BackendError(str(error)) from error
+        ray = import_ray("--backend ray")
         try:
             task = ray.remote(num_cpus=1)(_ray_cell)
             pending = [task.remote(cell) for cell in cells]
@@ -145,40 +147,10 @@ class RayBackend:
             if started:
                 ray.shutdown()
 
-    def _init(self, ray: Any) -> None:
-        options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
-        if self.address is None:
-            path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
-            options.update(
-                num_cpus=self.workers,
-                runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
-            )
-        else:
-            options["address"] = self.address
-        try:
-            ray.init(**options)
-        except Exception as error:
-            raise BackendError(
-                f"Could not start Ray ({'local instance' if self.address is None else self.address!r}): "
-                f"{type(error).__name__}: {error}. Check the address (e.g. 'auto' on a cluster "
-                "node, 'ray://head:10001' from outside) or run with --backend local."
-            ) from error
-
 
 def _ray_cell(cell: Cell) -> CellOutcome:
     """The Ray task: one cell."""
     return execute_cell(cell)
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as error:
-        raise BackendError(
-            "--backend ray needs Ray, which is not installed: pip install 'mara-env[ray]' "
-            "(or run with the default --backend local)."
-        ) from error
-    return ray
 
 
 def _worker_setup(main_pid: int) -> None:

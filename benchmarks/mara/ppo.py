@@ -139,6 +139,8 @@ def ppo(trainer: Trainer) -> None:
         critic.network,
         lag=settings.rollout_lag,
         workers=trainer.rollout_workers,
+        backend=trainer.rollout_backend,
+        ray_address=trainer.ray_address,
     )
     learner, played = Stopwatch(), Stopwatch()
     try:

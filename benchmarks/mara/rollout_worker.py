@@ -34,18 +34,23 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 
 from agents.mara.policy import MaraPolicy, PolicyConfig
+from benchmarks.common.ray_runtime import import_ray, start_ray
 from benchmarks.common.stopwatch import Stopwatch
+from benchmarks.common.threads import set_torch_threads
 from benchmarks.common.workers import worker_pool
 from benchmarks.mara.batches import merge_steps
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
 from benchmarks.mara.validation import weights_snapshot
 from mara_env import ClusterConfig
+
+#: Where rollout workers run: local processes, or Ray actors.
+BACKENDS = ("process", "ray")
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,14 @@ class _Player:
         return Rollout(steps, slots, globals_, finished, self.vector.stopwatch.take())
 
 
+class _RayPlayer(_Player):
+    """The player as a Ray actor: torch on one thread, as in a worker process."""
+
+    def __init__(self, plan: RolloutPlan) -> None:
+        set_torch_threads(1)
+        super().__init__(plan)
+
+
 #: The player of this worker process (built by its first rollout).
 _PLAYER: _Player | None = None
 
@@ -149,20 +162,28 @@ class RolloutWorker:
 
     Args:
         plan: What every rollout plays.
-        workers: 1 plays in a ``spawn`` child that ends with this process; 0 plays in this
-            process when a snapshot is submitted (the same rollouts, one after the other).
+        workers: 1 plays in a ``spawn`` child that ends with this process (or, with ``backend``
+            ``"ray"``, in a Ray actor of one CPU: Ray must be started); 0 plays in this process
+            when a snapshot is submitted (the same rollouts, one after the other).
+        backend: ``"process"`` or ``"ray"``.
 
     Raises:
-        ValueError: If ``workers`` is not 0 or 1.
+        ValueError: If ``workers`` is not 0 or 1, or ``backend`` is unknown.
     """
 
-    def __init__(self, plan: RolloutPlan, workers: int = 1) -> None:
+    def __init__(self, plan: RolloutPlan, workers: int = 1, backend: str = "process") -> None:
         if workers not in (0, 1):
             raise ValueError(f"RolloutWorker: workers must be 0 or 1, got {workers!r}.")
+        if backend not in BACKENDS:
+            raise ValueError(f"RolloutWorker: backend must be one of {BACKENDS}, got {backend!r}.")
         self.plan = plan
         self._pool: ProcessPoolExecutor | None = None
         self._player: _Player | None = None
-        if workers:
+        self._actor: Any = None
+        if workers and backend == "ray":
+            ray = import_ray("--backend ray")
+            self._actor = ray.remote(num_cpus=1)(_RayPlayer).remote(plan)
+        elif workers:
             self._pool = worker_pool()
         else:
             self._player = _Player(plan)
@@ -171,6 +192,8 @@ class RolloutWorker:
         """Start the next rollout with the weights ``state`` (a snapshot is taken: later updates
         of the learner's network do not reach it)."""
         snapshot = weights_snapshot(state)
+        if self._actor is not None:
+            return cast("Future[Rollout]", self._actor.play.remote(snapshot).future())
         if self._pool is not None:
             return self._pool.submit(_play, self.plan, snapshot)
         if self._player is None:
@@ -180,10 +203,12 @@ class RolloutWorker:
         return future
 
     def close(self) -> None:
-        """Stop the worker (waits for a rollout it is playing)."""
+        """Stop the worker (a process waits for a rollout it is playing; an actor is ended)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-        self._pool = self._player = None
+        if self._actor is not None:
+            import_ray("--backend ray").kill(self._actor)
+        self._pool = self._player = self._actor = None
 
 
 class PPORollouts:
@@ -209,14 +234,27 @@ class PPORollouts:
         critic: The value network whose estimates the rollouts carry.
         lag: 0 (on-policy) or 1 (one update behind).
         workers: Rollout worker processes (see above).
+        backend: ``"process"`` (local processes) or ``"ray"`` (Ray actors of one CPU each, on
+            the cluster at ``ray_address``, or on a local Ray instance started for the run and
+            shut down by :meth:`close`); the same rollouts either way.
+        ray_address: As for :func:`ray.init` (``"auto"``, ``"ray://head:10001"``).
 
     Raises:
         ValueError: If ``lag`` is not 0 or 1, or ``workers`` is negative or exceeds the
             clusters.
+        benchmarks.common.ray_runtime.RayUnavailable: If Ray is asked for and cannot start.
     """
 
     def __init__(
-        self, plan: RolloutPlan, policy: MaraPolicy, critic: MaraPolicy, *, lag: int, workers: int
+        self,
+        plan: RolloutPlan,
+        policy: MaraPolicy,
+        critic: MaraPolicy,
+        *,
+        lag: int,
+        workers: int,
+        backend: str = "process",
+        ray_address: str | None = None,
     ) -> None:
         if lag not in (0, 1):
             raise ValueError(f"PPORollouts: lag must be 0 or 1, got {lag!r}.")
@@ -231,10 +269,14 @@ class PPORollouts:
         self.vector: ClusterVector | None = None
         self.workers: list[RolloutWorker] = []
         self.pending: list[Future[Rollout]] | None = None
+        self.ray_started = False
         if lag or rollout_processes(lag, workers):
             count = max(workers, 1)
+            if backend == "ray" and workers:
+                self.ray_started = start_ray("--backend ray", ray_address, count)
             self.workers = [
-                RolloutWorker(plan.shard(index, count), min(workers, 1)) for index in range(count)
+                RolloutWorker(plan.shard(index, count), min(workers, 1), backend)
+                for index in range(count)
             ]
             if lag:
                 self.pending = self._submit()
@@ -282,10 +324,13 @@ class PPORollouts:
         return rollout.steps, batch, list(values.split(sizes)), last, rollout.finished
 
     def close(self) -> None:
-        """Stop the workers, if any."""
+        """Stop the workers, if any (and Ray, if it was started for them)."""
         for worker in self.workers:
             worker.close()
         self.workers, self.pending = [], None
+        if self.ray_started:
+            import_ray("--backend ray").shutdown()
+            self.ray_started = False
 
 
 def rollout_processes(lag: int, workers: int) -> int:

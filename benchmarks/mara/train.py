@@ -62,9 +62,10 @@ import torch
 from agents.mara.agent import Mara
 from benchmarks.common.arguments import attribute_help
 from benchmarks.common.machine import available_cores, platform_line
+from benchmarks.common.ray_runtime import RayUnavailable, import_ray
 from benchmarks.mara.imitation import imitate
 from benchmarks.mara.ppo import ppo, print_ppo_time
-from benchmarks.mara.rollout_worker import rollout_processes
+from benchmarks.mara.rollout_worker import BACKENDS, rollout_processes
 from benchmarks.mara.rollouts import feature_predictor
 from benchmarks.mara.settings import (
     ABLATIONS,
@@ -93,6 +94,8 @@ def train(
     command: Sequence[str] = (),
     validation_workers: int = 0,
     rollout_workers: int = 1,
+    rollout_backend: str = "process",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Run imitation then PPO, save the kept weights to ``out``; returns the run's facts.
 
@@ -108,6 +111,8 @@ def train(
             training (same results, less wall time on 2 cores); 0 in this process.
         rollout_workers: PPO's rollout worker processes (see
             :class:`~benchmarks.mara.trainer.Trainer`).
+        rollout_backend: Where they run: ``"process"`` or ``"ray"``.
+        ray_address: The Ray cluster (None: a local Ray instance for the run).
     """
     trainer = Trainer(
         settings,
@@ -116,6 +121,8 @@ def train(
         init=init,
         validation_workers=validation_workers,
         rollout_workers=rollout_workers,
+        rollout_backend=rollout_backend,
+        ray_address=ray_address,
     )
     try:
         return _run(trainer, settings, out, plot, init, command)
@@ -146,6 +153,7 @@ def _run(
         "torch_threads": torch.get_num_threads(),
         "validation_workers": selection.player.workers,
         "rollout_workers": rollout_processes(settings.rollout_lag, trainer.rollout_workers),
+        "rollout_backend": trainer.rollout_backend,
         "machine": f"{platform.machine()}, {available_cores()} CPU cores",
         "platform": platform_line(),
         "torch": torch.__version__,
@@ -272,6 +280,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "a different N plays other episodes. Default 1, as the shipped runs were trained; on "
         "a bigger machine try the cores minus one",
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="process",
+        help="where the rollout workers run: local processes (default) or Ray actors of one "
+        "CPU each (the same run; pip install 'mara-env[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: the cluster to join, as for ray.init ('auto' on one of its "
+        "nodes, 'ray://head:10001' from outside); default: a local Ray instance for the run",
+    )
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument(
         "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
@@ -326,6 +347,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_of(args)
     except ValueError as error:
         raise SystemExit(f"mara.train: {error}") from None
+    if args.ray_address is not None and args.backend != "ray":
+        raise SystemExit("mara.train: --ray-address needs --backend ray.")
+    if args.backend == "ray" and not rollout_processes(settings.rollout_lag, args.rollout_workers):
+        raise SystemExit(
+            "mara.train: --backend ray runs the rollout workers as Ray actors, but with these "
+            "settings the rollouts play in this process: give --rollout-workers N >= 2, or N >= 1 "
+            "with --rollout-lag 1."
+        )
+    if args.backend == "ray":
+        try:
+            import_ray("--backend ray")
+        except RayUnavailable as error:
+            raise SystemExit(f"mara.train: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
     out, log, plot = output_paths(args.out, stem, args.quick)
@@ -342,8 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             command=command,
             validation_workers=args.validation_workers,
             rollout_workers=args.rollout_workers,
+            rollout_backend=args.backend,
+            ray_address=args.ray_address,
         )
-    except (ValueError, CheckpointError) as error:
+    except (ValueError, CheckpointError, RayUnavailable) as error:
         raise SystemExit(f"mara.train: {error}") from None
     print(
         f"Saved {out} ({facts['stage']}): confirmation {facts['confirmation']}, "

@@ -53,6 +53,9 @@ class Trainer:
             ``settings.rollout_lag == 1``, N >= 1 play the rollouts beside the updates (0: in
             this process, the same rollouts one after the other); with lag 0, N >= 2 share
             each update's rollouts while the learner waits (0 or 1: in this process).
+        rollout_backend: ``"process"`` (local processes) or ``"ray"`` (Ray actors; the same
+            rollouts).
+        ray_address: The Ray cluster of ``"ray"`` (None: a local instance for the run).
 
     Raises:
         ValueError: If ``init`` was made for another network, predictor or temperature, or
@@ -67,6 +70,8 @@ class Trainer:
         init: Path | None = None,
         validation_workers: int = 0,
         rollout_workers: int = 1,
+        rollout_backend: str = "process",
+        ray_address: str | None = None,
     ) -> None:
         if not 0 <= rollout_workers <= settings.clusters:
             raise ValueError(
@@ -75,6 +80,7 @@ class Trainer:
             )
         self.settings = settings
         self.rollout_workers = rollout_workers
+        self.rollout_backend, self.ray_address = rollout_backend, ray_address
         #: Where PPO's time went: the learner's parts (``rollouts``: playing them or waiting
         #: for them) and the rollouts' own parts, summed over the processes that played them.
         self.ppo_seconds: dict[str, dict[str, float]] = {}
