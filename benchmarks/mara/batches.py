@@ -44,6 +44,20 @@ def merge_steps(steps: Sequence[StepBatch]) -> StepBatch:
     return StepBatch(**fields)
 
 
+def split_steps(batch: StepBatch, sizes: Sequence[int]) -> list[StepBatch]:
+    """The inverse of :func:`merge_steps`: ``batch`` cut into consecutive parts of ``sizes``
+    rows (views, no copies)."""
+    parts: dict[str, Any] = {
+        name: (None if getattr(batch, name) is None else getattr(batch, name).split(list(sizes)))
+        for name in StepBatch.__dataclass_fields__
+    }
+    rows: list[dict[str, Any]] = [
+        {name: None if part is None else part[i] for name, part in parts.items()}
+        for i in range(len(sizes))
+    ]
+    return [StepBatch(**row) for row in rows]
+
+
 def select_steps(batch: StepBatch, index: torch.Tensor) -> StepBatch:
     """The rows ``index`` of every field of ``batch``."""
     fields: dict[str, Any] = {

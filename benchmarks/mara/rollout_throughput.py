@@ -59,7 +59,7 @@ class Pool:
         rollouts = [future.result() for future in [w.submit(state) for w in self.workers]]
         for rollout in rollouts:
             self.watch.add(rollout.seconds)
-        return sum(len(step.reward) for rollout in rollouts for step in rollout.steps)
+        return sum(sum(rollout.sizes) for rollout in rollouts)
 
     def close(self) -> None:
         for worker in self.workers:

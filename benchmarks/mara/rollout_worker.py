@@ -10,7 +10,10 @@ worker keeps its vector between calls, so its episodes run on across updates exa
 learner's own vector's would; what changes is only which weights chose the actions (one update
 older). PPO's ratio divides by the log-probabilities the rollout policy had, and the critic
 recomputes the rollout's values before GAE, so the update stays correct for the policy that
-played; the price is one update of lag.
+played; the price is one update of lag. With ``--rollout-workers N`` the clusters are split into
+N shards (:meth:`RolloutPlan.shard`), one worker each, on-policy or one update behind, and the
+learner merges their rollouts (:func:`merge_rollouts`); the workers are local processes or, with
+``--backend ray``, Ray actors, which play the same rollouts.
 
 Example:
     >>> from agents.mara.policy import MaraPolicy, PolicyConfig
@@ -44,7 +47,7 @@ from benchmarks.common.ray_runtime import import_ray, start_ray
 from benchmarks.common.stopwatch import Stopwatch
 from benchmarks.common.threads import set_torch_threads
 from benchmarks.common.workers import worker_pool
-from benchmarks.mara.batches import merge_steps
+from benchmarks.mara.batches import merge_steps, split_steps
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
 from benchmarks.mara.validation import weights_snapshot
 from mara_env import ClusterConfig
@@ -98,20 +101,32 @@ class RolloutPlan:
 class Rollout:
     """One update's rollouts.
 
+    The epochs travel merged, as one tensor per field: a process hands torch tensors over in
+    shared memory one by one, and an update's hundreds of small ones cost more to pass than to
+    play.
+
     Attributes:
-        steps: One :class:`~benchmarks.mara.rollouts.StepBatch` per epoch (its ``value`` is the
-            rollout policy's own value head: a learner with a critic recomputes it).
+        batch: Every epoch's :class:`~benchmarks.mara.rollouts.StepBatch`, epoch after epoch
+            (its ``value`` is the rollout policy's own value head: a learner with a critic
+            recomputes it).
+        sizes: The rows of each epoch in ``batch``.
         last_slots, last_globals: The inputs of the state after the last epoch (to bootstrap).
         finished: The metrics of the episodes that ended during these epochs.
         seconds: Where the rollout's time went (features, policy, simulation; see
             :attr:`~benchmarks.mara.rollouts.ClusterVector.stopwatch`).
     """
 
-    steps: list[StepBatch]
+    batch: StepBatch
+    sizes: tuple[int, ...]
     last_slots: torch.Tensor
     last_globals: torch.Tensor
     finished: list[dict[str, Any]]
     seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> list[StepBatch]:
+        """One step batch per epoch (views of ``batch``)."""
+        return split_steps(self.batch, self.sizes)
 
 
 class _Player:
@@ -135,7 +150,9 @@ class _Player:
         slots, globals_ = self.vector.inputs()
         finished = list(self.vector.finished)
         self.vector.finished.clear()
-        return Rollout(steps, slots, globals_, finished, self.vector.stopwatch.take())
+        sizes = tuple(len(step.reward) for step in steps)
+        batch = merge_steps(steps)
+        return Rollout(batch, sizes, slots, globals_, finished, self.vector.stopwatch.take())
 
 
 class _RayPlayer(_Player):
@@ -316,11 +333,11 @@ class PPORollouts:
         # with lag 1, the rollout after this one plays with the weights this update starts from
         self.pending = self._submit() if self.lag and more else None
         self.seconds = rollout.seconds
-        batch = merge_steps(rollout.steps)
+        batch = rollout.batch
         with torch.no_grad():
             values = self.critic.encode(batch.slots, batch.globals).value
             last = self.critic.encode(rollout.last_slots, rollout.last_globals).value
-        sizes = [len(step.reward) for step in rollout.steps]
+        sizes = list(rollout.sizes)
         return rollout.steps, batch, list(values.split(sizes)), last, rollout.finished
 
     def close(self) -> None:
@@ -359,8 +376,10 @@ def merge_rollouts(shards: list[Rollout]) -> Rollout:
     watch = Stopwatch()
     for shard in shards:
         watch.add(shard.seconds)
+    steps = [merge_steps(epoch) for epoch in zip(*(shard.steps for shard in shards), strict=True)]
     return Rollout(
-        [merge_steps(epoch) for epoch in zip(*(shard.steps for shard in shards), strict=True)],
+        merge_steps(steps),
+        tuple(len(step.reward) for step in steps),
         torch.cat([shard.last_slots for shard in shards]),
         torch.cat([shard.last_globals for shard in shards]),
         finished,
