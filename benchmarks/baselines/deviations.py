@@ -13,7 +13,7 @@ to ``DIR/README.md`` (default ``benchmarks/results/deviations``).
 
 Usage::
 
-    python -m benchmarks.baselines.deviations               # 10 seeds (~6 min on 2 cores)
+    python -m benchmarks.baselines.deviations               # 10 seeds
     python -m benchmarks.baselines.deviations --quick --output /tmp/deviations
 """
 

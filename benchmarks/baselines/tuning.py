@@ -28,7 +28,7 @@ its bytes, and the fingerprints of every result keyed by it, unchanged.
 
 Usage::
 
-    python -m benchmarks.baselines.tuning                      # every baseline (~15 min, 2 cores)
+    python -m benchmarks.baselines.tuning                      # every baseline
     python -m benchmarks.baselines.tuning --agents laira --budget 8
     python -m benchmarks.baselines.tuning --quick --output /tmp/tuning --settings-file /tmp/t.json
 

@@ -17,8 +17,7 @@ warm start. The shipped recipe's row gets :data:`RECIPE_SEEDS` training seeds, e
 
 **The common budget** (:data:`IMITATION_FLAGS`, :data:`PPO_FLAGS`): the shipped recipe's
 imitation (14 DAgger rounds with the clairvoyant teacher) and its PPO settings with 60 updates
-instead of the shipped 200, so that the ~19 runs fit the machine (about 20 minutes each on 2
-cores). Budgets are counts of rounds and updates, never minutes (the wall-clock caps are set
+instead of the shipped 200, so that all 19 runs fit a 2-core machine. Budgets are counts of rounds and updates, never minutes (the wall-clock caps are set
 far above what a run needs), so a run gives the same checkpoint however busy the machine is.
 
 Each run is two stages, each a ``python -m benchmarks.mara.train`` command writing a checkpoint

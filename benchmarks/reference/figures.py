@@ -94,14 +94,58 @@ def table_after(marker: str) -> Callable[[str], str]:
     return extract
 
 
+def lines_containing(*fragments: str) -> Callable[[str], str]:
+    """An extractor of the lines that contain any of ``fragments``, in the source's order.
+
+    Example:
+        >>> lines_containing("wall", "platform")("# t\\n- platform: x\\n- y\\n- 9 s wall\\n")
+        '- platform: x\\n- 9 s wall'
+    """
+
+    def extract(markdown: str) -> str:
+        lines = [line for line in markdown.splitlines() if any(f in line for f in fragments)]
+        if not lines:
+            raise FiguresError(f"the source has no line containing any of {list(fragments)}.")
+        return "\n".join(lines)
+
+    return extract
+
+
 def after_title(markdown: str) -> str:
     """``markdown`` without its first line (a results page's ``#`` title)."""
     return markdown.split("\n", 1)[1] if "\n" in markdown else ""
 
 
+#: The measuring scripts' results pages (``--output``) shown by docs/measurements.md, by
+#: section name.
+PERF_PAGES = (
+    "env_throughput",
+    "episode_memory",
+    "wrapper_throughput",
+    "decision_time",
+    "mara_timing",
+    "rollout_throughput",
+    "maskable_ppo",
+)
+
 #: The generated sections, by page.
 SECTIONS: tuple[Section, ...] = (
     Section("leaderboard", Path("benchmarks/results/leaderboard/leaderboard.md"), first_table),
+    Section(
+        "leaderboard-run",
+        Path("benchmarks/results/leaderboard/leaderboard.md"),
+        lines_containing("- Python ", "- platform: ", " episodes run in "),
+        Path("docs/leaderboard.md"),
+    ),
+    *(
+        Section(
+            "perf-" + name.replace("_", "-"),
+            Path(f"benchmarks/results/perf/{name}.md"),
+            after_title,
+            Path("docs/measurements.md"),
+        )
+        for name in PERF_PAGES
+    ),
     Section(
         "mara-v2-evaluation",
         Path("benchmarks/results/mara/v2/evaluation.md"),
