@@ -200,9 +200,9 @@ def _updates(
         stats["warmup"] = int(warmup)
         if not warmup:
             stats["policy_lr"] = set_policy_lr(settings, optimiser, update, began)
-            with learner.part("policy update"), torch.no_grad():
-                anchor_log_prob, _ = trainer.scores(batch, batch.actions, policy=anchor)
             with learner.part("policy update"):
+                with torch.no_grad():
+                    anchor_log_prob, _ = trainer.scores(batch, batch.actions, policy=anchor)
                 stats.update(policy_update(trainer, batch, advantages, anchor_log_prob, optimiser))
         train = [row["completion_rate"] for row in finished]
         validated = not warmup and (
