@@ -282,22 +282,29 @@ def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) 
     assert all(0.0 <= score <= 1.0 for score in scores.values())
 
 
+def trained_run(out: Path, argv: list[str]) -> tuple[list[dict], dict, dict]:
+    """Train with ``argv`` into ``out``; the log's rows (without timings), the kept weights and
+    the card's facts."""
+    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    with out.with_suffix(".csv").open() as handle:
+        rows = [
+            {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
+            for row in csv.DictReader(handle)
+        ]
+    card = json.loads(out.with_suffix(".json").read_text())["facts"]
+    return rows, Mara.load(out).policy.state_dict(), card
+
+
 def test_lagged_rollouts_in_a_worker_change_nothing_but_time(tmp_path: Path) -> None:
     """With ``--rollout-lag 1`` the rollouts are played one update behind the learner; played in
     a worker process or in this one, the run logs the same rows and keeps the same weights."""
-    runs = {}
-    for workers in ("1", "0"):
-        out = tmp_path / f"lagged_{workers}.pt"
-        argv = ["--quick", "--dagger-rounds", "0", "--updates", "4", "--rollout-lag", "1"]
-        argv += ["--rollout-workers", workers]
-        assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
-        with out.with_suffix(".csv").open() as handle:
-            rows = [
-                {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
-                for row in csv.DictReader(handle)
-            ]
-        card = json.loads(out.with_suffix(".json").read_text())["facts"]
-        runs[workers] = (rows, Mara.load(out).policy.state_dict(), card)
+    argv = ["--quick", "--dagger-rounds", "0", "--updates", "4", "--rollout-lag", "1"]
+    runs = {
+        workers: trained_run(
+            tmp_path / f"lagged_{workers}.pt", [*argv, "--rollout-workers", workers]
+        )
+        for workers in ("1", "0")
+    }
     (rows, weights, card), (rows_here, weights_here, card_here) = runs["1"], runs["0"]
     assert rows == rows_here and [row["update"] for row in rows if row["phase"] == "ppo"][-1] == "4"
     assert all(torch.equal(weights[key], weights_here[key]) for key in weights)
@@ -313,18 +320,8 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
     """With ``--rollout-lag 0 --rollout-workers 2`` two processes play each update's clusters
     with the current weights; the same seed gives the same run, and the card and the printout
     say where PPO's time went."""
-    runs = []
-    for name in ("first", "again"):
-        out = tmp_path / f"{name}.pt"
-        argv = ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-workers", "2"]
-        assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
-        with out.with_suffix(".csv").open() as handle:
-            rows = [
-                {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
-                for row in csv.DictReader(handle)
-            ]
-        card = json.loads(out.with_suffix(".json").read_text())["facts"]
-        runs.append((rows, Mara.load(out).policy.state_dict(), card))
+    argv = ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-workers", "2"]
+    runs = [trained_run(tmp_path / f"{name}.pt", argv) for name in ("first", "again")]
     (rows, weights, card), (rows_again, weights_again, _) = runs
     assert rows == rows_again and all(torch.equal(weights[k], weights_again[k]) for k in weights)
     assert card["settings"]["rollout_lag"] == 0 and card["rollout_workers"] == 2
@@ -337,24 +334,12 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
         train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])
 
 
-def _run_rows_and_weights(out: Path, argv: list[str]) -> tuple[list[dict], dict]:
-    """Train with ``argv`` into ``out``; the log's rows (without timings) and the weights."""
-    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
-    with out.with_suffix(".csv").open() as handle:
-        rows = [
-            {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
-            for row in csv.DictReader(handle)
-        ]
-    return rows, Mara.load(out).policy.state_dict()
-
-
 def test_ray_rollout_workers_give_the_process_backends_run(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     argv = ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-workers", "2"]
-    rows, weights = _run_rows_and_weights(tmp_path / "process.pt", argv)
-    rows_ray, weights_ray = _run_rows_and_weights(tmp_path / "ray.pt", [*argv, "--backend", "ray"])
+    rows, weights, _ = trained_run(tmp_path / "process.pt", argv)
+    rows_ray, weights_ray, card = trained_run(tmp_path / "ray.pt", [*argv, "--backend", "ray"])
     assert rows == rows_ray and all(torch.equal(weights[k], weights_ray[k]) for k in weights)
-    card = json.loads((tmp_path / "ray.json").read_text())["facts"]
     assert (card["rollout_backend"], card["rollout_workers"]) == ("ray", 2)
 
 

@@ -31,10 +31,11 @@ SKIP_REASON = (
 )
 
 
-def client_blocks(module: str) -> list[str]:
-    """The usage recipes that import ``module``."""
+def client_blocks(module: str) -> list[Any]:
+    """The usage recipes that import ``module``, as pytest parameters named by their order."""
     pattern = re.compile(rf"^(?:from|import) {module}\b", flags=re.MULTILINE)
-    return [block for block in BLOCKS if pattern.search(block)]
+    blocks = [block for block in BLOCKS if pattern.search(block)]
+    return [pytest.param(block, id=f"recipe {index}") for index, block in enumerate(blocks)]
 
 
 def run_block(block: str) -> None:
@@ -114,13 +115,7 @@ def test_torchrl_pettingzoo_wrapper_reads_masks_and_infos(torchrl: Any, parallel
     assert (info["epoch"][:, 0].diff() >= 0).all() and info["completed"].sum() > 0
 
 
-@pytest.mark.parametrize(
-    "block",
-    [
-        pytest.param(block, id=f"recipe {index}")
-        for index, block in enumerate(client_blocks("torchrl"))
-    ],
-)
+@pytest.mark.parametrize("block", client_blocks("torchrl"))
 def test_torchrl_recipes_run_as_written(torchrl: Any, block: str) -> None:
     run_block(block)
 
@@ -151,10 +146,7 @@ def test_rllib_checks_both_pettingzoo_forms(rllib: Any) -> None:
         assert np.asarray(first["action_mask"]).dtype == np.int8
 
 
-@pytest.mark.parametrize(
-    "block",
-    [pytest.param(block, id=f"recipe {index}") for index, block in enumerate(client_blocks("ray"))],
-)
+@pytest.mark.parametrize("block", client_blocks("ray"))
 def test_rllib_recipes_train_ppo_as_written(rllib: Any, block: str) -> None:
     """One PPO ``train()`` of each recipe: multi-agent with the action-masking module, and the
     Gymnasium form by its ``mara_env:`` id in a remote env runner."""
@@ -278,12 +270,6 @@ def test_pufferlib_same_seed_same_episodes_in_either_backend(pufferlib: Any) -> 
     assert not np.array_equal(first[0], other[0])
 
 
-@pytest.mark.parametrize(
-    "block",
-    [
-        pytest.param(block, id=f"recipe {index}")
-        for index, block in enumerate(client_blocks("pufferlib"))
-    ],
-)
+@pytest.mark.parametrize("block", client_blocks("pufferlib"))
 def test_pufferlib_recipes_run_as_written(pufferlib: Any, block: str) -> None:
     run_block(block)

@@ -124,17 +124,8 @@ def ppo(trainer: Trainer) -> None:
     # The starting weights compete as update 0, scored on the same validation set.
     selection.restart()
     trainer.log(validate=True, phase="ppo", update=0)
-    plan = RolloutPlan(
-        tuple(settings.configs(settings.clusters)),
-        settings.policy_config,
-        settings.predictor_name,
-        settings.n_samples,
-        settings.temperature,
-        settings.seed + 2,
-        settings.rollout_epochs,
-    )
     rollouts = PPORollouts(
-        plan,
+        rollout_plan(settings),
         trainer.policy,
         critic.network,
         lag=settings.rollout_lag,
@@ -152,6 +143,20 @@ def ppo(trainer: Trainer) -> None:
     trainer.phase_done("ppo", began, epochs_before)
     trainer.ppo_seconds = {"learner": learner.totals, "rollouts": played.totals}
     trainer.confirmation = selection.confirm(trainer.policy, start_state)
+
+
+def rollout_plan(settings: TrainSettings) -> RolloutPlan:
+    """The rollouts PPO plays under ``settings``: its clusters, network, predictor, samples,
+    temperature, episode seeds (from ``seed + 2``) and epochs per update."""
+    return RolloutPlan(
+        tuple(settings.configs(settings.clusters)),
+        settings.policy_config,
+        settings.predictor_name,
+        settings.n_samples,
+        settings.temperature,
+        settings.seed + 2,
+        settings.rollout_epochs,
+    )
 
 
 def _updates(

@@ -30,21 +30,9 @@ from agents.mara.policy import MaraPolicy
 from benchmarks.common.machine import available_cores, platform_line
 from benchmarks.common.report import add_output_argument, printed_report
 from benchmarks.common.stopwatch import Stopwatch, breakdown
+from benchmarks.mara.ppo import rollout_plan
 from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker
 from benchmarks.mara.settings import TrainSettings
-
-
-def plan_of(settings: TrainSettings) -> RolloutPlan:
-    """The PPO rollouts ``settings`` would play (as :func:`benchmarks.mara.ppo.ppo` plans them)."""
-    return RolloutPlan(
-        tuple(settings.configs(settings.clusters)),
-        settings.policy_config,
-        settings.predictor_name,
-        settings.n_samples,
-        settings.temperature,
-        settings.seed + 2,
-        settings.rollout_epochs,
-    )
 
 
 class Pool:
@@ -130,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def measure(args: argparse.Namespace) -> int:
     """Play, time and print the table; returns the exit status."""
     settings: TrainSettings = args.settings
-    plan = plan_of(settings)
+    plan = rollout_plan(settings)
     state = MaraPolicy(settings.policy_config).state_dict()
     print("MARA's training rollouts, sampling only (no learner), one shard per worker process")
     print(f"machine: {available_cores()} cores; {platform_line()}")
