@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -22,12 +23,20 @@ def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> N
     assert len({run.name for run in runs}) == len(runs)
     budgets = set()
     for run in runs:
-        for arguments, _ in run.stages():
+        stages = run.stages()
+        assert len(stages) == (3 if run.name in prediction_value.CHECK_RUNS else 2)
+        for arguments, _ in stages[:2]:
             settings = settings_of(parse_args(arguments))
             assert settings.world_version == 2 and settings.seed == run.seed
             assert settings.predictor == run.row.predictor
             assert settings.ablation == run.row.ablation in ABLATIONS
             budgets.add((settings.dagger_rounds, settings.updates, settings.lr, settings.clip))
+        if len(stages) == 3:  # the budget check: the same PPO, longer, from the same warm start
+            common, check = stages[1][0], stages[2][0]
+            assert check[check.index("--init") + 1] == common[common.index("--init") + 1]
+            longer = settings_of(parse_args(check))
+            assert longer.updates == 200
+            assert dataclasses.replace(longer, updates=60) == settings_of(parse_args(common))
     assert budgets == {(14, 0, 5e-05, 0.1), (0, 60, 2.5e-4, 0.1)}
     seeds = {row.name: row.seeds for row in prediction_value.ROWS}
     assert seeds["flow_matching_without_target"] == (0, 1, 2)
@@ -36,7 +45,7 @@ def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> N
 
 def test_a_stage_is_done_only_when_its_card_records_the_planned_command(tmp_path: Path) -> None:
     run = Run(prediction_value.ROWS[0], 0)
-    (arguments, checkpoint), _ = run.stages(tmp_path)
+    (arguments, checkpoint), *_ = run.stages(tmp_path)
     assert not stage_done(arguments, checkpoint)
     checkpoint.write_bytes(b"weights")
     card = checkpoint.with_suffix(".json")

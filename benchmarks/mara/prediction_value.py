@@ -33,7 +33,13 @@ seeds from 1000, 3 workloads x 3 loads) into ``evaluation.csv`` beside the check
 journal (resumed: finished episodes are never replayed); the tables
 (:mod:`benchmarks.mara.prediction_value_table`) go to ``value_of_prediction.md``: the value of
 each predictor's features, LARA and LaiRA told the truth, the recipe's ablations, and whether
-imitation alone ranks the rows as imitation plus PPO does.
+imitation alone ranks the rows as imitation plus PPO does, and the budget check.
+
+**The budget check**: the two rankings above agree but for one adjacent pair, so (as the plan
+fixed in advance for a disagreement) the ends of the value table, ``oracle`` and
+``no_predictions`` with training seed 0 (:data:`CHECK_RUNS`), also train with the shipped
+recipe's :data:`CHECK_UPDATES` updates from the same imitation warm start, a third stage
+``<run>_200_updates.pt``: does the oracle's gap hold at the longer budget?
 
 Run ``python -m benchmarks.mara.prediction_value plan`` (the runs and their state), ``run``, or
 ``table``.
@@ -62,6 +68,7 @@ from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
 from benchmarks.mara.evaluate import LOADS, WORKLOADS, completion_rates
 from benchmarks.mara.evaluate import run as play_evaluation
+from benchmarks.mara.evaluation_tables import Rates
 from benchmarks.mara.prediction_value_table import (
     NONE,
     ORACLE,
@@ -97,12 +104,24 @@ PREDICTION_ROWS = (
 COMMON_FLAGS = ("--world-version", "2", "--validation-workers", "0", "--no-progress")
 #: The imitation stage (the shipped recipe's DAgger, 14 rounds).
 IMITATION_FLAGS = ("--updates", "0", "--imitation-minutes", "120")
-#: The PPO stage (the shipped recipe's settings, 60 updates).
-PPO_FLAGS = (
-    "--dagger-rounds", "0", "--rollout-lag", "0", "--lr", "2.5e-4", "--lr-schedule", "linear",
-    "--kl-coef", "0.02", "--value-warmup", "10", "--value-warmup-loss", "0.1",
-    "--trust-region", "per_node", "--updates", "60", "--minutes", "240",
-)  # fmt: skip
+#: PPO updates of the common budget, and of the budget check's runs (the shipped recipe's).
+UPDATES, CHECK_UPDATES = 60, 200
+#: The runs the budget check also trains with :data:`CHECK_UPDATES` updates from their own
+#: imitation warm start: the two ends of the value table.
+CHECK_RUNS = ("oracle_seed0", "no_predictions_seed0")
+
+
+def ppo_flags(updates: int) -> tuple[str, ...]:
+    """The PPO stage's flags: the shipped recipe's settings with ``updates`` updates."""
+    return (
+        "--dagger-rounds", "0", "--rollout-lag", "0", "--lr", "2.5e-4", "--lr-schedule", "linear",
+        "--kl-coef", "0.02", "--value-warmup", "10", "--value-warmup-loss", "0.1",
+        "--trust-region", "per_node", "--updates", str(updates), "--minutes", "240",
+    )  # fmt: skip
+
+
+#: The PPO stage of the common budget.
+PPO_FLAGS = ppo_flags(UPDATES)
 
 
 @dataclass(frozen=True)
@@ -153,16 +172,29 @@ class Run:
         return f"{self.row.name}_seed{self.seed}"
 
     def stages(self, results: Path = RESULTS) -> list[tuple[list[str], Path]]:
-        """``(arguments of benchmarks.mara.train, checkpoint)`` of its two stages, in order."""
-        imitation, final = results / f"{self.name}_imitation.pt", results / f"{self.name}.pt"
+        """``(arguments of benchmarks.mara.train, checkpoint)`` of its stages, in order: the
+        imitation, its PPO, and for the :data:`CHECK_RUNS` the budget check's PPO."""
+        imitation = results / f"{self.name}_imitation.pt"
         row = [
             "--seed", str(self.seed), "--predictor", self.row.predictor,
             "--ablation", self.row.ablation, *COMMON_FLAGS,
         ]  # fmt: skip
-        return [
+
+        def ppo(updates: int, checkpoint: Path) -> tuple[list[str], Path]:
+            flags = ppo_flags(updates)
+            return [*row, *flags, "--init", str(imitation), "--out", str(checkpoint)], checkpoint
+
+        stages = [
             ([*row, *IMITATION_FLAGS, "--out", str(imitation)], imitation),
-            ([*row, *PPO_FLAGS, "--init", str(imitation), "--out", str(final)], final),
+            ppo(UPDATES, results / f"{self.name}.pt"),
         ]
+        if self.name in CHECK_RUNS:
+            stages.append(ppo(CHECK_UPDATES, self.check_checkpoint(results)))
+        return stages
+
+    def check_checkpoint(self, results: Path = RESULTS) -> Path:
+        """Where the budget check's run (:data:`CHECK_UPDATES` updates) writes its checkpoint."""
+        return results / f"{self.name}_{CHECK_UPDATES}_updates.pt"
 
 
 def planned_runs() -> list[Run]:
@@ -189,10 +221,17 @@ def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
 
 
 def finished_runs(results: Path = RESULTS) -> list[Run]:
-    """The planned runs whose two stages are done."""
+    """The planned runs whose imitation and common-budget PPO are done."""
     return [
-        run for run in planned_runs() if all(stage_done(*stage) for stage in run.stages(results))
+        run
+        for run in planned_runs()
+        if all(stage_done(*stage) for stage in run.stages(results)[:2])
     ]
+
+
+def finished_checks(runs: Sequence[Run], results: Path = RESULTS) -> list[Run]:
+    """Those of ``runs`` whose budget check's run is done too."""
+    return [run for run in runs if run.name in CHECK_RUNS and stage_done(*run.stages(results)[2])]
 
 
 def tables(
@@ -216,7 +255,9 @@ def tables(
             f"The table needs finished {ORACLE!r} and {NONE!r} runs; finished: "
             f"{[run.name for run in runs]}. Run the plan first."
         )
-    checkpoints = [str(checkpoint) for run in runs for _, checkpoint in run.stages(results)]
+    checks = finished_checks(runs, results)
+    checkpoints = [str(checkpoint) for run in runs for _, checkpoint in run.stages(results)[:2]]
+    checkpoints += [str(run.check_checkpoint(results)) for run in checks]
     out = results / EVALUATION
     play_evaluation(
         [*checkpoints, *BASELINES], workloads, loads, seeds, out, progress, world_version=2
@@ -234,7 +275,7 @@ def tables(
     ablations["without PPO (imitation only)"] = labels(RECIPE_PREDICTOR, "_imitation")
     budgets = {
         "imitation only": {name: labels(name, "_imitation") for name in value_rows},
-        "imitation + 60 PPO updates": value_rows,
+        f"imitation + {UPDATES} PPO updates": value_rows,
     }
     errors = _errors(results, list(value_rows))
     plotted = f"![Completion against prediction error]({PLOT})"
@@ -270,8 +311,36 @@ def tables(
         "## Does a shorter budget rank the rows the same way?",
         "",
         budget_ranking(scores, budgets),
+        *_check_section(scores, checks),
     ]
     return "\n".join(sections)
+
+
+def _check_section(scores: Rates, checks: Sequence[Run]) -> list[str]:
+    """The oracle - no_predictions gap at the common budget and at :data:`CHECK_UPDATES`
+    updates, on the training seed both check runs share (nothing until both are done)."""
+    by_row = {run.row.name: run for run in checks}
+    if set(by_row) != {ORACLE, NONE}:
+        return []
+    oracle, none = by_row[ORACLE], by_row[NONE]
+    longer = f"_{CHECK_UPDATES}_updates"
+    return [
+        f"With the shipped recipe's {CHECK_UPDATES} PPO updates (the same imitation warm start; "
+        f"training seed {oracle.seed} only), the gap is:",
+        "",
+        differences_table(
+            scores,
+            (f"{ORACLE} after {CHECK_UPDATES} updates", [oracle.name + longer]),
+            {f"{NONE} after {CHECK_UPDATES} updates": [none.name + longer]},
+        ),
+        "and at the common budget, on the same training seed:",
+        "",
+        differences_table(
+            scores,
+            (f"{ORACLE} after {UPDATES} updates", [oracle.name]),
+            {f"{NONE} after {UPDATES} updates": [none.name]},
+        ),
+    ]
 
 
 def _errors(results: Path, rows: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -333,8 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "plan":
         for run in runs:
             done = [stage_done(*stage) for stage in run.stages(args.results)]
+            check = f" ppo x{CHECK_UPDATES} {'done' if done[2] else '-'}" if done[2:] else ""
             print(f"{run.name:32s} imitation {'done' if done[0] else '-':5s} ppo "
-                  f"{'done' if done[1] else '-'}")  # fmt: skip
+                  f"{'done' if done[1] else '-':5s}{check}")  # fmt: skip
         return 0
     if args.command == "table":
         try:
