@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 from dataclasses import replace
@@ -13,13 +14,14 @@ import torch
 
 import mara_env
 from agents.mara.agent import Mara
+from agents.mara.policy import MaraPolicy
 from benchmarks.mara import compare as mara_compare
 from benchmarks.mara import evaluate as mara_evaluate
 from benchmarks.mara import evaluation_tables
 from benchmarks.mara import timing as mara_timing
 from benchmarks.mara import train as train_mara
 from benchmarks.mara.settings import QUICK, TrainSettings
-from benchmarks.mara.trainer import Trainer
+from benchmarks.mara.trainer import ActingCopy, Trainer, learner_device
 from benchmarks.mara.validation import tune_temperature
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -332,6 +334,53 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
     assert "Where PPO's" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="rollout_workers must be between 0 and the run's 3"):
         train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--quick", "--dagger-rounds", "2", "--updates", "3"],  # imitation, then PPO here
+        ["--quick", "--dagger-rounds", "0", "--updates", "3", "--rollout-lag", "1",
+         "--rollout-workers", "0"],  # rollouts one update behind
+    ],
+)  # fmt: skip
+def test_a_learner_apart_from_its_acting_copy_trains_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """A learner on a GPU trains while a CPU copy of the policy (and of the critic) plays the
+    episodes, synchronised before every rollout, validation, confirmation and save. Forcing
+    that copy on the CPU too must give the run of one shared network: a missed
+    synchronisation would play stale weights and change the run."""
+    argv = [*argv, "--validation-workers", "0"]
+    rows, weights, card = trained_run(tmp_path / "shared.pt", argv)
+    made = ActingCopy.__init__
+
+    def always_a_copy(self: ActingCopy, network: MaraPolicy) -> None:
+        made(self, network)
+        self.copy = copy.deepcopy(network).eval()
+
+    monkeypatch.setattr(ActingCopy, "__init__", always_a_copy)
+    rows_apart, weights_apart, _ = trained_run(tmp_path / "apart.pt", argv)
+    assert rows == rows_apart
+    assert all(torch.equal(weights[key], weights_apart[key]) for key in weights)
+    assert card["learner_device"] == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_a_cuda_learner_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="sees no CUDA device"):
+        train_mara.main(["--quick", "--device", "cuda", "--out", str(tmp_path / "never.pt")])
+    assert learner_device("auto") == torch.device("cpu")
+    with pytest.raises(ValueError, match="device must be one of"):
+        learner_device("gpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_learner_writes_a_checkpoint_that_loads_on_the_cpu(tmp_path: Path) -> None:
+    argv = ["--quick", "--updates", "2", "--device", "cuda", "--validation-workers", "0"]
+    _, weights, card = trained_run(tmp_path / "cuda.pt", argv)
+    assert card["learner_device"].startswith("cuda")
+    assert all(tensor.device.type == "cpu" for tensor in weights.values())
 
 
 def test_ray_rollout_workers_give_the_process_backends_run(tmp_path: Path) -> None:

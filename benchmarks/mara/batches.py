@@ -67,6 +67,17 @@ def select_steps(batch: StepBatch, index: torch.Tensor) -> StepBatch:
     return StepBatch(**fields)
 
 
+def on_device(batch: StepBatch, device: torch.device) -> StepBatch:
+    """``batch`` with every field on ``device`` (``batch`` itself when it is there)."""
+    if batch.slots.device == device:
+        return batch
+    fields: dict[str, Any] = {
+        name: (None if getattr(batch, name) is None else getattr(batch, name).to(device))
+        for name in StepBatch.__dataclass_fields__
+    }
+    return StepBatch(**fields)
+
+
 def score_actions(
     network: MaraPolicy,
     batch: StepBatch,

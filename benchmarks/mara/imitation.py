@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from benchmarks.mara.batches import merge_steps, select_steps
+from benchmarks.mara.batches import merge_steps, on_device, select_steps
 from benchmarks.mara.rollouts import StepBatch
 from benchmarks.mara.trainer import Trainer
 
@@ -54,16 +54,17 @@ def imitate(trainer: Trainer) -> None:
     for round_index in bar:
         round_began = time.perf_counter()
         policy.eval()
+        trainer.actor.sync()
         for _ in range(settings.dagger_epochs):
             batch = vector.step(follow_teacher=round_index == 0)
             trainer.env_epochs += len(batch.reward)
             data.append(batch)
         policy.train()
-        merged = merge_steps(data)
+        merged = on_device(merge_steps(data), trainer.device)
         size = len(merged.reward)
         losses = []
         for _ in range(settings.imitation_passes):
-            order = torch.randperm(size, generator=trainer.generator)
+            order = torch.randperm(size, generator=trainer.generator).to(trainer.device)
             for start in range(0, size, settings.minibatch):
                 part = select_steps(merged, order[start : start + settings.minibatch])
                 labels = part.teacher if part.teacher is not None else part.actions

@@ -32,7 +32,7 @@ Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from benchmarks.mara.settings import QUICK, TrainSettings
-    >>> from benchmarks.mara.trainer import Trainer
+    >>> from benchmarks.mara.trainer import ActingCopy, Trainer
     >>> settings = TrainSettings(**{**QUICK, "predictor": "wls", "rollout_epochs": 4})
     >>> trainer = Trainer(settings, Path(tempfile.mkdtemp()) / "log.csv", progress=False)
     >>> ppo(trainer)
@@ -53,12 +53,12 @@ from tqdm.auto import tqdm
 
 from agents.mara.policy import MaraPolicy
 from benchmarks.common.stopwatch import Stopwatch, breakdown
-from benchmarks.mara.batches import select_steps
+from benchmarks.mara.batches import on_device, select_steps
 from benchmarks.mara.returns import ValueNorm, gae
 from benchmarks.mara.rollout_worker import PPORollouts, RolloutPlan
 from benchmarks.mara.rollouts import StepBatch
 from benchmarks.mara.settings import TrainSettings
-from benchmarks.mara.trainer import Trainer
+from benchmarks.mara.trainer import ActingCopy, Trainer
 from benchmarks.mara.validation import weights_snapshot
 
 
@@ -89,12 +89,13 @@ class Critic:
         generator: torch.Generator,
     ) -> float:
         """Fit the value output to normalised returns ``targets`` (``settings.ppo_epochs``
-        passes of minibatches ordered by ``generator``); returns the mean loss."""
+        passes of minibatches ordered by ``generator``; ``batch`` and ``targets`` on the
+        network's device); returns the mean loss."""
         network, optimiser = self.network, self.optimiser
         size = len(targets)
         losses = []
         for _ in range(settings.ppo_epochs):
-            order = torch.randperm(size, generator=generator)
+            order = torch.randperm(size, generator=generator).to(targets.device)
             for start in range(0, size, settings.minibatch):
                 index = order[start : start + settings.minibatch]
                 value = network.encode(batch.slots[index], batch.globals[index]).value
@@ -120,29 +121,31 @@ def ppo(trainer: Trainer) -> None:
     start_state = weights_snapshot(trainer.policy.state_dict())
     anchor = copy.deepcopy(trainer.policy).eval().requires_grad_(False)
     critic = Critic(trainer.policy, settings.critic_lr)
+    critic_actor = ActingCopy(critic.network)
     optimiser = torch.optim.Adam(trainer.policy.parameters(), lr=settings.lr)
     # The starting weights compete as update 0, scored on the same validation set.
     selection.restart()
     trainer.log(validate=True, phase="ppo", update=0)
+    placement = trainer.placement
     rollouts = PPORollouts(
         rollout_plan(settings),
-        trainer.policy,
-        critic.network,
+        trainer.actor.sync(),
+        critic_actor.sync(),
         lag=settings.rollout_lag,
-        workers=trainer.rollout_workers,
-        backend=trainer.rollout_backend,
-        ray_address=trainer.ray_address,
+        workers=placement.rollout_workers,
+        backend=placement.rollout_backend,
+        ray_address=placement.ray_address,
     )
     learner, played = Stopwatch(), Stopwatch()
     try:
-        _updates(trainer, rollouts, critic, anchor, optimiser, began, learner, played)
+        _updates(trainer, rollouts, critic, critic_actor, anchor, optimiser, began, learner, played)
     finally:
         rollouts.close()
     with learner.part("validation and log"):
         selection.settle(wait=True)
     trainer.phase_done("ppo", began, epochs_before)
     trainer.ppo_seconds = {"learner": learner.totals, "rollouts": played.totals}
-    trainer.confirmation = selection.confirm(trainer.policy, start_state)
+    trainer.confirmation = selection.confirm(trainer.actor.sync(), start_state)
 
 
 def rollout_plan(settings: TrainSettings) -> RolloutPlan:
@@ -163,6 +166,7 @@ def _updates(
     trainer: Trainer,
     rollouts: PPORollouts,
     critic: Critic,
+    critic_actor: ActingCopy,
     anchor: MaraPolicy,
     optimiser: torch.optim.Optimizer,
     began: float,
@@ -170,8 +174,11 @@ def _updates(
     played: Stopwatch,
 ) -> None:
     """The PPO updates; ``learner`` times the learner's parts, ``played`` sums where the
-    rollouts' time went (in whichever process played them)."""
+    rollouts' time went (in whichever process played them). Rollouts and returns are computed
+    on the CPU (by the acting copies of the policy and ``critic_actor``), the updates on the
+    learner's device."""
     settings, policy, value_norm = trainer.settings, trainer.policy, critic.value_norm
+    device = trainer.device
     bar = tqdm(range(1, settings.updates + 1), desc="ppo", disable=not trainer.progress)
     deadline = began + 60.0 * settings.minutes
     warming = settings.value_warmup > 0
@@ -179,9 +186,12 @@ def _updates(
         policy.eval()
         critic.network.eval()
         with learner.part("rollouts"):
-            steps, batch, raw_values, last_value, finished = rollouts.next(
+            trainer.actor.sync()
+            critic_actor.sync()
+            steps, played_batch, raw_values, last_value, finished = rollouts.next(
                 more=update < settings.updates
             )
+        batch = on_device(played_batch, device)
         played.add(rollouts.seconds)
         policy.train()
         critic.network.train()
@@ -196,9 +206,10 @@ def _updates(
             settings.gae_lambda,
         )
         value_norm.update(returns)
+        advantages = advantages.to(device)
         with learner.part("critic"):
             value_loss = critic.fit(
-                batch, value_norm.normalise(returns), settings, trainer.generator
+                batch, value_norm.normalise(returns).to(device), settings, trainer.generator
             )
         stats: dict[str, Any] = {"value_loss": value_loss}
         warmup, warming = warming, warming and not critic_ready(settings, update, stats)
@@ -279,7 +290,7 @@ def policy_update(
     totals = {"policy_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "anchor_kl": 0.0}
     count, epochs_run, stopped = 0, 0, False
     for _ in range(settings.ppo_epochs):
-        order = torch.randperm(size, generator=trainer.generator)
+        order = torch.randperm(size, generator=trainer.generator).to(advantages.device)
         for start in range(0, size, settings.minibatch):
             index = order[start : start + settings.minibatch]
             part = select_steps(batch, index)

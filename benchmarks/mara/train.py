@@ -76,7 +76,7 @@ from benchmarks.mara.settings import (
     WORKLOADS,
     TrainSettings,
 )
-from benchmarks.mara.trainer import Trainer
+from benchmarks.mara.trainer import DEVICES, Placement, Trainer, device_line, learner_device
 from benchmarks.mara.training_log import log_rows, plot_log
 from benchmarks.mara.validation import tune_temperature
 from mara_env.config import WORLD_VERSIONS
@@ -92,10 +92,7 @@ def train(
     *,
     init: Path | None = None,
     command: Sequence[str] = (),
-    validation_workers: int = 0,
-    rollout_workers: int = 1,
-    rollout_backend: str = "process",
-    ray_address: str | None = None,
+    placement: Placement | None = None,
 ) -> dict[str, Any]:
     """Run imitation then PPO, save the kept weights to ``out``; returns the run's facts.
 
@@ -107,23 +104,11 @@ def train(
         progress: Show progress bars.
         init: Start from this checkpoint's weights instead of a fresh network.
         command: The command line, recorded in the card.
-        validation_workers: 1 plays validation episodes in a worker process beside the
-            training (same results, less wall time on 2 cores); 0 in this process.
-        rollout_workers: PPO's rollout worker processes (see
-            :class:`~benchmarks.mara.trainer.Trainer`).
-        rollout_backend: Where they run: ``"process"`` or ``"ray"``.
-        ray_address: The Ray cluster (None: a local Ray instance for the run).
+        placement: Where the work runs: the learner's device, the validation and rollout
+            workers (:class:`~benchmarks.mara.trainer.Placement`; default: all in this
+            process, on the CPU).
     """
-    trainer = Trainer(
-        settings,
-        log,
-        progress,
-        init=init,
-        validation_workers=validation_workers,
-        rollout_workers=rollout_workers,
-        rollout_backend=rollout_backend,
-        ray_address=ray_address,
-    )
+    trainer = Trainer(settings, log, progress, init=init, placement=placement or Placement())
     try:
         return _run(trainer, settings, out, plot, init, command)
     finally:
@@ -152,8 +137,11 @@ def _run(
         f"at temperature {settings.temperature}",
         "torch_threads": torch.get_num_threads(),
         "validation_workers": selection.player.workers,
-        "rollout_workers": rollout_processes(settings.rollout_lag, trainer.rollout_workers),
-        "rollout_backend": trainer.rollout_backend,
+        "rollout_workers": rollout_processes(
+            settings.rollout_lag, trainer.placement.rollout_workers
+        ),
+        "rollout_backend": trainer.placement.rollout_backend,
+        "learner_device": device_line(trainer.device),
         "machine": f"{platform.machine()}, {available_cores()} CPU cores",
         "platform": platform_line(),
         "torch": torch.__version__,
@@ -182,7 +170,7 @@ def _run(
         }
         print_ppo_time(trainer.ppo_seconds, 60.0 * trainer.phases["ppo"]["minutes"])
     else:
-        trainer.confirmation = selection.confirm(trainer.policy)
+        trainer.confirmation = selection.confirm(trainer.actor.sync())
     wall = time.perf_counter() - trainer.start
     facts.update(
         wall_minutes=round(wall / 60.0, 2),
@@ -203,7 +191,7 @@ def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
     its card."""
     settings = trainer.settings
     agent = Mara(
-        trainer.policy,
+        trainer.actor.sync(),  # on the CPU, so the checkpoint loads anywhere
         feature_predictor(settings.predictor_name),
         settings.n_samples,
         predictor_name=settings.predictor_name,
@@ -293,6 +281,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --backend ray: the cluster to join, as for ray.init ('auto' on one of its "
         "nodes, 'ray://head:10001' from outside); default: a local Ray instance for the run",
     )
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="cpu",
+        help="where the learner trains: 'cpu' (default, as the shipped runs), 'cuda', or "
+        "'auto' (CUDA when torch sees one); episodes play on the CPU either way, and the "
+        "checkpoint loads on a CPU whatever trained it",
+    )
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
     parser.add_argument(
         "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
@@ -360,6 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             import_ray("--backend ray")
         except RayUnavailable as error:
             raise SystemExit(f"mara.train: {error}") from None
+    try:
+        learner_device(args.device)
+    except ValueError as error:
+        raise SystemExit(f"mara.train: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
     out, log, plot = output_paths(args.out, stem, args.quick)
@@ -374,10 +374,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             not args.no_progress,
             init=args.init,
             command=command,
-            validation_workers=args.validation_workers,
-            rollout_workers=args.rollout_workers,
-            rollout_backend=args.backend,
-            ray_address=args.ray_address,
+            placement=Placement(
+                device=args.device,
+                validation_workers=args.validation_workers,
+                rollout_workers=args.rollout_workers,
+                rollout_backend=args.backend,
+                ray_address=args.ray_address,
+            ),
         )
     except (ValueError, CheckpointError, RayUnavailable) as error:
         raise SystemExit(f"mara.train: {error}") from None

@@ -3,7 +3,10 @@
 A :class:`Trainer` owns what both phases read and change: the policy (fresh, seeded by the
 settings' seed, or a warm start's weights), the generator of minibatch orders, the count of
 cluster-epochs played, the phases' timings and the :class:`~benchmarks.mara.selection.Selection`
-that logs rows and keeps the best validated weights. The phases themselves are
+that logs rows and keeps the best validated weights. Where the work runs is its
+:class:`Placement`: the learner's device (the policy trains there; episodes are always played
+on the CPU, by :attr:`Trainer.actor`, a copy of the policy synchronised before each rollout),
+and the validation and rollout workers. The phases themselves are
 :func:`benchmarks.mara.imitation.imitate` and :func:`benchmarks.mara.ppo.ppo`; the order in
 which they draw from the one generator is part of what makes a run reproducible.
 
@@ -20,7 +23,9 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,23 +33,60 @@ import torch
 
 from agents.mara.agent import Mara
 from agents.mara.policy import MaraPolicy
-from benchmarks.mara.batches import score_actions
+from benchmarks.mara.batches import on_device, score_actions
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
 from benchmarks.mara.selection import Selection
 from benchmarks.mara.settings import WORKLOADS, TrainSettings
 from benchmarks.mara.training_log import TrainingLog
 from benchmarks.mara.validation import Episodes, ValidationPlayer, weights_snapshot
 
+#: The learner's device choices (``--device``): ``auto`` is CUDA when torch sees one.
+DEVICES = ("auto", "cpu", "cuda")
 
-class Trainer:
-    """The policy and bookkeeping of a run of :class:`~benchmarks.mara.settings.TrainSettings`.
 
-    Args:
-        settings: The run's settings.
-        log_path: The CSV log (rewritten).
-        progress: Show progress bars.
-        init: Starting weights (a MARA checkpoint of the same network and predictor) instead of
-            a fresh network.
+def learner_device(name: str) -> torch.device:
+    """The torch device ``name`` (one of :data:`DEVICES`) stands for on this machine.
+
+    Raises:
+        ValueError: For another name, or ``cuda`` where torch sees no CUDA device.
+
+    Example:
+        >>> learner_device("cpu")
+        device(type='cpu')
+    """
+    if name not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {name!r}.")
+    cuda = torch.cuda.is_available()
+    if name == "cuda" and not cuda:
+        build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}"
+        raise ValueError(
+            f"device 'cuda': torch {torch.__version__} ({build}) sees no CUDA device. Use "
+            "'cpu', or 'auto' to take CUDA only where there is one."
+        )
+    return torch.device("cuda" if name == "cuda" or (name == "auto" and cuda) else "cpu")
+
+
+def device_line(device: torch.device) -> str:
+    """``device`` as a training card records it: ``cpu``, or ``cuda`` with the card's name.
+
+    Example:
+        >>> device_line(torch.device("cpu"))
+        'cpu'
+    """
+    if device.type != "cuda":
+        return device.type
+    return f"cuda ({torch.cuda.get_device_name(device)}, CUDA {torch.version.cuda})"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a run's work goes. None of it changes the run's results on one machine, except
+    ``rollout_workers`` (each worker's share of the clusters plays its own episodes) and a
+    device other than the CPU (other floating-point kernels).
+
+    Attributes:
+        device: The learner's device (:data:`DEVICES`): where the policy, its anchor and the
+            critic train. Episodes are played on the CPU whatever it is.
         validation_workers: 1 plays the validation episodes in a worker process while the
             training goes on (the scores, the kept weights and the log are the same as with
             0, which plays them in this process before going on).
@@ -56,10 +98,54 @@ class Trainer:
         rollout_backend: ``"process"`` (local processes) or ``"ray"`` (Ray actors; the same
             rollouts).
         ray_address: The Ray cluster of ``"ray"`` (None: a local instance for the run).
+    """
+
+    device: str = "cpu"
+    validation_workers: int = 0
+    rollout_workers: int = 1
+    rollout_backend: str = "process"
+    ray_address: str | None = None
+
+
+class ActingCopy:
+    """The network that plays episodes for a learner's ``network``: the network itself on the
+    CPU, else a CPU copy that :meth:`sync` brings up to date (episodes run on the CPU).
+
+    Example:
+        >>> from agents.mara.policy import PolicyConfig
+        >>> network = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
+        >>> ActingCopy(network).sync() is network
+        True
+    """
+
+    def __init__(self, network: MaraPolicy) -> None:
+        self.network = network
+        on_cpu = next(network.parameters()).device.type == "cpu"
+        self.copy = network if on_cpu else copy.deepcopy(network).cpu().eval()
+
+    def sync(self) -> MaraPolicy:
+        """The CPU network, with the learner's current weights."""
+        if self.copy is not self.network:
+            self.copy.load_state_dict(self.network.state_dict())
+        return self.copy
+
+
+class Trainer:
+    """The policy and bookkeeping of a run of :class:`~benchmarks.mara.settings.TrainSettings`.
+
+    Args:
+        settings: The run's settings.
+        log_path: The CSV log (rewritten).
+        progress: Show progress bars.
+        init: Starting weights (a MARA checkpoint of the same network and predictor) instead of
+            a fresh network.
+        placement: Where the work runs (:class:`Placement`; default: all in this process, on
+            the CPU).
 
     Raises:
-        ValueError: If ``init`` was made for another network, predictor or temperature, or
-            ``rollout_workers`` is negative or exceeds the clusters.
+        ValueError: If ``init`` was made for another network, predictor or temperature,
+            ``placement.rollout_workers`` is negative or exceeds the clusters, or its device
+            is unknown or absent (:func:`learner_device`).
     """
 
     def __init__(
@@ -68,19 +154,17 @@ class Trainer:
         log_path: Path,
         progress: bool = True,
         init: Path | None = None,
-        validation_workers: int = 0,
-        rollout_workers: int = 1,
-        rollout_backend: str = "process",
-        ray_address: str | None = None,
+        placement: Placement = Placement(),
     ) -> None:
-        if not 0 <= rollout_workers <= settings.clusters:
+        workers = placement.rollout_workers
+        if not 0 <= workers <= settings.clusters:
             raise ValueError(
                 f"rollout_workers must be between 0 and the run's {settings.clusters} clusters "
-                f"(each worker plays a share of them), got {rollout_workers!r}."
+                f"(each worker plays a share of them), got {workers!r}."
             )
         self.settings = settings
-        self.rollout_workers = rollout_workers
-        self.rollout_backend, self.ray_address = rollout_backend, ray_address
+        self.placement = placement
+        self.device = learner_device(placement.device)
         #: Where PPO's time went: the learner's parts (``rollouts``: playing them or waiting
         #: for them) and the rollouts' own parts, summed over the processes that played them.
         self.ppo_seconds: dict[str, dict[str, float]] = {}
@@ -89,6 +173,9 @@ class Trainer:
         self.init_sha256: str | None = None
         if init is not None:
             self._load_init(init)
+        self.policy.to(self.device)
+        #: Plays the policy's episodes on the CPU (:class:`ActingCopy`).
+        self.actor = ActingCopy(self.policy)
         #: Orders every minibatch of both phases, in the order they draw.
         self.generator = torch.Generator().manual_seed(settings.seed)
         self.max_nodes_per_task = settings.configs(1)[0].max_nodes_per_task
@@ -106,7 +193,7 @@ class Trainer:
             settings.temperature,
         )
         self.selection = Selection(
-            ValidationPlayer(episodes, validation_workers),
+            ValidationPlayer(episodes, placement.validation_workers),
             TrainingLog(log_path),
             settings.validation_episodes,
             settings.confirmation_episodes,
@@ -146,13 +233,14 @@ class Trainer:
         self.selection.add(row, state=state, round_index=round_index)
 
     def vector(self, count: int, seed: int, **options: Any) -> ClusterVector:
-        """``count`` training clusters stepped by the policy, seeded by ``seed``, with the
-        run's predictor, samples and temperature (``options``: more of
+        """``count`` training clusters stepped by the policy's acting copy (synchronise it
+        before stepping: :attr:`actor`), seeded by ``seed``, with the run's predictor, samples
+        and temperature (``options``: more of
         :class:`~benchmarks.mara.rollouts.ClusterVector`'s)."""
         settings = self.settings
         return ClusterVector(
             settings.configs(count),
-            self.policy,
+            self.actor.copy,
             seed,
             predictor=settings.predictor_name,
             n_samples=settings.n_samples,
@@ -170,11 +258,11 @@ class Trainer:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-node log-probabilities and entropies of ``actions`` under the policy (or
         ``policy``), by default at the deployed temperature, with the same masks and
-        ``max_nodes_per_task`` as the rollouts."""
+        ``max_nodes_per_task`` as the rollouts, on the learner's device."""
         return score_actions(
             self.policy if policy is None else policy,
-            batch,
-            actions,
+            on_device(batch, self.device),
+            actions.to(self.device),
             max_nodes_per_task=self.max_nodes_per_task,
             temperature=self.settings.temperature if temperature is None else temperature,
         )

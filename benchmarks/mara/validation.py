@@ -79,8 +79,9 @@ def agent_episodes(
 
 
 def weights_snapshot(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """A copy of a ``state_dict`` that later updates of the network do not reach."""
-    return {key: value.detach().clone() for key, value in state.items()}
+    """A copy of a ``state_dict``, on the CPU, that later updates of the network do not
+    reach."""
+    return {key: value.detach().to("cpu", copy=True) for key, value in state.items()}
 
 
 def play_episodes(episodes: Episodes, policy: MaraPolicy, seeds: Sequence[int]) -> list[float]:
