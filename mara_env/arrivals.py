@@ -35,12 +35,12 @@ import csv
 import datetime
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from mara_env.errors import ConfigError
+from mara_env.file_cache import read_unchanged
 
 #: The shipped arrival traces by name (their data cards beside them: ``arrivals_philly.md``).
 SHIPPED = {"philly": Path(__file__).resolve().parent / "data" / "arrivals_philly.npz"}
@@ -131,13 +131,11 @@ def load_arrivals(process: str) -> ArrivalTrace:
     path = SHIPPED.get(process, Path(process))
     if not path.is_file():
         raise ConfigError(f"ClusterConfig.arrivals: no such file {path}.")
-    facts = path.stat()
-    return _load(str(path.resolve()), facts.st_mtime_ns, facts.st_size)
+    return read_unchanged(path, _load)
 
 
-@lru_cache(maxsize=8)
-def _load(path: str, modified: int, size: int) -> ArrivalTrace:
-    if path.endswith(".npz"):
+def _load(path: Path) -> ArrivalTrace:
+    if path.suffix.lower() == ".npz":
         with np.load(path, allow_pickle=False) as data:
             try:
                 return ArrivalTrace(data["counts"], float(data["bin_seconds"]), str(data["source"]))
@@ -145,7 +143,7 @@ def _load(path: str, modified: int, size: int) -> ArrivalTrace:
                 raise ConfigError(
                     f"{path}: not an arrival trace (missing {error}); write one with save_arrivals."
                 ) from None
-    return arrivals_from_csv(Path(path))
+    return arrivals_from_csv(path)
 
 
 def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTrace:

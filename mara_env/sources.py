@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mara_env.errors import TraceError
+from mara_env.file_cache import read_unchanged
 from mara_env.synthetic import SyntheticTraceSource
 from mara_env.traces import CurvePool, TraceFileSource, TraceSource, TraceSourceLike
 
@@ -88,21 +89,13 @@ def resolve_trace_source(source: TraceSourceLike | None) -> TraceSource:
             )
         if not path.is_file():
             return _read_file(path)  # raises, naming the file
-        facts = path.stat()
-        return _file_source(str(path.resolve()), facts.st_mtime_ns, facts.st_size)
+        return read_unchanged(path, _read_file)
     if not isinstance(source, TraceSource):
         raise TypeError(
             "trace_source must be a trace source (families, pool(family, split), fingerprint) "
             f"or the path of a .npz trace file, got {type(source).__name__}."
         )
     return source
-
-
-@lru_cache(maxsize=8)
-def _file_source(path: str, modified: int, size: int) -> TraceSource:
-    """The source of a file, read once per process while it is unchanged (every episode of a
-    leaderboard worker asks for it)."""
-    return _read_file(Path(path))
 
 
 def _read_file(path: Path) -> TraceSource:
