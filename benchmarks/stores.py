@@ -204,6 +204,16 @@ STORES: tuple[CommittedStore, ...] = (
         lambda row: Manifest({}),
     ),
     CommittedStore(
+        "leaderboard on the Pollux curves with their recorded durations",
+        RESULTS / "leaderboard_pollux_recorded" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
+        f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
+        f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/leaderboard_pollux_recorded",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
         "generalisation",
         RESULTS / "generalisation" / "episodes.csv",
         "code",

@@ -31,6 +31,7 @@ import numpy as np
 from mara_env.arrivals import check_arrivals
 from mara_env.errors import ConfigError, UnexpectedArgumentError
 from mara_env.families import FAMILIES, FAMILY_NAMES, OTHER_NAME
+from mara_env.recorded_durations import CURVE_DURATIONS
 from mara_env.workloads import WORKLOADS, workload_weights
 
 Split = Literal["train", "test"]
@@ -84,7 +85,12 @@ class ClusterConfig:
             the previous epoch (or idled then): checkpoint reload and warm-up.
         epochs_per_curve: One node trains a task's whole recorded curve in a number of epochs
             drawn uniformly from this range; the task's speed (curve steps per node-epoch) is the
-            curve length divided by it.
+            curve length divided by it. With ``curve_durations="recorded"``, the mean of this
+            range is each family's median run's duration instead.
+        curve_durations: How long one node takes to train a whole curve: ``"stretched"`` (every
+            curve in ``U(epochs_per_curve)`` epochs, whatever the run recorded) or
+            ``"recorded"`` (:mod:`mara_env.recorded_durations`: each curve's recorded work sets
+            it, relative to its family's median run; needs a work axis in every curve).
         target_fraction: A feasible task's target is the loss its curve reports at a point drawn
             uniformly from this fraction range of the curve.
         infeasible_share: Probability that a task's target lies below anything its curve ever
@@ -141,6 +147,7 @@ class ClusterConfig:
     alpha: float | None = None
     switch_cost: float = 0.1
     epochs_per_curve: tuple[float, float] = (10.0, 40.0)
+    curve_durations: str = "stretched"
     target_fraction: tuple[float, float] = (0.15, 0.85)
     infeasible_share: float = 0.1
     slack_range: tuple[float, float] = (1.5, 3.0)
@@ -205,6 +212,13 @@ class ClusterConfig:
             "It is the fraction of an epoch lost when a node changes task.",
         )
         _check_range("epochs_per_curve", self.epochs_per_curve, 1e-6, "E.g. (10.0, 40.0).")
+        _require(
+            self.curve_durations in CURVE_DURATIONS,
+            "curve_durations",
+            self.curve_durations,
+            f"must be one of {CURVE_DURATIONS}",
+            "'recorded' lets each curve's recorded work set its duration; 'stretched' does not.",
+        )
         _check_range("target_fraction", self.target_fraction, 0.0, "E.g. (0.15, 0.85).")
         _require(
             self.target_fraction[1] <= 1.0,

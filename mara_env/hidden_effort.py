@@ -25,8 +25,11 @@ set it up, from what that person can know:
   deadline_nodes**alpha`` with slack ``U(slack_range)``, rounded by
   :func:`mara_env.rules.deadline_of`. The task's own curve enters neither.
 
-Everything else (speed ``= length / U(epochs_per_curve)``, demand = node-epochs one node needs
-to first report a loss at or below the target) is v1's rule.
+Everything else (speed ``= length / U(epochs_per_curve)``, or with recorded durations length /
+(the range's mean times the curve's relative duration), demand = node-epochs one node needs
+to first report a loss at or below the target) is v1's rule. With recorded durations
+(:mod:`mara_env.recorded_durations`) the typical demand weighs each curve's fraction by its
+relative duration.
 
 Example:
     >>> import numpy as np
@@ -53,6 +56,7 @@ import numpy as np
 from numba import njit
 
 from mara_env.errors import TraceError
+from mara_env.recorded_durations import unit_run_epochs
 from mara_env.rules import HOPELESS_TARGET_RANGE, first_steps_on_rows, progress_gain_of_task
 
 if TYPE_CHECKING:
@@ -82,7 +86,9 @@ class FamilyTables:
             family's deepest.
         typical_fraction: ``(n_families, TABLE_LEVELS)`` the median, over the family's improving
             curves, of the fraction of its length at which a curve first reports a loss at or
-            below each ratio of its first (1 when it never does).
+            below each ratio of its first (1 when it never does), times the curve's relative
+            duration (1 unless durations are recorded): a typical run's demand, in runs of
+            ``mean(epochs_per_curve)`` node-epochs.
     """
 
     improving_rows: np.ndarray
@@ -95,10 +101,14 @@ class FamilyTables:
 
 
 def family_tables(
-    curves: np.ndarray, lengths: np.ndarray, rows_by_family: tuple[np.ndarray, ...]
+    curves: np.ndarray,
+    lengths: np.ndarray,
+    rows_by_family: tuple[np.ndarray, ...],
+    duration: np.ndarray | None = None,
 ) -> FamilyTables:
     """The :class:`FamilyTables` of a workload's curves (``(n, width)`` padded with last values,
-    ``lengths`` recorded points each; ``rows_by_family`` the rows of each configured family).
+    ``lengths`` recorded points each; ``rows_by_family`` the rows of each configured family;
+    ``duration`` each curve's relative duration, default 1).
 
     Raises:
         TraceError: If a family has no curve that ever improves on its first loss (no target
@@ -127,6 +137,8 @@ def family_tables(
         reached = best[better, None, 1:] <= np.exp(log_levels[family])[None, :, None]
         first = reached.argmax(axis=2) + 1.0
         fraction = np.where(reached.any(axis=2), first / lengths[rows[better], None], 1.0)
+        if duration is not None:
+            fraction = fraction * duration[rows[better], None]
         typical[family] = np.median(fraction, axis=0)
     return FamilyTables(
         np.concatenate(improving),
@@ -169,7 +181,7 @@ def draw_effort_numbers(config: ClusterConfig, rng: np.random.Generator, n: int)
         return low + (high - low) * uniforms[row]
 
     return EffortDraws(
-        epochs=between(0, config.epochs_per_curve),
+        epochs=unit_run_epochs(config.epochs_per_curve, config.curve_durations, uniforms[0]),
         position=between(1, config.target_fraction),
         hopeless=uniforms[2] < config.infeasible_share,
         hopeless_share=between(3, HOPELESS_TARGET_RANGE),
@@ -212,6 +224,7 @@ def typical_demand(
 def hidden_effort_terms(
     curves: np.ndarray,
     lengths: np.ndarray,
+    duration: np.ndarray,
     family_slot: np.ndarray,
     target_row: np.ndarray,
     alpha: np.ndarray,
@@ -224,8 +237,9 @@ def hidden_effort_terms(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Cluster-v2's ``(curve_row, speed, target, demand, offered, time_allowed)`` of each task
     (module docstring), from its family slot, the curve its target is drawn from
-    (:func:`draw_target_curves`) and the draws of :func:`draw_effort_numbers`. ``offered`` is
-    the demand of the target on the curve it was drawn from (finite)."""
+    (:func:`draw_target_curves`) and the draws of :func:`draw_effort_numbers`; ``duration`` is
+    each curve's relative duration (1 unless durations are recorded). ``offered`` is the demand
+    of the target on the curve it was drawn from (finite)."""
     n = len(family_slot)
     curve_row = target_row.copy()
     speed = np.empty(n)
@@ -243,7 +257,7 @@ def hidden_effort_terms(
             while curve[step] >= curve[0] and step > 1:
                 step -= 1
         target[task] = curve[step]
-        speed[task] = length / draws.epochs[task]
+        speed[task] = length / (draws.epochs[task] * duration[target_row[task]])
         log_ratio = math.log(max(target[task] / curve[0], _DEEPEST_RATIO))
         estimate = typical_demand(
             log_levels, typical_fraction, family_slot[task], log_ratio, draws.mean_epochs
@@ -269,6 +283,6 @@ def hidden_effort_terms(
             row = depth_rows[high - 1]
             target[task] = depth_ratio[high - 1] * draws.hopeless_share[task] * curves[row, 0]
         curve_row[task] = row
-        speed[task] = lengths[row] / draws.epochs[task]
+        speed[task] = lengths[row] / (draws.epochs[task] * duration[row])
         demand[task] = np.inf
     return curve_row, speed, target, demand, offered, time_allowed

@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit, vectorize
 
+from mara_env.recorded_durations import unit_run_epochs
+
 if TYPE_CHECKING:
     from mara_env.config import ClusterConfig
 
@@ -322,11 +324,13 @@ def draw_task_terms(
     *,
     curve_min: np.ndarray | None = None,
     curve_row: np.ndarray | None = None,
+    duration: np.ndarray | None = None,
 ) -> TaskTerms:
     """Draw the speed, target and deadline allowance of tasks on the given curves.
 
     The rule of :mod:`mara_env.workload` (the simulator's task drawing), in this order of draws
-    from ``rng``: speed = length / ``U(epochs_per_curve)``; a target at ``U(target_fraction)``
+    from ``rng``: speed = length / ``U(epochs_per_curve)`` (with recorded durations, length /
+    (the range's mean times the curve's relative duration)); a target at ``U(target_fraction)``
     of the curve (at most :data:`MAX_TARGET_SHARE` of the initial loss); with probability
     ``infeasible_share`` the target moves to the curve's minimum times
     ``U(HOPELESS_TARGET_RANGE)``; slack ``U(slack_range)`` gives
@@ -344,6 +348,8 @@ def draw_task_terms(
             it (computed here otherwise).
         curve_row: ``(n,)`` row of each task's curve in ``curves`` (default: row ``i`` is task
             ``i``'s).
+        duration: ``(n,)`` relative duration of each task's curve
+            (:mod:`mara_env.recorded_durations`; default: 1 each).
 
     Example:
         >>> import numpy as np
@@ -365,6 +371,7 @@ def draw_task_terms(
         np.asarray(lengths, dtype=np.int64),
         np.full(n, alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64),
         np.asarray(curve_min, dtype=np.float64),
+        np.ones(n) if duration is None else np.asarray(duration, dtype=np.float64),
         draw_term_numbers(config, rng, n),
     )
     return TaskTerms(*terms)
@@ -394,7 +401,7 @@ def draw_term_numbers(config: ClusterConfig, rng: np.random.Generator, n: int) -
         low, high = float(bounds[0]), float(bounds[1])
         return low + (high - low) * uniforms[row]
 
-    epochs = between(0, config.epochs_per_curve)
+    epochs = unit_run_epochs(config.epochs_per_curve, config.curve_durations, uniforms[0])
     position = between(1, config.target_fraction)
     hopeless = uniforms[2] < config.infeasible_share
     hopeless_share = between(3, HOPELESS_TARGET_RANGE)
@@ -412,10 +419,12 @@ def task_terms(
     lengths: np.ndarray,
     alpha: np.ndarray,
     curve_min: np.ndarray,
+    duration: np.ndarray,
     draws: TermDraws,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The fields of :class:`TaskTerms` from the draws of :func:`draw_term_numbers` (compiled;
-    the task drawing of :mod:`mara_env.workload` calls it too)."""
+    the task drawing of :mod:`mara_env.workload` calls it too); ``duration`` is each task's
+    curve's relative duration (1 unless durations are recorded)."""
     epochs, position, hopeless, hopeless_share, slack = (
         draws.epochs,
         draws.position,
@@ -428,7 +437,7 @@ def task_terms(
     feasible_target = np.empty(n)
     for task in range(n):
         curve = curves[curve_row[task]]
-        speed[task] = lengths[task] / epochs[task]
+        speed[task] = lengths[task] / (epochs[task] * duration[task])
         step = min(max(int(position[task] * lengths[task]), 1), lengths[task] - 1)
         feasible_target[task] = min(curve[step], MAX_TARGET_SHARE * curve[0])
     offered = first_steps_on_rows(curves, curve_row, lengths, feasible_target) / speed

@@ -41,6 +41,7 @@ from mara_env.hidden_effort import (
     family_tables,
     hidden_effort_terms,
 )
+from mara_env.recorded_durations import even_work_curves, relative_durations, run_work
 from mara_env.rules import (
     HOPELESS_TARGET_RANGE,
     TermDraws,
@@ -126,6 +127,8 @@ class Workload:
         curve_family: Family code (:func:`mara_env.families.family_code`) of each curve.
         rows_by_family: Curve rows of each configured family, in ``config.families`` order.
         mean_demand: Mean node-epochs a task needs at one node (fixed-seed estimate).
+        duration: Each curve's relative duration (:mod:`mara_env.recorded_durations`; 1 each
+            unless ``config.curve_durations`` is ``"recorded"``).
     """
 
     config: ClusterConfig
@@ -134,6 +137,7 @@ class Workload:
     curve_family: np.ndarray
     rows_by_family: tuple[np.ndarray, ...]
     mean_demand: float
+    duration: np.ndarray
 
     @property
     def arrival_rate(self) -> float:
@@ -149,7 +153,7 @@ class Workload:
     def family_tables(self) -> FamilyTables:
         """What Cluster-v2's task drawing needs of the curves, per configured family
         (:func:`mara_env.hidden_effort.family_tables`)."""
-        return family_tables(self.curves, self.lengths, self.rows_by_family)
+        return family_tables(self.curves, self.lengths, self.rows_by_family, self.duration)
 
     @cached_property
     def family_alpha(self) -> np.ndarray:
@@ -196,6 +200,7 @@ class _WorkloadKey:
             config.split,
             config.alpha,
             config.epochs_per_curve,
+            config.curve_durations,
             config.target_fraction,
             config.infeasible_share,
             config.slack_range,
@@ -224,24 +229,41 @@ def _build_workload_cached(key: _WorkloadKey) -> Workload:
         )
     pools = [source.pool(family, config.split) for family in config.families]
     width = max(pool.losses.shape[1] for pool in pools)
-    curves = np.concatenate(
-        [
-            np.pad(pool.losses, ((0, 0), (0, width - pool.losses.shape[1])), mode="edge")
-            for pool in pools
-        ]
-    )
-    curves.setflags(write=False)
+
+    def padded(matrix: np.ndarray) -> np.ndarray:
+        return np.pad(matrix, ((0, 0), (0, width - matrix.shape[1])), mode="edge")
+
+    curves = np.concatenate([padded(pool.losses) for pool in pools])
     lengths = np.concatenate([pool.lengths for pool in pools])
+    duration = np.ones(len(lengths))
+    if config.curve_durations == "recorded":
+        no_work = [pool.family for pool in pools if pool.work is None]
+        if no_work:
+            raise TraceError(
+                f"ClusterConfig.curve_durations='recorded' needs each curve's recorded work, "
+                f"but the {config.split} curves of {no_work} in {source!r} have no work axis. "
+                "Give a work column in your curve table, or use curve_durations='stretched'."
+            )
+        works = [pool.work for pool in pools if pool.work is not None]
+        curves = even_work_curves(curves, lengths, np.concatenate([padded(w) for w in works]))
+        duration = np.concatenate(
+            [
+                relative_durations(run_work(pool.lengths, w))
+                for pool, w in zip(pools, works, strict=True)
+            ]
+        )
+    curves.setflags(write=False)
+    duration.setflags(write=False)
     curve_family = np.concatenate(
         [np.full(pool.n_curves, family_code(pool.family), dtype=np.int64) for pool in pools]
     )
     offsets = np.cumsum([0] + [pool.n_curves for pool in pools])
     rows = tuple(np.arange(offsets[i], offsets[i + 1]) for i in range(len(pools)))
-    partial = Workload(config, curves, lengths, curve_family, rows, mean_demand=1.0)
+    partial = Workload(config, curves, lengths, curve_family, rows, 1.0, duration)
     estimate_rng = np.random.default_rng(_DEMAND_ESTIMATE_SEED)
     arrivals = np.zeros(_DEMAND_ESTIMATE_TASKS, dtype=np.int64)
     _, offered = draw_tasks(partial, arrivals, estimate_rng)
-    return Workload(config, curves, lengths, curve_family, rows, float(offered.mean()))
+    return Workload(config, curves, lengths, curve_family, rows, float(offered.mean()), duration)
 
 
 def sample_tasks(workload: Workload, rng: np.random.Generator) -> TaskTable:
@@ -324,6 +346,7 @@ def draw_hidden_effort_terms(
     return hidden_effort_terms(
         workload.curves,
         workload.lengths,
+        workload.duration,
         family_slot,
         target_row,
         workload.family_alpha[family_slot],
@@ -391,6 +414,7 @@ def _draw_v1_tasks(
         workload.lengths,
         workload.curve_family,
         workload.curve_minimum,
+        workload.duration,
         workload.family_alpha,
         config.max_epochs,
         draw_term_numbers(config, rng, n),
@@ -418,6 +442,7 @@ def _assemble_tasks(
     lengths: np.ndarray,
     curve_family: np.ndarray,
     curve_minimum: np.ndarray,
+    duration: np.ndarray,
     family_alpha: np.ndarray,
     max_epochs: int,
     draws: TermDraws,
@@ -442,6 +467,7 @@ def _assemble_tasks(
         lengths[curve_row],
         alpha,
         curve_minimum[curve_row],
+        duration[curve_row],
         draws,
     )
     deadline = np.empty(n, dtype=np.int64)

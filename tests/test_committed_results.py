@@ -28,6 +28,7 @@ EXPORTS = (
     "leaderboard_v1/episodes.csv",
     "leaderboard_philly/episodes.csv",
     "leaderboard_pollux/episodes.csv",
+    "leaderboard_pollux_recorded/episodes.csv",
     "leak_audit/audit.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.

@@ -166,6 +166,7 @@ def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest
     curve_row, _, target, demand, offered, _ = hidden_effort_terms(
         curves,
         lengths,
+        np.ones(len(lengths)),
         np.zeros(n, dtype=np.int64),
         np.array([0, 1]),
         np.ones(n),

@@ -34,11 +34,16 @@ from benchmarks.leaderboard.grid import (
 )
 from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
-from benchmarks.leaderboard.own_workloads import family_and_alpha, traces_and_workloads
+from benchmarks.leaderboard.own_workloads import (
+    check_workloads,
+    family_and_alpha,
+    traces_and_workloads,
+)
 from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
 from benchmarks.leaderboard.summary import REFERENCE_AGENT
 from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
 from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
+from mara_env.recorded_durations import CURVE_DURATIONS
 from mara_env.sources import resolve_trace_source
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
@@ -110,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="Your own curves instead of the shipped ones: a curve table (.csv, see "
         "mara_env.curve_tables) or a trace file (.npz, from python -m benchmarks.collect pack "
         "--from). Its test runs are played; the results name the file and its SHA-256.",
+    )
+    parser.add_argument(
+        "--durations",
+        choices=CURVE_DURATIONS,
+        default="stretched",
+        help="How long a node takes to train a whole curve (ClusterConfig.curve_durations): "
+        "'stretched' (default: every curve in U(epochs_per_curve) epochs) or 'recorded' (each "
+        "curve's recorded work sets it, relative to its family's median run; the curves need "
+        "a work axis, e.g. a work column in --traces).",
     )
     parser.add_argument(
         "--loads",
@@ -314,9 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traces=traces,
             arrivals=args.arrivals,
             own_families=tuple(args.own_families),
+            curve_durations=args.durations,
         )
     except ConfigError as error:
         parser.error(str(error))
+    check_workloads(parser, grid)
     backend = _backend(parser, args)
     _check_output(parser, args.output)
     facts = provenance()

@@ -189,6 +189,9 @@ class Grid:
         own_families: Families of your own curves with their alphas
             (``ClusterConfig.own_families``; ``--own-families``); each is also a workload of
             that family alone.
+        curve_durations: How long a node takes to train a whole curve
+            (``ClusterConfig.curve_durations``; ``--durations``): ``"stretched"`` or
+            ``"recorded"`` (each curve's recorded work sets it).
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -210,6 +213,7 @@ class Grid:
     traces: str | None = None
     arrivals: str = "poisson"
     own_families: tuple[tuple[str, float], ...] = ()
+    curve_durations: str = "stretched"
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -261,6 +265,7 @@ class Grid:
             world_version=self.world_version,
             arrivals=self.arrivals,
             own_families=self.own_families,
+            curve_durations=self.curve_durations,
         )
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
@@ -282,9 +287,12 @@ class Grid:
 
     def label(self, workload: str, load_factor: float) -> str:
         """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x`` (with its
-        arrival process when not Poisson: ``evaluation/rl@1.5x philly``)."""
+        arrival process when not Poisson, ``evaluation/rl@1.5x philly``, and ``recorded``
+        when the curves' recorded work sets their durations)."""
         arrivals = "" if self.arrivals == "poisson" else f" {Path(self.arrivals).stem}"
-        return f"{self.base}/{workload}@{load_factor:g}x{' quick' if self.quick else ''}{arrivals}"
+        durations = "" if self.curve_durations == "stretched" else f" {self.curve_durations}"
+        quick = " quick" if self.quick else ""
+        return f"{self.base}/{workload}@{load_factor:g}x{quick}{arrivals}{durations}"
 
     def spec(self, agent: str) -> str:
         """The registered name or import path of the agent labelled ``agent``."""

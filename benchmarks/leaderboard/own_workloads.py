@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS
+from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, Grid
 from mara_env import WORKLOADS
 from mara_env.errors import TraceError
 from mara_env.families import FAMILIES
 from mara_env.sources import resolve_trace_source
+from mara_env.workload import build_workload
 
 
 def family_and_alpha(text: str) -> tuple[str, float]:
@@ -64,3 +65,15 @@ def traces_and_workloads(
                 f"curves (its families: {sorted(families)}); workloads it can play: {playable}."
             )
     return str(args.traces), given or tuple(playable)
+
+
+def check_workloads(parser: argparse.ArgumentParser, grid: Grid) -> None:
+    """Build every stratum's workload here, before any episode, so that curves that cannot
+    serve the grid's configs (e.g. ``--durations recorded`` on curves without a work axis) are
+    refused with the reason instead of failing in every worker."""
+    source = resolve_trace_source(grid.traces)
+    for stratum in grid.strata:
+        try:
+            build_workload(grid.config(*stratum), source)
+        except TraceError as error:
+            parser.error(f"{grid.label(*stratum)}: {error}")

@@ -29,10 +29,12 @@ import io
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common.atomic import write_atomically as write_atomically  # re-exported
 from benchmarks.leaderboard.cells import KEY_COLUMNS
+from benchmarks.leaderboard.grid import Grid
 from benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
 from mara_env import TRAINING_LOAD
 from mara_env.config import env_id
@@ -73,6 +75,18 @@ def format_terminal(board: Leaderboard) -> str:
     return "\n".join([text, *_notes(board)])
 
 
+def _world_changes(grid: Grid) -> str:
+    """How the grid's task drawing departs from the preset's (arrivals, durations), as a
+    clause of the page's first sentence ("" when it does not; the curves' file is named in the
+    provenance)."""
+    changes = []
+    if grid.arrivals != "poisson":
+        changes.append(f"`{Path(grid.arrivals).stem}` arrivals")
+    if grid.curve_durations != "stretched":
+        changes.append(f"{grid.curve_durations} durations (`--durations`)")
+    return f", with {', '.join(changes)}" if changes else ""
+
+
 def format_markdown(
     board: Leaderboard,
     *,
@@ -91,7 +105,8 @@ def format_markdown(
         f"({', '.join(grid.workloads)}) x {len(grid.load_factors)} loads ({loads} of the "
         f"training load) x {grid.n_seeds} evaluation seeds ({seeds.start}..{seeds.stop - 1}), "
         f"one episode each, on the `{grid.base}` preset"
-        f"{' shortened by --quick' if grid.quick else ''} of `{env_id(grid.world_version)}`. "
+        f"{' shortened by --quick' if grid.quick else ''} of `{env_id(grid.world_version)}`"
+        f"{_world_changes(grid)}. "
         "Completion rate = completed / arrived per episode; the mean over all episodes with a "
         "95% stratified-bootstrap interval (seeds resampled within each workload and load), the "
         "interquartile mean (IQM)"

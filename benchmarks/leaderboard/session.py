@@ -193,6 +193,7 @@ def run_record(
             "traces": grid.traces,
             "arrivals": grid.arrivals,
             "own_families": [list(pair) for pair in grid.own_families],
+            "curve_durations": grid.curve_durations,
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},
         "fingerprints": {"shared": grid.fingerprint, "agents": dict(grid.agent_fingerprints)},

@@ -163,5 +163,6 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         traces=grid_facts.get("traces"),
         arrivals=grid_facts.get("arrivals", "poisson"),
         own_families=tuple(tuple(pair) for pair in grid_facts.get("own_families", [])),
+        curve_durations=grid_facts.get("curve_durations", "stretched"),
     )
     return grid, []
