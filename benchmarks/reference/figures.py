@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -111,6 +112,72 @@ def lines_containing(*fragments: str) -> Callable[[str], str]:
     return extract
 
 
+def text_block(text: str) -> str:
+    """``text`` as a fenced ``text`` block (a script's printed output).
+
+    Example:
+        >>> print(text_block("a: 1\\n"))
+        ```text
+        a: 1
+        ```
+    """
+    return f"```text\n{text.rstrip()}\n```"
+
+
+def block_from(first_line: str) -> Callable[[str], str]:
+    """An extractor of the line that is ``first_line`` and the indented lines after it, as a
+    :func:`text_block` (one run's part of a report that prints a block per run).
+
+    Example:
+        >>> print(block_from("b.csv")("a.csv\\n  x: 1\\nb.csv\\n  x: 2\\nc.csv\\n"))
+        ```text
+        b.csv
+          x: 2
+        ```
+    """
+
+    def extract(text: str) -> str:
+        lines = text.splitlines()
+        if first_line not in lines:
+            raise FiguresError(f"the source has no line {first_line!r}.")
+        start = lines.index(first_line)
+        end = start + 1
+        while end < len(lines) and lines[end].startswith(" "):
+            end += 1
+        return text_block("\n".join(lines[start:end]))
+
+    return extract
+
+
+def card_facts(*keys: str) -> Callable[[str], str]:
+    """An extractor of some facts of a checkpoint's JSON card (``facts[key]`` for each of
+    ``keys``), as a :func:`text_block` of ``key: value`` lines, nested values flattened to
+    dotted keys.
+
+    Example:
+        >>> card = '{"facts": {"ppo": {"best_update": 9}, "wall_minutes": 3.5, "x": 1}}'
+        >>> print(card_facts("ppo", "wall_minutes")(card))
+        ```text
+        ppo.best_update: 9
+        wall_minutes: 3.5
+        ```
+    """
+
+    def flat(prefix: str, value: object) -> list[str]:
+        if isinstance(value, dict):
+            return [line for k, v in value.items() for line in flat(f"{prefix}.{k}", v)]
+        return [f"{prefix}: {value}"]
+
+    def extract(text: str) -> str:
+        facts = json.loads(text).get("facts", {})
+        missing = [key for key in keys if key not in facts]
+        if missing:
+            raise FiguresError(f"the card's facts have no {missing}.")
+        return text_block("\n".join(line for key in keys for line in flat(key, facts[key])))
+
+    return extract
+
+
 def after_title(markdown: str) -> str:
     """``markdown`` without its first line (a results page's ``#`` title)."""
     return markdown.split("\n", 1)[1] if "\n" in markdown else ""
@@ -152,6 +219,25 @@ SECTIONS: tuple[Section, ...] = (
         table_after("| mara minus"),
         Path("benchmarks/results/mara/v2/README.md"),
     ),
+    *(
+        Section(
+            f"mara-v2-{name}",
+            Path(f"benchmarks/results/mara/v2/{source}"),
+            text_block,
+            Path("benchmarks/results/mara/v2/README.md"),
+        )
+        for name, source in (
+            ("trust-region", "trust_region_comparison.txt"),
+            ("budget", "budget_comparison.txt"),
+            ("ship-choice", "ship_choice.txt"),
+        )
+    ),
+    Section(
+        "mara-v2-joint-move",
+        Path("benchmarks/results/mara/v2/trust_region_logs.txt"),
+        block_from("benchmarks/results/mara/v2/mara_ppo_per_node_training.csv"),
+        Path("benchmarks/results/mara/v2/README.md"),
+    ),
     Section(
         "prediction-summary",
         Path("benchmarks/results/predictors/results.md"),
@@ -184,6 +270,36 @@ SECTIONS: tuple[Section, ...] = (
             Path("docs/world.md"),
         )
         for world in (2, 1)
+    ),
+    *(
+        Section(
+            f"mara-v1-{name}",
+            Path(f"benchmarks/results/mara/{source}"),
+            table_after(marker),
+            Path("benchmarks/results/mara/README.md"),
+        )
+        for name, source, marker in (
+            ("ppo-means", "mara_ppo_evaluation.md", "| agent | load | mean over workloads"),
+            ("ppo-paired", "mara_ppo_evaluation.md", "| agent | load | paired episodes"),
+            ("evaluation-means", "evaluation.md", "| agent | load | mean over workloads"),
+            ("evaluation-paired", "evaluation.md", "| agent | load | paired episodes"),
+            ("evaluation-gap", "evaluation.md", "| agent | load | share of"),
+            ("ablations-means", "ablations.md", "| agent | load | mean over workloads"),
+            ("ablations-paired", "ablations.md", "| agent | load | paired episodes"),
+        )
+    ),
+    *(
+        Section(
+            f"mara-v1-{name}-card",
+            Path(f"benchmarks/results/mara/{card}.json"),
+            card_facts("confirmation", "ppo", "wall_minutes"),
+            Path("benchmarks/results/mara/README.md"),
+        )
+        for name, card in (
+            ("ppo", "mara_ppo"),
+            ("first-recipe", "mara_ppo_first_recipe"),
+            ("second-recipe", "mara_ppo_second_recipe"),
+        )
     ),
 )
 
