@@ -32,7 +32,7 @@ Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from benchmarks.mara.settings import QUICK, TrainSettings
-    >>> from benchmarks.mara.trainer import ActingCopy, Trainer
+    >>> from benchmarks.mara.trainer import Trainer
     >>> settings = TrainSettings(**{**QUICK, "predictor": "wls", "rollout_epochs": 4})
     >>> trainer = Trainer(settings, Path(tempfile.mkdtemp()) / "log.csv", progress=False)
     >>> ppo(trainer)
