@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.mara import prediction_value
-from benchmarks.mara.prediction_value import Run, planned_runs, stage_done
+from benchmarks.mara import prediction_value_plan as plan
+from benchmarks.mara.prediction_value_plan import Run, planned_runs, stage_done
 from benchmarks.mara.settings import ABLATIONS
 from benchmarks.mara.train import main as train_main
 from benchmarks.mara.train import parse_args, settings_of
@@ -24,7 +25,7 @@ def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> N
     budgets = set()
     for run in runs:
         stages = run.stages()
-        assert len(stages) == (3 if run.name in prediction_value.CHECK_RUNS else 2)
+        assert len(stages) == (3 if run.name in plan.CHECK_RUNS else 2)
         for arguments, _ in stages[:2]:
             settings = settings_of(parse_args(arguments))
             assert settings.world_version == 2 and settings.seed == run.seed
@@ -38,13 +39,13 @@ def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> N
             assert longer.updates == 200
             assert dataclasses.replace(longer, updates=60) == settings_of(parse_args(common))
     assert budgets == {(14, 0, 5e-05, 0.1), (0, 60, 2.5e-4, 0.1)}
-    seeds = {row.name: row.seeds for row in prediction_value.ROWS}
+    seeds = {row.name: row.seeds for row in plan.ROWS}
     assert seeds["flow_matching_without_target"] == (0, 1, 2)
     assert all(len(s) >= 2 for s in seeds.values())
 
 
 def test_a_stage_is_done_only_when_its_card_records_the_planned_command(tmp_path: Path) -> None:
-    run = Run(prediction_value.ROWS[0], 0)
+    run = Run(plan.ROWS[0], 0)
     (arguments, checkpoint), *_ = run.stages(tmp_path)
     assert not stage_done(arguments, checkpoint)
     checkpoint.write_bytes(b"weights")
@@ -74,14 +75,14 @@ def test_the_table_evaluates_finished_runs_and_resumes(tmp_path: Path) -> None:
     results.mkdir()
     _, card = load_checkpoint(quick)
     for row in ("oracle", "no_predictions", "flow_matching_without_target"):
-        run = Run(next(r for r in prediction_value.ROWS if r.name == row), 0)
+        run = Run(next(r for r in plan.ROWS if r.name == row), 0)
         for arguments, checkpoint in run.stages(results):
             shutil.copy(quick, checkpoint)
             shutil.copy(quick.with_suffix(".json"), checkpoint.with_suffix(".json"))
             rewrite_card(checkpoint, card["config"], {**card["facts"], "command": arguments})
     errors = results / prediction_value.ERRORS
     assert value_errors_main(["--seeds", "1", "--output", str(errors), "--no-progress"]) == 0
-    assert [run.name for run in prediction_value.finished_runs(results)] == [
+    assert [run.name for run in plan.finished_runs(results)] == [
         "oracle_seed0",
         "flow_matching_without_target_seed0",
         "no_predictions_seed0",

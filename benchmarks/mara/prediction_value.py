@@ -1,54 +1,24 @@
 """The value of prediction: MARA trained on Cluster-v2 with each predictor, at one common budget.
 
 How much is a perfect prediction worth to MARA, and how much of that worth does each predictor
-capture? This script trains the policy once per **row** and training seed, every row with the
-same recipe and budget, differing only in what feeds the prediction features:
+capture? This script trains the policy once per row of the plan and training seed
+(:mod:`benchmarks.mara.prediction_value_plan`: the rows, the common budget, the stages and the
+budget check), and evaluates the finished runs.
 
-* ``oracle``, ``oracle_noise_0.5``, ``oracle_noise_1`` (privileged, :mod:`predictors.oracle`):
-  the true remaining need, exact or with calibrated log-normal noise of that sigma;
-* ``flow_matching`` (reads the target), ``flow_matching_without_target`` (the shipped recipe's
-  predictor), ``wls`` (LARA's power law);
-* ``no_predictions``: the features held constant (the ablation of the same name);
+``run`` plays the stages not done yet (``--jobs 2``: two runs at once, one core each) and
+leaves finished ones alone, so an interrupted plan resumes where it stopped.
 
-and the recipe's other ablations, with its predictor: ``independent`` (no autoregression) and
-``no_shaping`` (completion reward only); the recipe without PPO is every run's own imitation
-warm start. The shipped recipe's row gets :data:`RECIPE_SEEDS` training seeds, every other row
-:data:`SEEDS`.
-
-**The common budget** (:data:`IMITATION_FLAGS`, :data:`PPO_FLAGS`): the shipped recipe's
-imitation (14 DAgger rounds with the clairvoyant teacher) and its PPO settings with 60 updates
-instead of the shipped 200, so that all 19 runs fit a 2-core machine. Budgets are counts of rounds and updates, never minutes (the wall-clock caps are set
-far above what a run needs), so a run gives the same checkpoint however busy the machine is.
-
-Each run is two stages, each a ``python -m benchmarks.mara.train`` command writing a checkpoint
-under :data:`RESULTS`: ``<run>_imitation.pt``, then ``<run>.pt`` (PPO from it). A stage is done
-when its checkpoint's card records exactly the planned command; ``run`` plays the stages not
-done yet (``--jobs 2``: two runs at once, one core each) and leaves finished ones alone, so an
-interrupted plan resumes where it stopped.
-
-**The table** (``table``): every finished run's two checkpoints, LARA and LaiRA with their own
+**The table** (``table``): every finished run's checkpoints, LARA and LaiRA with their own
 predictors and with the oracle (``lara_oracle``, ``laira_oracle``), EDF and the clairvoyant
 reference play the evaluation protocol of :mod:`benchmarks.mara.evaluate` (evaluation preset,
 seeds from 1000, 3 workloads x 3 loads) into ``evaluation.csv`` beside the checkpoints, its
 journal (resumed: finished episodes are never replayed); the tables
 (:mod:`benchmarks.mara.prediction_value_table`) go to ``value_of_prediction.md``: the value of
-each predictor's features, LARA and LaiRA told the truth, the recipe's ablations, and whether
+each predictor's features, LARA and LaiRA told the truth, the recipe's ablations, whether
 imitation alone ranks the rows as imitation plus PPO does, and the budget check.
-
-**The budget check**: the two rankings above agree but for one adjacent pair, so (as the plan
-fixed in advance for a disagreement) the ends of the value table, ``oracle`` and
-``no_predictions`` with training seed 0 (:data:`CHECK_RUNS`), also train with the shipped
-recipe's :data:`CHECK_UPDATES` updates from the same imitation warm start, a third stage
-``<run>_200_updates.pt``: does the oracle's gap hold at the longer budget?
 
 Run ``python -m benchmarks.mara.prediction_value plan`` (the runs and their state), ``run``, or
 ``table``.
-
-Example:
-    >>> [run.name for run in planned_runs()][:3]
-    ['oracle_seed0', 'oracle_noise_0.5_seed0', 'oracle_noise_1_seed0']
-    >>> len(planned_runs()), planned_runs()[0].stages()[1][0][-2:]
-    (19, ['--out', 'benchmarks/results/mara/v2/prediction_value/oracle_seed0.pt'])
 """
 
 from __future__ import annotations
@@ -60,7 +30,6 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common.figures import PlotsUnavailable
@@ -69,25 +38,30 @@ from benchmarks.common.provenance import git_revision
 from benchmarks.mara.evaluate import LOADS, WORKLOADS, completion_rates
 from benchmarks.mara.evaluate import run as play_evaluation
 from benchmarks.mara.evaluation_tables import Rates
+from benchmarks.mara.prediction_value_plan import (
+    CHECK_UPDATES,
+    RECIPE_PREDICTOR,
+    RESULTS,
+    ROWS,
+    UPDATES,
+    Run,
+    finished_checks,
+    finished_runs,
+    planned_runs,
+    stage_done,
+)
 from benchmarks.mara.prediction_value_table import (
     NONE,
     ORACLE,
     budget_ranking,
     differences_table,
     error_table,
+    gap_by_budget,
     plot_value_against_error,
     row_summaries,
     value_table,
 )
 
-#: Where the checkpoints, cards and training logs go.
-RESULTS = Path("benchmarks/results/mara/v2/prediction_value")
-#: Training seeds of every row but the shipped recipe's.
-SEEDS = (0, 1)
-#: Training seeds of the shipped recipe's row.
-RECIPE_SEEDS = (0, 1, 2)
-#: The shipped recipe's predictor.
-RECIPE_PREDICTOR = "flow_matching_without_target"
 #: The agents beside the plan's checkpoints in the table's evaluation.
 BASELINES = ("lara", "lara_oracle", "laira", "laira_oracle", "edf", "clairvoyant")
 #: The table's evaluation journal, its tables and its plot, in the results folder.
@@ -100,138 +74,6 @@ PREDICTION_ROWS = (
     "oracle", "oracle_noise_0.5", "oracle_noise_1", "flow_matching", RECIPE_PREDICTOR, "wls",
     NONE,
 )  # fmt: skip
-#: Every stage's flags: the world, and wall-clock caps far above a run's need.
-COMMON_FLAGS = ("--world-version", "2", "--validation-workers", "0", "--no-progress")
-#: The imitation stage (the shipped recipe's DAgger, 14 rounds).
-IMITATION_FLAGS = ("--updates", "0", "--imitation-minutes", "120")
-#: PPO updates of the common budget, and of the budget check's runs (the shipped recipe's).
-UPDATES, CHECK_UPDATES = 60, 200
-#: The runs the budget check also trains with :data:`CHECK_UPDATES` updates from their own
-#: imitation warm start: the two ends of the value table.
-CHECK_RUNS = ("oracle_seed0", "no_predictions_seed0")
-
-
-def ppo_flags(updates: int) -> tuple[str, ...]:
-    """The PPO stage's flags: the shipped recipe's settings with ``updates`` updates."""
-    return (
-        "--dagger-rounds", "0", "--rollout-lag", "0", "--lr", "2.5e-4", "--lr-schedule", "linear",
-        "--kl-coef", "0.02", "--value-warmup", "10", "--value-warmup-loss", "0.1",
-        "--trust-region", "per_node", "--updates", str(updates), "--minutes", "240",
-    )  # fmt: skip
-
-
-#: The PPO stage of the common budget.
-PPO_FLAGS = ppo_flags(UPDATES)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of the table: a predictor, or an ablation of the recipe.
-
-    Attributes:
-        name: The row's name (and its runs' file prefix).
-        predictor: The predictor behind the features.
-        ablation: The part taken away (``none``: the full recipe).
-    """
-
-    name: str
-    predictor: str = RECIPE_PREDICTOR
-    ablation: str = "none"
-
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        """Its training seeds: three for the shipped recipe's row, two otherwise."""
-        recipe = self.predictor == RECIPE_PREDICTOR and self.ablation == "none"
-        return RECIPE_SEEDS if recipe else SEEDS
-
-
-#: The rows, in the order their first seeds run.
-ROWS = (
-    Row("oracle", "oracle"),
-    Row("oracle_noise_0.5", "oracle_noise_0.5"),
-    Row("oracle_noise_1", "oracle_noise_1"),
-    Row("flow_matching", "flow_matching"),
-    Row(RECIPE_PREDICTOR),
-    Row("wls", "wls"),
-    Row("no_predictions", ablation="no_predictions"),
-    Row("independent", ablation="independent"),
-    Row("no_shaping", ablation="no_shaping"),
-)
-
-
-@dataclass(frozen=True)
-class Run:
-    """One training run: a row with one training seed."""
-
-    row: Row
-    seed: int
-
-    @property
-    def name(self) -> str:
-        """``<row>_seed<seed>``, the prefix of its files."""
-        return f"{self.row.name}_seed{self.seed}"
-
-    def stages(self, results: Path = RESULTS) -> list[tuple[list[str], Path]]:
-        """``(arguments of benchmarks.mara.train, checkpoint)`` of its stages, in order: the
-        imitation, its PPO, and for the :data:`CHECK_RUNS` the budget check's PPO."""
-        imitation = results / f"{self.name}_imitation.pt"
-        row = [
-            "--seed", str(self.seed), "--predictor", self.row.predictor,
-            "--ablation", self.row.ablation, *COMMON_FLAGS,
-        ]  # fmt: skip
-
-        def ppo(updates: int, checkpoint: Path) -> tuple[list[str], Path]:
-            flags = ppo_flags(updates)
-            return [*row, *flags, "--init", str(imitation), "--out", str(checkpoint)], checkpoint
-
-        stages = [
-            ([*row, *IMITATION_FLAGS, "--out", str(imitation)], imitation),
-            ppo(UPDATES, results / f"{self.name}.pt"),
-        ]
-        if self.name in CHECK_RUNS:
-            stages.append(ppo(CHECK_UPDATES, self.check_checkpoint(results)))
-        return stages
-
-    def check_checkpoint(self, results: Path = RESULTS) -> Path:
-        """Where the budget check's run (:data:`CHECK_UPDATES` updates) writes its checkpoint."""
-        return results / f"{self.name}_{CHECK_UPDATES}_updates.pt"
-
-
-def planned_runs() -> list[Run]:
-    """Every run, seed by seed: each row's first seed before any row's second."""
-    most = max(len(row.seeds) for row in ROWS)
-    return [
-        Run(row, row.seeds[index])
-        for index in range(most)
-        for row in ROWS
-        if index < len(row.seeds)
-    ]
-
-
-def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
-    """Whether ``checkpoint``'s card records exactly this stage's command (so it finished)."""
-    card = checkpoint.with_suffix(".json")
-    if not (checkpoint.is_file() and card.is_file()):
-        return False
-    try:
-        command = json.loads(card.read_text())["facts"]["command"]
-    except (ValueError, KeyError):
-        return False
-    return bool(command[-len(arguments) :] == list(arguments))
-
-
-def finished_runs(results: Path = RESULTS) -> list[Run]:
-    """The planned runs whose imitation and common-budget PPO are done."""
-    return [
-        run
-        for run in planned_runs()
-        if all(stage_done(*stage) for stage in run.stages(results)[:2])
-    ]
-
-
-def finished_checks(runs: Sequence[Run], results: Path = RESULTS) -> list[Run]:
-    """Those of ``runs`` whose budget check's run is done too."""
-    return [run for run in runs if run.name in CHECK_RUNS and stage_done(*run.stages(results)[2])]
 
 
 def tables(
@@ -288,7 +130,7 @@ def tables(
         "",
         f"Generated by `python -m benchmarks.mara.prediction_value table` at git revision "
         f"`{git_revision()}` on {platform_line()}. Every learned row is MARA trained with "
-        "the plan's common budget (module docstring of `benchmarks.mara.prediction_value`); "
+        "the plan's common budget (module docstring of `benchmarks.mara.prediction_value_plan`); "
         "intervals resample training seeds and episodes.",
         "",
         "## What each predictor's features are worth",
@@ -322,23 +164,19 @@ def _check_section(scores: Rates, checks: Sequence[Run]) -> list[str]:
     by_row = {run.row.name: run for run in checks}
     if set(by_row) != {ORACLE, NONE}:
         return []
-    oracle, none = by_row[ORACLE], by_row[NONE]
+    oracle, none = by_row[ORACLE].name, by_row[NONE].name
     longer = f"_{CHECK_UPDATES}_updates"
     return [
-        f"With the shipped recipe's {CHECK_UPDATES} PPO updates (the same imitation warm start; "
-        f"training seed {oracle.seed} only), the gap is:",
+        f"The budget check: {ORACLE} minus {NONE} on training seed {by_row[ORACLE].seed}, "
+        f"after the common budget and after the shipped recipe's {CHECK_UPDATES} PPO updates "
+        "(the same imitation warm start):",
         "",
-        differences_table(
+        gap_by_budget(
             scores,
-            (f"{ORACLE} after {CHECK_UPDATES} updates", [oracle.name + longer]),
-            {f"{NONE} after {CHECK_UPDATES} updates": [none.name + longer]},
-        ),
-        "and at the common budget, on the same training seed:",
-        "",
-        differences_table(
-            scores,
-            (f"{ORACLE} after {UPDATES} updates", [oracle.name]),
-            {f"{NONE} after {UPDATES} updates": [none.name]},
+            {
+                f"{UPDATES} PPO updates": (oracle, none),
+                f"{CHECK_UPDATES} PPO updates": (oracle + longer, none + longer),
+            },
         ),
     ]
 

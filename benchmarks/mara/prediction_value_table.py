@@ -133,6 +133,29 @@ def differences_table(
     return "\n".join(lines) + "\n"
 
 
+def gap_by_budget(
+    scores: Rates,
+    pairs: Mapping[str, tuple[str, str]],
+    *,
+    n_resamples: int = 10_000,
+) -> str:
+    """One row per budget (``{budget: (label, baseline label)}``): the label minus its
+    baseline on the shared episodes, with a 95% interval over the episodes (one training seed
+    each).
+
+    Raises:
+        ValueError: As :func:`_matrices`.
+    """
+    lines = ["| budget | difference [95% CI] |", "|---|---|"]
+    for budget, (label, baseline) in pairs.items():
+        matrices = _matrices(scores, {label: [label], baseline: [baseline]})
+        a, b = matrices[label], matrices[baseline]
+        means = resampled_means([a, b], n_resamples=n_resamples)
+        difference = float(a.mean() - b.mean())
+        lines.append(f"| {budget} | {_interval(difference, means[0] - means[1], sign='+')} |")
+    return "\n".join(lines) + "\n"
+
+
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     """Kendall's tau-a of two orderings of the same items: (concordant - discordant pairs) /
     all pairs; 1 for the same order, -1 for the reverse.
