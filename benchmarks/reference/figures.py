@@ -250,11 +250,18 @@ SECTIONS: tuple[Section, ...] = (
         table_after("In short"),
         Path("docs/predictors.md"),
     ),
-    Section(
-        "prediction-value",
-        Path("benchmarks/results/mara/v2/prediction_value/value_of_prediction.md"),
-        table_after("## What each predictor's features are worth"),
-        Path("benchmarks/results/mara/v2/prediction_value/README.md"),
+    *(
+        Section(
+            name,
+            Path("benchmarks/results/mara/v2/prediction_value/value_of_prediction.md"),
+            table_after(marker),
+            Path("benchmarks/results/mara/v2/prediction_value/README.md"),
+        )
+        for name, marker in (
+            ("prediction-value", "## What each predictor's features are worth"),
+            ("prediction-value-ablations", "## The recipe's ablations"),
+            ("prediction-value-budget", "The budget check:"),
+        )
     ),
     Section(
         "rankings",
