@@ -122,15 +122,22 @@ def differences_table(
         "|---|---|---|",
     ]
     for other, other_labels in others.items():
-        matrices = _matrices(scores, {name: labels, other: other_labels})
-        a, b = matrices[name], matrices[other]
-        means = resampled_means([a, b], n_resamples=n_resamples)
-        difference = float(a.mean() - b.mean())
-        lines.append(
-            f"| {other} | {len(a)} and {len(b)} | "
-            f"{_interval(difference, means[0] - means[1], sign='+')} |"
-        )
+        interval, seeds = _difference(scores, labels, other_labels, n_resamples)
+        lines.append(f"| {other} | {seeds[0]} and {seeds[1]} | {interval} |")
     return "\n".join(lines) + "\n"
+
+
+def _difference(
+    scores: Rates, labels: Sequence[str], other_labels: Sequence[str], n_resamples: int
+) -> tuple[str, tuple[int, int]]:
+    """The mean of ``labels`` minus that of ``other_labels`` on their shared episodes, as
+    ``+d [low, high]`` with a 95% interval over both sides' training seeds and the episodes,
+    and each side's count of training seeds."""
+    matrices = _matrices(scores, {"first": labels, "second": other_labels})
+    a, b = matrices["first"], matrices["second"]
+    means = resampled_means([a, b], n_resamples=n_resamples)
+    difference = float(a.mean() - b.mean())
+    return _interval(difference, means[0] - means[1], sign="+"), (len(a), len(b))
 
 
 def gap_by_budget(
@@ -148,11 +155,8 @@ def gap_by_budget(
     """
     lines = ["| budget | difference [95% CI] |", "|---|---|"]
     for budget, (label, baseline) in pairs.items():
-        matrices = _matrices(scores, {label: [label], baseline: [baseline]})
-        a, b = matrices[label], matrices[baseline]
-        means = resampled_means([a, b], n_resamples=n_resamples)
-        difference = float(a.mean() - b.mean())
-        lines.append(f"| {budget} | {_interval(difference, means[0] - means[1], sign='+')} |")
+        interval, _ = _difference(scores, [label], [baseline], n_resamples)
+        lines.append(f"| {budget} | {interval} |")
     return "\n".join(lines) + "\n"
 
 
