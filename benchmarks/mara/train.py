@@ -76,7 +76,7 @@ from benchmarks.mara.settings import (
     WORKLOADS,
     TrainSettings,
 )
-from benchmarks.mara.trainer import DEVICES, Placement, Trainer, device_line, learner_device
+from benchmarks.mara.trainer import DEVICES, Placement, Trainer, device_line
 from benchmarks.mara.training_log import log_rows, plot_log
 from benchmarks.mara.validation import tune_temperature
 from mara_env.config import WORLD_VERSIONS
@@ -356,10 +356,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             import_ray("--backend ray")
         except RayUnavailable as error:
             raise SystemExit(f"mara.train: {error}") from None
-    try:
-        learner_device(args.device)
-    except ValueError as error:
-        raise SystemExit(f"mara.train: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
     out, log, plot = output_paths(args.out, stem, args.quick)
