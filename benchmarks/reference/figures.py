@@ -213,6 +213,15 @@ SECTIONS: tuple[Section, ...] = (
         )
         for name in PERF_PAGES
     ),
+    *(
+        Section(
+            f"perf-ppo-speed-{name.replace('_', '-')}",
+            Path(f"benchmarks/results/perf/ppo_speed_{name}.json"),
+            card_facts("cluster_epochs_per_second", "wall_minutes", "rollout_workers", "machine"),
+            Path("docs/measurements.md"),
+        )
+        for name in ("before", "workers1", "workers2", "lag1_workers1")
+    ),
     Section(
         "mara-v2-evaluation",
         Path("benchmarks/results/mara/v2/evaluation.md"),
