@@ -115,6 +115,11 @@ class ClusterConfig:
         estimate_spread: Cluster-v2 only: the standard deviation of the log-normal error of the
             submitter's demand estimate (0: every submitter estimates the family's typical
             demand for the target exactly).
+        hopeless_curve_share: Cluster-v2 only: a hopeless task runs a curve drawn uniformly
+            among this share of its family's curves that never get down to its target, those
+            whose lowest loss lies nearest above it (1: all of them; 0.1: the nearest tenth,
+            which stall just short of the target, so that only the course of a task's losses
+            can tell it from one that will finish; 0: the nearest one).
         max_nodes_per_task: At most this many nodes may train one task in an epoch (``None``: no
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
@@ -154,6 +159,7 @@ class ClusterConfig:
     deadline_nodes: int = 1
     world_version: int = LATEST_WORLD_VERSION
     estimate_spread: float = 0.3
+    hopeless_curve_share: float = 1.0
     max_nodes_per_task: int | None = None
     own_families: tuple[tuple[str, float], ...] = ()
     other_alpha: float | None = None
@@ -251,6 +257,16 @@ class ClusterConfig:
             self.estimate_spread,
             "must be a finite number >= 0",
             "It is the log-normal sigma of the submitter's demand estimate, e.g. 0.3.",
+        )
+        _require(
+            isinstance(self.hopeless_curve_share, (int, float))
+            and not isinstance(self.hopeless_curve_share, bool)
+            and 0.0 <= self.hopeless_curve_share <= 1.0,
+            "hopeless_curve_share",
+            self.hopeless_curve_share,
+            "must be in [0, 1]",
+            "It is the share of a family's never-reaching curves a hopeless task's curve is "
+            "drawn from, nearest first: 1 for all of them, 0.1 for the nearest tenth.",
         )
         _require(
             self.max_nodes_per_task is None

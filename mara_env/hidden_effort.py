@@ -13,7 +13,9 @@ set it up, from what that person can know:
   its cap at 0.99 of the initial loss. The ratio
   ``target / initial loss`` of a *hopeless* task (probability ``infeasible_share``) is drawn
   exactly so, and the task then runs a curve of the same family, drawn uniformly among those
-  that never get that low (:class:`FamilyTables`). So a hopeless task's target ratio follows
+  that never get that low (:class:`FamilyTables`), or with ``hopeless_curve_share`` below 1
+  among the share of them whose lowest loss lies nearest above the target: curves that stall
+  just short of it, where only the course of the losses can tell. So a hopeless task's target ratio follows
   the feasible ones' distribution, and its target lies below anything its curve ever reports.
   (Only when no curve of the family stays that high does the shallowest one take a target of
   its lowest loss times ``U(HOPELESS_TARGET_RANGE)``.)
@@ -168,6 +170,7 @@ class EffortDraws(NamedTuple):
     log_error: np.ndarray
     mean_epochs: float
     deadline_nodes: float
+    hopeless_curve_share: float
 
 
 def draw_effort_numbers(config: ClusterConfig, rng: np.random.Generator, n: int) -> EffortDraws:
@@ -190,6 +193,7 @@ def draw_effort_numbers(config: ClusterConfig, rng: np.random.Generator, n: int)
         log_error=float(config.estimate_spread) * rng.standard_normal(n),
         mean_epochs=float(np.mean(config.epochs_per_curve)),
         deadline_nodes=float(config.deadline_nodes),
+        hopeless_curve_share=float(config.hopeless_curve_share),
     )
 
 
@@ -273,7 +277,8 @@ def hidden_effort_terms(
         low, high = depth_start[family_slot[task]], depth_start[family_slot[task] + 1]
         first_shallower = low + np.searchsorted(depth_ratio[low:high], ratio, side="right")
         if first_shallower < high:
-            pick = first_shallower + int(draws.swap[task] * (high - first_shallower))
+            nearest = draws.hopeless_curve_share * (high - first_shallower)
+            pick = first_shallower + int(draws.swap[task] * nearest)
             pick = min(pick, high - 1)
             row = depth_rows[pick]
             # below the curve's lowest loss even where the product rounds

@@ -52,6 +52,8 @@ def test_a_config_names_its_rules_and_rejects_unknown_ones() -> None:
         get_config("training", world_version=3)
     with pytest.raises(ConfigError, match="estimate_spread"):
         get_config("training", estimate_spread=-0.1)
+    with pytest.raises(ConfigError, match="hopeless_curve_share"):
+        get_config("training", hopeless_curve_share=1.5)
 
 
 def test_hopeless_targets_lie_below_their_curve_and_the_others_are_reached(v2_draw) -> None:
@@ -65,6 +67,36 @@ def test_hopeless_targets_lie_below_their_curve_and_the_others_are_reached(v2_dr
     assert np.all(np.isfinite(offered))
     # a feasible task is on the curve its target was drawn from: its demand is what it offered
     np.testing.assert_array_equal(tasks.demand[~hopeless], offered[~hopeless])
+
+
+def test_near_miss_hopeless_tasks_run_the_curves_nearest_above_their_targets(v2_draw) -> None:
+    """With ``hopeless_curve_share=0.1`` every hopeless task runs one of the tenth of its
+    family's never-reaching curves whose lowest loss lies nearest above its target, and those
+    curves stall nearer their targets than v2's; the feasible tasks are drawn as in v2."""
+    config = get_config("evaluation", world_version=2, max_epochs=10_000)
+    _, everywhere, _ = v2_draw
+    workload, near, _ = _many_tasks(config.replace(hopeless_curve_share=0.1))
+    hopeless = ~np.isfinite(near.demand)
+    np.testing.assert_array_equal(hopeless, ~np.isfinite(everywhere.demand))
+    for name in ("curve_row", "target", "demand", "deadline"):
+        np.testing.assert_array_equal(
+            getattr(near, name)[~hopeless], getattr(everywhere, name)[~hopeless]
+        )
+    tables = workload.family_tables
+    slot_of = {int(row): slot for slot, rows in enumerate(workload.rows_by_family) for row in rows}
+    ratio = near.target / near.initial_loss
+    for task in np.flatnonzero(hopeless):
+        slot = slot_of[int(near.curve_row[task])]
+        low, high = tables.depth_start[slot], tables.depth_start[slot + 1]
+        if near.curve_row[task] == tables.depth_rows[high - 1]:
+            continue  # the shallowest curve: also where a target too shallow to hide goes
+        shallower = low + np.searchsorted(tables.depth_ratio[low:high], ratio[task], "right")
+        nearest = tables.depth_rows[shallower : shallower + (high - shallower) // 10 + 2]
+        assert near.curve_row[task] in nearest
+    lowest = workload.curve_minimum
+    gap_near = np.log(lowest[near.curve_row[hopeless]] / near.target[hopeless])
+    gap_all = np.log(lowest[everywhere.curve_row[hopeless]] / everywhere.target[hopeless])
+    assert np.all(gap_near > 0) and np.median(gap_near) < 0.5 * np.median(gap_all)
 
 
 @pytest.mark.parametrize("workload", ["in_distribution", "rl", "vision"])
@@ -162,6 +194,7 @@ def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest
         log_error=np.zeros(n),
         mean_epochs=10.0,
         deadline_nodes=1.0,
+        hopeless_curve_share=1.0,
     )
     curve_row, _, target, demand, offered, _ = hidden_effort_terms(
         curves,

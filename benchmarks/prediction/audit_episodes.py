@@ -48,11 +48,20 @@ from predictors.registry import make_predictor, require_observation_only
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-#: The worlds the audit knows: name -> the config of a preset in that world (its rules'
-#: ``ClusterConfig.world_version``).
+#: The share of a family's never-reaching curves a hopeless task runs in the audited
+#: ``v2-near-miss`` world (``ClusterConfig.hopeless_curve_share``): the nearest tenth.
+NEAR_MISS_SHARE = 0.1
+#: The worlds the audit knows: name -> the config of a preset in that world. ``v1``, ``v2``:
+#: the rules of each ``ClusterConfig.world_version``; ``v2-near-miss``: Cluster-v2 whose hopeless
+#: tasks run curves that stall just short of their targets.
 WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
-    f"v{version}": functools.partial(get_config, world_version=version)
-    for version in WORLD_VERSIONS
+    **{
+        f"v{version}": functools.partial(get_config, world_version=version)
+        for version in WORLD_VERSIONS
+    },
+    "v2-near-miss": functools.partial(
+        get_config, world_version=2, hopeless_curve_share=NEAR_MISS_SHARE
+    ),
 }
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
