@@ -214,6 +214,15 @@ STORES: tuple[CommittedStore, ...] = (
         lambda row: Manifest({}),
     ),
     CommittedStore(
+        "leaderboard with near-miss hopeless tasks",
+        RESULTS / "leaderboard_near_miss" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --hopeless-curves 0.1 --agents "
+        f"{EXAMPLE_AGENTS} lara_oracle --no-resume --output benchmarks/results/leaderboard_near_miss",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
         "generalisation",
         RESULTS / "generalisation" / "episodes.csv",
         "code",

@@ -29,6 +29,7 @@ EXPORTS = (
     "leaderboard_philly/episodes.csv",
     "leaderboard_pollux/episodes.csv",
     "leaderboard_pollux_recorded/episodes.csv",
+    "leaderboard_near_miss/episodes.csv",
     "leak_audit/audit.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.

@@ -4,6 +4,7 @@ not learn from a task's target and deadline, and that Cluster-v1 stays as it was
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -216,3 +217,18 @@ def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest
     assert curve_row[1] == 1 and target[1] == pytest.approx(0.5 * 0.8 * 2.0)
     assert np.all(np.isinf(demand)) and np.all(np.isfinite(offered))
     assert np.all(target < lowest_recorded_loss(curves[curve_row], lengths[curve_row]))
+
+
+def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(tmp_path: Path) -> None:
+    from benchmarks.leaderboard.cli import main as leaderboard_main
+
+    out = tmp_path / "board"
+    quiet = ["--no-progress", "--no-plots", "--workers", "1", "--seeds", "1", "--loads", "1"]
+    command = ["--agents", "edf", "--workloads", "rl", "--hopeless-curves", "0.1", *quiet]
+    assert leaderboard_main([*command, "--quick", "--output", str(out)]) == 0
+    page = (out / "leaderboard.md").read_text()
+    assert "hopeless tasks on the nearest 0.1 of their family's never-reaching curves" in page
+    assert "rl@1x quick hopeless 0.1" in (out / "episodes.csv").read_text()
+    assert leaderboard_main(["--validate", str(out), "--sample", "all", *quiet[:4]]) == 0
+    with pytest.raises(SystemExit):
+        leaderboard_main(["--hopeless-curves", "1.5", *quiet])

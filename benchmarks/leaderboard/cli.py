@@ -126,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
         "a work axis, e.g. a work column in --traces).",
     )
     parser.add_argument(
+        "--hopeless-curves",
+        type=float,
+        default=1.0,
+        metavar="SHARE",
+        help="Cluster-v2: a hopeless task runs a curve drawn among this share of its family's "
+        "curves that never reach its target, nearest first (ClusterConfig.hopeless_curve_share;"
+        " default 1: all of them; 0.1: the nearest tenth, which stall just short of the target).",
+    )
+    parser.add_argument(
         "--loads",
         nargs="+",
         type=positive_float,
@@ -329,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             arrivals=args.arrivals,
             own_families=tuple(args.own_families),
             curve_durations=args.durations,
+            hopeless_curve_share=args.hopeless_curves,
         )
     except ConfigError as error:
         parser.error(str(error))

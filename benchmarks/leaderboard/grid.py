@@ -192,6 +192,9 @@ class Grid:
         curve_durations: How long a node takes to train a whole curve
             (``ClusterConfig.curve_durations``; ``--durations``): ``"stretched"`` or
             ``"recorded"`` (each curve's recorded work sets it).
+        hopeless_curve_share: The share of a family's never-reaching curves, nearest first, a
+            hopeless task runs (``ClusterConfig.hopeless_curve_share``; ``--hopeless-curves``;
+            Cluster-v2's rules only).
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -214,6 +217,7 @@ class Grid:
     arrivals: str = "poisson"
     own_families: tuple[tuple[str, float], ...] = ()
     curve_durations: str = "stretched"
+    hopeless_curve_share: float = 1.0
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -266,6 +270,7 @@ class Grid:
             arrivals=self.arrivals,
             own_families=self.own_families,
             curve_durations=self.curve_durations,
+            hopeless_curve_share=self.hopeless_curve_share,
         )
         if self.quick and config.arrival_horizon > QUICK_ARRIVAL_HORIZON:
             config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
@@ -287,12 +292,15 @@ class Grid:
 
     def label(self, workload: str, load_factor: float) -> str:
         """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x`` (with its
-        arrival process when not Poisson, ``evaluation/rl@1.5x philly``, and ``recorded``
-        when the curves' recorded work sets their durations)."""
+        arrival process when not Poisson, ``evaluation/rl@1.5x philly``, ``recorded`` when
+        the curves' recorded work sets their durations, and ``hopeless 0.1`` when hopeless
+        tasks run the nearest tenth of the never-reaching curves)."""
         arrivals = "" if self.arrivals == "poisson" else f" {Path(self.arrivals).stem}"
         durations = "" if self.curve_durations == "stretched" else f" {self.curve_durations}"
+        share = self.hopeless_curve_share
+        hopeless = "" if share == 1.0 else f" hopeless {share:g}"
         quick = " quick" if self.quick else ""
-        return f"{self.base}/{workload}@{load_factor:g}x{quick}{arrivals}{durations}"
+        return f"{self.base}/{workload}@{load_factor:g}x{quick}{arrivals}{durations}{hopeless}"
 
     def spec(self, agent: str) -> str:
         """The registered name or import path of the agent labelled ``agent``."""

@@ -76,14 +76,19 @@ def format_terminal(board: Leaderboard) -> str:
 
 
 def _world_changes(grid: Grid) -> str:
-    """How the grid's task drawing departs from the preset's (arrivals, durations), as a
-    clause of the page's first sentence ("" when it does not; the curves' file is named in the
-    provenance)."""
+    """How the grid's task drawing departs from the preset's (arrivals, durations, hopeless
+    tasks' curves), as a clause of the page's first sentence ("" when it does not; the curves'
+    file is named in the provenance)."""
     changes = []
     if grid.arrivals != "poisson":
         changes.append(f"`{Path(grid.arrivals).stem}` arrivals")
     if grid.curve_durations != "stretched":
         changes.append(f"{grid.curve_durations} durations (`--durations`)")
+    if grid.hopeless_curve_share != 1.0:
+        changes.append(
+            f"hopeless tasks on the nearest {grid.hopeless_curve_share:g} of their family's "
+            "never-reaching curves (`--hopeless-curves`)"
+        )
     return f", with {', '.join(changes)}" if changes else ""
 
 

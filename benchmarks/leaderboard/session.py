@@ -194,6 +194,7 @@ def run_record(
             "arrivals": grid.arrivals,
             "own_families": [list(pair) for pair in grid.own_families],
             "curve_durations": grid.curve_durations,
+            "hopeless_curve_share": grid.hopeless_curve_share,
         },
         "specs": {agent: grid.spec(agent) for agent in grid.agents},
         "fingerprints": {"shared": grid.fingerprint, "agents": dict(grid.agent_fingerprints)},
