@@ -13,10 +13,11 @@ set it up, from what that person can know:
   its cap at 0.99 of the initial loss. The ratio
   ``target / initial loss`` of a *hopeless* task (probability ``infeasible_share``) is drawn
   exactly so, and the task then runs a curve of the same family, drawn uniformly among those
-  that never get that low (:class:`FamilyTables`), or with ``hopeless_curve_share`` below 1
-  among the share of them whose lowest loss lies nearest above the target: curves that stall
-  just short of it, where only the course of the losses can tell. So a hopeless task's target ratio follows
-  the feasible ones' distribution, and its target lies below anything its curve ever reports.
+  that never get that low (:class:`FamilyTables`), or, with ``hopeless_curve_share`` below 1,
+  among that share of them whose lowest loss lies nearest above the target: curves that stall
+  just short of it, where only the course of the losses can tell. So a hopeless task's target
+  ratio follows the feasible ones' distribution, and its target lies below anything its curve
+  ever reports.
   (Only when no curve of the family stays that high does the shallowest one take a target of
   its lowest loss times ``U(HOPELESS_TARGET_RANGE)``.)
 * **the deadline**: the submitter's estimate of the demand is the family's *typical* demand
