@@ -219,7 +219,9 @@ def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest
     assert np.all(target < lowest_recorded_loss(curves[curve_row], lengths[curve_row]))
 
 
-def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(tmp_path: Path) -> None:
+def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from benchmarks.leaderboard.cli import main as leaderboard_main
 
     out = tmp_path / "board"
@@ -232,3 +234,6 @@ def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(tmp_path: Pa
     assert leaderboard_main(["--validate", str(out), "--sample", "all", *quiet[:4]]) == 0
     with pytest.raises(SystemExit):
         leaderboard_main(["--hopeless-curves", "1.5", *quiet])
+    with pytest.raises(SystemExit):
+        leaderboard_main(["--hopeless-curves", "0.1", "--world-version", "1", *quiet])
+    assert "Cluster-v1 draws them by its own rule" in capsys.readouterr().err

@@ -342,6 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ConfigError as error:
         parser.error(str(error))
+    if args.hopeless_curves != 1.0 and grid.world_version == 1:
+        parser.error(
+            "--hopeless-curves sets which curves Cluster-v2's hopeless tasks run; Cluster-v1 "
+            "draws them by its own rule. Drop it, or play --world-version 2."
+        )
     check_workloads(parser, grid)
     backend = _backend(parser, args)
     _check_output(parser, args.output)
