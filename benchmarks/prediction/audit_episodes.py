@@ -63,6 +63,13 @@ WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
         get_config, world_version=2, hopeless_curve_share=NEAR_MISS_SHARE
     ),
 }
+#: What each world of :data:`WORLDS` is, as the results page says it.
+WORLD_DESCRIPTIONS: Mapping[str, str] = {
+    **{f"v{version}": f"Cluster-v{version}'s rules" for version in WORLD_VERSIONS},
+    "v2-near-miss": f"Cluster-v2 with `hopeless_curve_share={NEAR_MISS_SHARE}`: a hopeless task "
+    f"runs one of the {NEAR_MISS_SHARE:.0%} of its family's never-reaching curves nearest its "
+    "target, so it stalls just short of it",
+}
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
 #: The observed slot columns audited, as :class:`~mara_env.observation.SlotView` fields.

@@ -65,6 +65,7 @@ from benchmarks.common.seeds import evaluation_seeds, training_seeds
 from benchmarks.prediction.audit_episodes import (
     DEFAULT_PREDICTORS,
     DRIVER,
+    WORLD_DESCRIPTIONS,
     WORLDS,
     AuditSettings,
     Record,
@@ -130,8 +131,9 @@ def markdown(rows: Sequence[Record], settings: AuditSettings, note: str) -> str:
         f"{settings.n_samples} samples per prediction; brackets: 95% intervals over "
         f"{settings.resamples} resamples of the evaluation episodes). A task's need is the "
         "node-epochs one node still needs to reach its target (never: ranks last); columns "
-        "that are the same for every task at first sight have no correlation (-). "
-        f"{note}",
+        "that are the same for every task at first sight have no correlation (-). Worlds: "
+        + "; ".join(f"`{world}`, {WORLD_DESCRIPTIONS[world]}" for world in worlds)
+        + f". {note}",
         "",
     ]
     for moment in ("first sight", "mid-task"):
