@@ -93,3 +93,11 @@ def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> No
             assert record["oracle_success"] == 0.0 and not record["feasible"]
         if record["feasible"]:  # the truth, exact stepping: the steady-rate oracle agrees
             assert record["oracle_success"] == 1.0
+
+
+def test_every_audited_world_is_described_on_the_page() -> None:
+    from benchmarks.prediction.audit_episodes import WORLD_DESCRIPTIONS, WORLDS
+
+    assert set(WORLD_DESCRIPTIONS) == set(WORLDS)
+    near_miss = WORLDS["v2-near-miss"]("evaluation")
+    assert near_miss.world_version == 2 and near_miss.hopeless_curve_share < 1.0
