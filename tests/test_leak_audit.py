@@ -12,7 +12,12 @@ import pytest
 from benchmarks.common import probes
 from benchmarks.common.statistics import auc, average_ranks, spearman
 from benchmarks.prediction import audit_statistics, leak_audit
-from benchmarks.prediction.audit_episodes import AuditSettings, play_episode
+from benchmarks.prediction.audit_episodes import (
+    WORLD_DESCRIPTIONS,
+    WORLDS,
+    AuditSettings,
+    play_episode,
+)
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -96,8 +101,6 @@ def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> No
 
 
 def test_every_audited_world_is_described_on_the_page() -> None:
-    from benchmarks.prediction.audit_episodes import WORLD_DESCRIPTIONS, WORLDS
-
     assert set(WORLD_DESCRIPTIONS) == set(WORLDS)
     near_miss = WORLDS["v2-near-miss"]("evaluation")
     assert near_miss.world_version == 2 and near_miss.hopeless_curve_share < 1.0
