@@ -14,6 +14,7 @@ import pytest
 
 import mara_env
 from benchmarks.common.statistics import auc, spearman
+from benchmarks.leaderboard.cli import main as leaderboard_main
 from mara_env import ClusterConfig, ConfigError, TraceError, get_config
 from mara_env.hidden_effort import family_tables, typical_demand
 from mara_env.rules import deadline_of, lowest_recorded_loss, progress_gain
@@ -222,8 +223,6 @@ def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest
 def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from benchmarks.leaderboard.cli import main as leaderboard_main
-
     out = tmp_path / "board"
     quiet = ["--no-progress", "--no-plots", "--workers", "1", "--seeds", "1", "--loads", "1"]
     command = ["--agents", "edf", "--workloads", "rl", "--hopeless-curves", "0.1", *quiet]
