@@ -37,9 +37,16 @@ from mara_env.workloads import WORKLOADS, workload_weights
 Split = Literal["train", "test"]
 
 #: The versions of the world's rules (``ClusterConfig.world_version``), oldest first.
-WORLD_VERSIONS = (1, 2)
-#: The version every config, environment id and shipped result uses unless told otherwise.
+WORLD_VERSIONS = (1, 2, 3)
+#: The newest version of the world's rules.
 LATEST_WORLD_VERSION = WORLD_VERSIONS[-1]
+#: The version every config, environment id and shipped result uses unless told otherwise: the
+#: newest one whose tuned baselines, MARA checkpoints and leaderboard ship.
+DEFAULT_WORLD_VERSION = 2
+#: Each world's ``hopeless_curve_share`` when a config leaves it ``None`` (Cluster-v1 has none).
+HOPELESS_CURVE_SHARES = {2: 1.0, 3: 0.1}
+#: ``estimate_spread``'s default; Cluster-v1, which has no submitter's estimate, refuses others.
+DEFAULT_ESTIMATE_SPREAD = 0.3
 
 
 def env_id(world_version: int) -> str:
@@ -106,20 +113,23 @@ class ClusterConfig:
         deadline_nodes: Nodes a task could reasonably get, used only to set deadlines.
         world_version: The rules of task drawing: ``1`` (Cluster-v1, above: deadlines from the
             true demand, targets at most 0.99 of the initial loss, hopeless targets below their
-            curve's minimum) or ``2`` (Cluster-v2, :mod:`mara_env.hidden_effort`: a deadline
+            curve's minimum), ``2`` (Cluster-v2, :mod:`mara_env.hidden_effort`: a deadline
             from the submitter's estimate of the demand, which knows the family and the target
             but not the curve; a hopeless task's target drawn as a feasible one's is, on a curve
-            of its family that never gets that low). The default is the latest,
-            :data:`LATEST_WORLD_VERSION`; the environment ids set it: ``mara_env/Cluster-v1``
-            and ``mara_env/Cluster-v2``.
-        estimate_spread: Cluster-v2 only: the standard deviation of the log-normal error of the
-            submitter's demand estimate (0: every submitter estimates the family's typical
-            demand for the target exactly).
-        hopeless_curve_share: Cluster-v2 only: a hopeless task runs a curve drawn uniformly
-            among this share of its family's curves that never get down to its target, those
-            whose lowest loss lies nearest above it (1: all of them; 0.1: the nearest tenth,
-            which stall just short of the target, so that only the course of a task's losses
-            can tell it from one that will finish; 0: the nearest one).
+            of its family that never gets that low) or ``3`` (Cluster-v3: Cluster-v2 whose
+            hopeless tasks stall just short of their targets, ``hopeless_curve_share`` 0.1). The
+            default is :data:`DEFAULT_WORLD_VERSION`; the environment ids set it:
+            ``mara_env/Cluster-v1``, ``-v2`` and ``-v3``.
+        estimate_spread: Cluster-v2 and later: the standard deviation of the log-normal error
+            of the submitter's demand estimate (0: every submitter estimates the family's
+            typical demand for the target exactly). Cluster-v1 refuses any but the default.
+        hopeless_curve_share: Cluster-v2 and later: a hopeless task runs a curve drawn
+            uniformly among this share of its family's curves that never get down to its
+            target, those whose lowest loss lies nearest above it (1: all of them; 0.1: the
+            nearest tenth, which stall just short of the target, so that only the course of a
+            task's losses can tell it from one that will finish; 0: the nearest one). ``None``:
+            the world's own (:data:`HOPELESS_CURVE_SHARES`: 1 on Cluster-v2, 0.1 on
+            Cluster-v3; :attr:`effective_hopeless_curve_share`). Cluster-v1 refuses a value.
         max_nodes_per_task: At most this many nodes may train one task in an epoch (``None``: no
             limit). In the AEC form later nodes see the limit in their action masks; in the
             Parallel and Gymnasium forms lower-indexed nodes win and the rest idle. The nodes a
@@ -157,9 +167,9 @@ class ClusterConfig:
     infeasible_share: float = 0.1
     slack_range: tuple[float, float] = (1.5, 3.0)
     deadline_nodes: int = 1
-    world_version: int = LATEST_WORLD_VERSION
-    estimate_spread: float = 0.3
-    hopeless_curve_share: float = 1.0
+    world_version: int = DEFAULT_WORLD_VERSION
+    estimate_spread: float = DEFAULT_ESTIMATE_SPREAD
+    hopeless_curve_share: float | None = None
     max_nodes_per_task: int | None = None
     own_families: tuple[tuple[str, float], ...] = ()
     other_alpha: float | None = None
@@ -246,7 +256,7 @@ class ClusterConfig:
             "world_version",
             self.world_version,
             f"must be one of {WORLD_VERSIONS}",
-            "Use 2 (Cluster-v2, the current rules) or 1 to reproduce Cluster-v1.",
+            f"Use {DEFAULT_WORLD_VERSION} (the default), or another to reproduce its world.",
         )
         _require(
             isinstance(self.estimate_spread, (int, float))
@@ -259,15 +269,21 @@ class ClusterConfig:
             "It is the log-normal sigma of the submitter's demand estimate, e.g. 0.3.",
         )
         _require(
-            isinstance(self.hopeless_curve_share, (int, float))
-            and not isinstance(self.hopeless_curve_share, bool)
-            and 0.0 <= self.hopeless_curve_share <= 1.0,
+            self.hopeless_curve_share is None
+            or (
+                isinstance(self.hopeless_curve_share, (int, float))
+                and not isinstance(self.hopeless_curve_share, bool)
+                and 0.0 <= self.hopeless_curve_share <= 1.0
+            ),
             "hopeless_curve_share",
             self.hopeless_curve_share,
-            "must be in [0, 1]",
+            "must be None or in [0, 1]",
             "It is the share of a family's never-reaching curves a hopeless task's curve is "
-            "drawn from, nearest first: 1 for all of them, 0.1 for the nearest tenth.",
+            "drawn from, nearest first: 1 for all of them, 0.1 for the nearest tenth; None for "
+            "the world's own.",
         )
+        if self.world_version == 1:
+            self._refuse_later_worlds_fields()
         _require(
             self.max_nodes_per_task is None
             or (isinstance(self.max_nodes_per_task, int) and self.max_nodes_per_task >= 1),
@@ -295,6 +311,20 @@ class ClusterConfig:
             "Use the discount gamma your learner uses (e.g. 0.99), or 1 for undiscounted returns.",
         )
         object.__setattr__(self, "_families", tuple(name for name, _ in self.family_weights))
+
+    def _refuse_later_worlds_fields(self) -> None:
+        for name, unset in (
+            ("hopeless_curve_share", self.hopeless_curve_share is None),
+            ("estimate_spread", self.estimate_spread == DEFAULT_ESTIMATE_SPREAD),
+        ):
+            _require(
+                unset,
+                name,
+                getattr(self, name),
+                "has no effect in Cluster-v1 (world_version=1)",
+                "Cluster-v1 sets deadlines from the true demand and hopeless targets below "
+                "their own curve's minimum; leave it out, or use world_version=2 or later.",
+            )
 
     def _validate_family_weights(self) -> None:
         pairs = self.family_weights
@@ -385,6 +415,22 @@ class ClusterConfig:
             'mara_env/Cluster-v2'
         """
         return env_id(self.world_version)
+
+    @property
+    def effective_hopeless_curve_share(self) -> float:
+        """The ``hopeless_curve_share`` the rules use: the config's, or its world's
+        (:data:`HOPELESS_CURVE_SHARES`); 1 on Cluster-v1, whose rule has no such share.
+
+        Example:
+            >>> v3 = get_config("training", world_version=3)
+            >>> v3.effective_hopeless_curve_share
+            0.1
+            >>> v3.replace(hopeless_curve_share=1.0).effective_hopeless_curve_share
+            1.0
+        """
+        if self.hopeless_curve_share is not None:
+            return float(self.hopeless_curve_share)
+        return HOPELESS_CURVE_SHARES.get(self.world_version, 1.0)
 
     @property
     def n_actions(self) -> int:

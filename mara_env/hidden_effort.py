@@ -1,4 +1,4 @@
-"""Cluster-v2's task terms: a target and a deadline that do not give the effort away.
+"""Cluster-v2's and -v3's task terms: a target and a deadline that do not give the effort away.
 
 In Cluster-v1 (:func:`mara_env.rules.task_terms`) a deadline is ``slack * true demand``, so
 ``time_left / time_left_fraction`` reads the hidden demand back, and a hopeless target lies
@@ -15,7 +15,8 @@ set it up, from what that person can know:
   exactly so, and the task then runs a curve of the same family, drawn uniformly among those
   that never get that low (:class:`FamilyTables`), or, with ``hopeless_curve_share`` below 1,
   among that share of them whose lowest loss lies nearest above the target: curves that stall
-  just short of it, where only the course of the losses can tell. So a hopeless task's target
+  just short of it, where only the course of the losses can tell. Cluster-v3 is Cluster-v2
+  with that share 0.1 (``ClusterConfig.effective_hopeless_curve_share``). So a hopeless task's target
   ratio follows the feasible ones' distribution, and its target lies below anything its curve
   ever reports.
   (Only when no curve of the family stays that high does the shallowest one take a target of
@@ -194,7 +195,7 @@ def draw_effort_numbers(config: ClusterConfig, rng: np.random.Generator, n: int)
         log_error=float(config.estimate_spread) * rng.standard_normal(n),
         mean_epochs=float(np.mean(config.epochs_per_curve)),
         deadline_nodes=float(config.deadline_nodes),
-        hopeless_curve_share=float(config.hopeless_curve_share),
+        hopeless_curve_share=config.effective_hopeless_curve_share,
     )
 
 

@@ -9,7 +9,7 @@ from mara_env.config import WORLD_VERSIONS, env_id
 
 
 def register_envs() -> None:
-    """Register ``mara_env/Cluster-v1`` and ``mara_env/Cluster-v2`` (each id sets
+    """Register ``mara_env/Cluster-v1``, ``-v2`` and ``-v3`` (each id sets
     ``ClusterConfig.world_version``) with Gymnasium (central scheduler, with the batched vector
     entry point) and with PettingZoo's registry (AEC and Parallel forms). Safe to call more than
     once."""

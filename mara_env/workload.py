@@ -208,7 +208,7 @@ class _WorkloadKey:
             config.max_epochs,
             config.world_version,
             config.estimate_spread,
-            config.hopeless_curve_share,
+            config.effective_hopeless_curve_share,
             source.fingerprint,
         )
 

@@ -101,6 +101,5 @@ def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> No
 
 
 def test_every_audited_world_is_described_on_the_page() -> None:
-    assert set(WORLD_DESCRIPTIONS) == set(WORLDS)
-    near_miss = WORLDS["v2-near-miss"]("evaluation")
-    assert near_miss.world_version == 2 and near_miss.hopeless_curve_share < 1.0
+    assert set(WORLD_DESCRIPTIONS) == set(WORLDS) == {f"v{v}" for v in WORLD_VERSIONS}
+    assert WORLDS["v3"]("evaluation").effective_hopeless_curve_share < 1.0

@@ -34,7 +34,7 @@ def v2_draw():
     return _many_tasks(get_config("evaluation", world_version=2, max_epochs=10_000))
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", mara_env.WORLD_VERSIONS)
 def test_each_id_runs_its_own_rules_in_every_form(version: int) -> None:
     name = f"mara_env/Cluster-v{version}"
     gym_env = gym.make(name, config="tiny").unwrapped
@@ -50,12 +50,35 @@ def test_each_id_runs_its_own_rules_in_every_form(version: int) -> None:
 def test_a_config_names_its_rules_and_rejects_unknown_ones() -> None:
     assert get_config("training").env_id == mara_env.ENV_ID
     assert get_config("training", world_version=2).env_id == "mara_env/Cluster-v2"
+    assert get_config("training").world_version == mara_env.DEFAULT_WORLD_VERSION
     with pytest.raises(ConfigError, match="world_version"):
-        get_config("training", world_version=3)
+        get_config("training", world_version=mara_env.LATEST_WORLD_VERSION + 1)
     with pytest.raises(ConfigError, match="estimate_spread"):
         get_config("training", estimate_spread=-0.1)
     with pytest.raises(ConfigError, match="hopeless_curve_share"):
         get_config("training", hopeless_curve_share=1.5)
+
+
+@pytest.mark.parametrize("field", [("hopeless_curve_share", 1.0), ("estimate_spread", 0.5)])
+def test_cluster_v1_refuses_the_fields_of_later_worlds(field: tuple[str, float]) -> None:
+    name, value = field
+    with pytest.raises(ConfigError, match=f"{name} has no effect in Cluster-v1"):
+        get_config("training", world_version=1, **{name: value})
+    assert get_config("training", world_version=1).effective_hopeless_curve_share == 1.0
+
+
+def test_cluster_v3_is_cluster_v2_with_near_miss_hopeless_tasks() -> None:
+    """Every task of Cluster-v3 is drawn exactly as Cluster-v2 draws it with
+    ``hopeless_curve_share=0.1``; setting the share explicitly overrides the world's."""
+    v3 = get_config("evaluation", world_version=3, max_epochs=10_000)
+    near_v2 = v3.replace(world_version=2, hopeless_curve_share=0.1)
+    assert v3.effective_hopeless_curve_share == near_v2.effective_hopeless_curve_share == 0.1
+    assert v3.replace(world_version=2).effective_hopeless_curve_share == 1.0
+    _, tasks_v3, offered_v3 = _many_tasks(v3, n=2000)
+    _, tasks_v2, offered_v2 = _many_tasks(near_v2, n=2000)
+    for name in ("curve_row", "target", "demand", "deadline", "initial_loss"):
+        np.testing.assert_array_equal(getattr(tasks_v3, name), getattr(tasks_v2, name))
+    np.testing.assert_array_equal(offered_v3, offered_v2)
 
 
 def test_hopeless_targets_lie_below_their_curve_and_the_others_are_reached(v2_draw) -> None:
@@ -235,4 +258,4 @@ def test_the_leaderboard_plays_near_miss_hopeless_tasks_and_says_so(
         leaderboard_main(["--hopeless-curves", "1.5", *quiet])
     with pytest.raises(SystemExit):
         leaderboard_main(["--hopeless-curves", "0.1", "--world-version", "1", *quiet])
-    assert "Cluster-v1 draws them by its own rule" in capsys.readouterr().err
+    assert "hopeless_curve_share has no effect in Cluster-v1" in capsys.readouterr().err

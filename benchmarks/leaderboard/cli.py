@@ -128,11 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--hopeless-curves",
         type=float,
-        default=1.0,
+        default=None,
         metavar="SHARE",
-        help="Cluster-v2: a hopeless task runs a curve drawn among this share of its family's "
-        "curves that never reach its target, nearest first (ClusterConfig.hopeless_curve_share;"
-        " default 1: all of them; 0.1: the nearest tenth, which stall just short of the target).",
+        help="Cluster-v2 and later: a hopeless task runs a curve drawn among this share of its "
+        "family's curves that never reach its target, nearest first "
+        "(ClusterConfig.hopeless_curve_share; 1: all of them; 0.1: the nearest tenth, which "
+        "stall just short of the target; default: the world's own, 1 on Cluster-v2 and 0.1 on "
+        "Cluster-v3).",
     )
     parser.add_argument(
         "--loads",
@@ -342,11 +344,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ConfigError as error:
         parser.error(str(error))
-    if args.hopeless_curves != 1.0 and grid.world_version == 1:
-        parser.error(
-            "--hopeless-curves sets which curves Cluster-v2's hopeless tasks run; Cluster-v1 "
-            "draws them by its own rule. Drop it, or play --world-version 2."
-        )
     check_workloads(parser, grid)
     backend = _backend(parser, args)
     _check_output(parser, args.output)

@@ -34,7 +34,7 @@ from typing import Any
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.config import DEFAULT_WORLD_VERSION
 
 #: Evaluation episodes use environment seeds from here on; training and tuning code in this
 #: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on
@@ -194,7 +194,7 @@ class Grid:
             ``"recorded"`` (each curve's recorded work sets it).
         hopeless_curve_share: The share of a family's never-reaching curves, nearest first, a
             hopeless task runs (``ClusterConfig.hopeless_curve_share``; ``--hopeless-curves``;
-            Cluster-v2's rules only).
+            Cluster-v2 and later); ``None``: the world's own.
 
     Raises:
         ConfigError: For an empty or repeated list, an unknown workload or preset, a load
@@ -207,7 +207,7 @@ class Grid:
     n_seeds: int = DEFAULT_SEEDS
     first_seed: int = EVALUATION_SEED_BASE
     base: str = "evaluation"
-    world_version: int = LATEST_WORLD_VERSION
+    world_version: int = DEFAULT_WORLD_VERSION
     quick: bool = False
     fingerprint: str = ""
     specs: Mapping[str, str] = field(default_factory=dict)
@@ -217,7 +217,7 @@ class Grid:
     arrivals: str = "poisson"
     own_families: tuple[tuple[str, float], ...] = ()
     curve_durations: str = "stretched"
-    hopeless_curve_share: float = 1.0
+    hopeless_curve_share: float | None = None
     _configs: dict[tuple[str, float], ClusterConfig] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -293,12 +293,12 @@ class Grid:
     def label(self, workload: str, load_factor: float) -> str:
         """A readable name of one stratum's config, e.g. ``evaluation/rl@1.5x`` (with its
         arrival process when not Poisson, ``evaluation/rl@1.5x philly``, ``recorded`` when
-        the curves' recorded work sets their durations, and ``hopeless 0.1`` when hopeless
-        tasks run the nearest tenth of the never-reaching curves)."""
+        the curves' recorded work sets their durations, and ``hopeless 0.1`` when the grid
+        sets the share of never-reaching curves hopeless tasks run)."""
         arrivals = "" if self.arrivals == "poisson" else f" {Path(self.arrivals).stem}"
         durations = "" if self.curve_durations == "stretched" else f" {self.curve_durations}"
         share = self.hopeless_curve_share
-        hopeless = "" if share == 1.0 else f" hopeless {share:g}"
+        hopeless = "" if share is None else f" hopeless {share:g}"
         quick = " quick" if self.quick else ""
         return f"{self.base}/{workload}@{load_factor:g}x{quick}{arrivals}{durations}{hopeless}"
 

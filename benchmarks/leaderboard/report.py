@@ -84,7 +84,7 @@ def _world_changes(grid: Grid) -> str:
         changes.append(f"`{Path(grid.arrivals).stem}` arrivals")
     if grid.curve_durations != "stretched":
         changes.append(f"{grid.curve_durations} durations (`--durations`)")
-    if grid.hopeless_curve_share != 1.0:
+    if grid.hopeless_curve_share is not None:
         changes.append(
             f"hopeless tasks on the nearest {grid.hopeless_curve_share:g} of their family's "
             "never-reaching curves (`--hopeless-curves`)"

@@ -164,6 +164,6 @@ def recorded_grid(run: dict[str, Any], contents: JournalContents) -> tuple[Grid 
         arrivals=grid_facts.get("arrivals", "poisson"),
         own_families=tuple(tuple(pair) for pair in grid_facts.get("own_families", [])),
         curve_durations=grid_facts.get("curve_durations", "stretched"),
-        hopeless_curve_share=grid_facts.get("hopeless_curve_share", 1.0),
+        hopeless_curve_share=grid_facts.get("hopeless_curve_share"),
     )
     return grid, []

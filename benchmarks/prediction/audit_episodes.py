@@ -48,27 +48,20 @@ from predictors.registry import make_predictor, require_observation_only
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-#: The share of a family's never-reaching curves a hopeless task runs in the audited
-#: ``v2-near-miss`` world (``ClusterConfig.hopeless_curve_share``): the nearest tenth.
-NEAR_MISS_SHARE = 0.1
-#: The worlds the audit knows: name -> the config of a preset in that world. ``v1``, ``v2``:
-#: the rules of each ``ClusterConfig.world_version``; ``v2-near-miss``: Cluster-v2 whose hopeless
-#: tasks run curves that stall just short of their targets.
+#: The worlds the audit knows: name -> the config of a preset in that world, one per
+#: ``ClusterConfig.world_version`` (``v3``: Cluster-v2 whose hopeless tasks run curves that
+#: stall just short of their targets).
 WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
-    **{
-        f"v{version}": functools.partial(get_config, world_version=version)
-        for version in WORLD_VERSIONS
-    },
-    "v2-near-miss": functools.partial(
-        get_config, world_version=2, hopeless_curve_share=NEAR_MISS_SHARE
-    ),
+    f"v{version}": functools.partial(get_config, world_version=version)
+    for version in WORLD_VERSIONS
 }
 #: What each world of :data:`WORLDS` is, as the results page says it.
 WORLD_DESCRIPTIONS: Mapping[str, str] = {
-    **{f"v{version}": f"Cluster-v{version}'s rules" for version in WORLD_VERSIONS},
-    "v2-near-miss": f"Cluster-v2 with `hopeless_curve_share={NEAR_MISS_SHARE}`: a hopeless task "
-    f"runs one of the {NEAR_MISS_SHARE:.0%} of its family's never-reaching curves nearest its "
-    "target, so it stalls just short of it",
+    "v1": "Cluster-v1's rules: deadlines from the true demand",
+    "v2": "Cluster-v2's rules: deadlines from the submitter's estimate, hopeless targets drawn "
+    "as feasible ones are",
+    "v3": "Cluster-v3's rules: Cluster-v2's, with every hopeless task on one of the nearest "
+    "tenth of its family's never-reaching curves, so it stalls just short of its target",
 }
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
