@@ -45,18 +45,18 @@ from agents.successive_halving import SuccessiveHalving
 from agents.successive_halving_stream import SuccessiveHalvingStream
 from agents.tuned import tuned_settings
 from agents.uniform import UniformShare
-from mara_env.config import DEFAULT_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from predictors.oracle import Oracle
 
 
-def _mara(*, world_version: int = DEFAULT_WORLD_VERSION, **kwargs: Any) -> Scheduler:
+def _mara(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
     """MARA from the checkpoint shipped for ``world_version`` (imports torch only now)."""
     from agents.mara.agent import Mara
 
     return Mara.load(world_version=world_version, **kwargs)
 
 
-def _mara_imitation(*, world_version: int = DEFAULT_WORLD_VERSION, **kwargs: Any) -> Scheduler:
+def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
     """MARA's imitation warm start, before PPO, from the checkpoint shipped for
     ``world_version`` (named ``mara_imitation``), so the gain of PPO can be measured."""
     from agents.mara.agent import Mara, imitation_checkpoint
@@ -92,7 +92,7 @@ def _build_tuned(
     name: str | None,
     fixed: dict[str, Any],
     *,
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
     **kwargs: Any,
 ) -> Scheduler:
     tuned = tuned_settings(tuned_as, world_version=world_version)
@@ -166,7 +166,7 @@ def known_agents(*, variants: bool = False) -> tuple[str, ...]:
 
 
 def make_agent(
-    name_or_path: str, *, world_version: int = DEFAULT_WORLD_VERSION, **kwargs: Any
+    name_or_path: str, *, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any
 ) -> Scheduler:
     """Build a scheduler from a name in :data:`AGENTS` or an import path.
 

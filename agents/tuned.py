@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Where the tuning script writes the chosen settings and the registry reads them, per world.
 TUNED_SETTINGS_PATHS: dict[int, Path] = {
@@ -34,7 +34,7 @@ TUNED_SETTINGS_PATHS: dict[int, Path] = {
 }
 
 
-def tuned_settings_path(world_version: int = DEFAULT_WORLD_VERSION) -> Path:
+def tuned_settings_path(world_version: int = LATEST_WORLD_VERSION) -> Path:
     """The settings file of ``world_version`` (:data:`mara_env.config.WORLD_VERSIONS`).
 
     Raises:
@@ -77,7 +77,7 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def tuned_settings(
-    name: str, path: Path | None = None, *, world_version: int = DEFAULT_WORLD_VERSION
+    name: str, path: Path | None = None, *, world_version: int = LATEST_WORLD_VERSION
 ) -> dict[str, Any]:
     """The tuned keyword arguments of agent ``name`` (``{}`` if it was not tuned) in the world
     ``world_version``, or in the settings file ``path``.

@@ -19,7 +19,6 @@ from __future__ import annotations
 from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
 from mara_env.batched_nodes import BatchedNodesEnv
 from mara_env.config import (
-    DEFAULT_WORLD_VERSION,
     LATEST_WORLD_VERSION,
     PRESETS,
     TRAINING_LOAD,
@@ -54,7 +53,6 @@ __version__ = "0.2.0"
 
 __all__ = [
     "ENV_ID",
-    "DEFAULT_WORLD_VERSION",
     "LATEST_WORLD_VERSION",
     "PRESETS",
     "SHIPPED_TRACES",

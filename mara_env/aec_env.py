@@ -97,7 +97,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from mara_env.actions import check_action
-from mara_env.config import DEFAULT_WORLD_VERSION, ClusterConfig, env_id
+from mara_env.config import LATEST_WORLD_VERSION, ClusterConfig, env_id
 from mara_env.env_base import (
     OBSERVATION_KEY,
     ClusterEnvBase,
@@ -111,8 +111,8 @@ from mara_env.order_enforcing import OrderEnforcing
 from mara_env.render import RENDER_MODES
 from mara_env.traces import TraceSourceLike
 
-#: The id of the default world (every other stays registered: ``mara_env.config.env_id``).
-ENV_ID = env_id(DEFAULT_WORLD_VERSION)
+#: The id of the latest world (older ones stay registered: ``mara_env.config.env_id``).
+ENV_ID = env_id(LATEST_WORLD_VERSION)
 
 
 class raw_env(ClusterEnvBase, AECEnv):

@@ -38,11 +38,8 @@ Split = Literal["train", "test"]
 
 #: The versions of the world's rules (``ClusterConfig.world_version``), oldest first.
 WORLD_VERSIONS = (1, 2, 3)
-#: The newest version of the world's rules.
+#: The version every config, environment id and shipped result uses unless told otherwise.
 LATEST_WORLD_VERSION = WORLD_VERSIONS[-1]
-#: The version every config, environment id and shipped result uses unless told otherwise: the
-#: newest one whose tuned baselines, MARA checkpoints and leaderboard ship.
-DEFAULT_WORLD_VERSION = 2
 #: Each world's ``hopeless_curve_share`` when a config leaves it ``None`` (Cluster-v1 has none).
 HOPELESS_CURVE_SHARES = {2: 1.0, 3: 0.1}
 #: ``estimate_spread``'s default; Cluster-v1, which has no submitter's estimate, refuses others.
@@ -118,7 +115,7 @@ class ClusterConfig:
             but not the curve; a hopeless task's target drawn as a feasible one's is, on a curve
             of its family that never gets that low) or ``3`` (Cluster-v3: Cluster-v2 whose
             hopeless tasks stall just short of their targets, ``hopeless_curve_share`` 0.1). The
-            default is :data:`DEFAULT_WORLD_VERSION`; the environment ids set it:
+            default is the latest, :data:`LATEST_WORLD_VERSION`; the environment ids set it:
             ``mara_env/Cluster-v1``, ``-v2`` and ``-v3``.
         estimate_spread: Cluster-v2 and later: the standard deviation of the log-normal error
             of the submitter's demand estimate (0: every submitter estimates the family's
@@ -167,7 +164,7 @@ class ClusterConfig:
     infeasible_share: float = 0.1
     slack_range: tuple[float, float] = (1.5, 3.0)
     deadline_nodes: int = 1
-    world_version: int = DEFAULT_WORLD_VERSION
+    world_version: int = LATEST_WORLD_VERSION
     estimate_spread: float = DEFAULT_ESTIMATE_SPREAD
     hopeless_curve_share: float | None = None
     max_nodes_per_task: int | None = None
@@ -256,7 +253,7 @@ class ClusterConfig:
             "world_version",
             self.world_version,
             f"must be one of {WORLD_VERSIONS}",
-            f"Use {DEFAULT_WORLD_VERSION} (the default), or another to reproduce its world.",
+            f"Use {LATEST_WORLD_VERSION} (the latest), or an older one to reproduce its world.",
         )
         _require(
             isinstance(self.estimate_spread, (int, float))

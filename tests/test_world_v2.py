@@ -50,9 +50,9 @@ def test_each_id_runs_its_own_rules_in_every_form(version: int) -> None:
 def test_a_config_names_its_rules_and_rejects_unknown_ones() -> None:
     assert get_config("training").env_id == mara_env.ENV_ID
     assert get_config("training", world_version=2).env_id == "mara_env/Cluster-v2"
-    assert get_config("training").world_version == mara_env.DEFAULT_WORLD_VERSION
+    assert get_config("training").world_version == 3
     with pytest.raises(ConfigError, match="world_version"):
-        get_config("training", world_version=mara_env.LATEST_WORLD_VERSION + 1)
+        get_config("training", world_version=4)
     with pytest.raises(ConfigError, match="estimate_spread"):
         get_config("training", estimate_spread=-0.1)
     with pytest.raises(ConfigError, match="hopeless_curve_share"):

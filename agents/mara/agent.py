@@ -43,7 +43,7 @@ from agents.mara.features import (
 )
 from agents.mara.policy import MaraPolicy, PolicyConfig
 from mara_env import ClusterConfig
-from mara_env.config import DEFAULT_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from mara_env.observation import nodes_decided
 from predictors.base import Predictor, is_privileged
 from predictors.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -60,7 +60,7 @@ _LAYOUT = {
 }
 
 
-def default_checkpoint(world_version: int = DEFAULT_WORLD_VERSION) -> Path:
+def default_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
     """Path of the checkpoint shipped for the world ``world_version``.
 
     Raises:
@@ -74,7 +74,7 @@ def default_checkpoint(world_version: int = DEFAULT_WORLD_VERSION) -> Path:
     return Path(str(resources.files("agents") / "checkpoints" / f"v{world_version}" / "mara.pt"))
 
 
-def imitation_checkpoint(world_version: int = DEFAULT_WORLD_VERSION) -> Path:
+def imitation_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
     """Path of the imitation warm start shipped for ``world_version``
     (``make_agent("mara_imitation")``), the weights PPO started from."""
     return default_checkpoint(world_version).with_name("mara_imitation.pt")
@@ -147,7 +147,7 @@ class Mara:
         cls,
         path: str | Path | None = None,
         *,
-        world_version: int = DEFAULT_WORLD_VERSION,
+        world_version: int = LATEST_WORLD_VERSION,
         **options: Any,
     ) -> Mara:
         """The scheduler from a checkpoint (default: the one shipped for ``world_version``).

@@ -36,7 +36,7 @@ from benchmarks.baselines.trials import (
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import training_seeds
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: The workloads the leaderboard reports, each tuned on at the training load.
 WORKLOADS = EVALUATION_WORKLOADS
@@ -65,7 +65,7 @@ class SearchSpace:
         rng: np.random.Generator,
         *,
         quick: bool = False,
-        world_version: int = DEFAULT_WORLD_VERSION,
+        world_version: int = LATEST_WORLD_VERSION,
     ) -> list[dict[str, Any]]:
         """The defaults (``{}``) and up to ``budget - 1`` distinct draws from the grid, each
         completed by ``prepare`` (settings fitted to data, e.g. LaiRA's calibration)."""
@@ -169,7 +169,7 @@ def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
 
 
 def tuning_configs(
-    *, quick: bool = False, world_version: int = DEFAULT_WORLD_VERSION
+    *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
 ) -> dict[str, ClusterConfig]:
     """The ``training`` preset of ``world_version`` at the training load, one config per
     workload, train split.

@@ -29,7 +29,7 @@ from agents import Scheduler, evaluate, make_agent
 from benchmarks.common.manifest import Manifest
 from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
@@ -59,7 +59,7 @@ class Trial:
     workload: str
     seed: int
     preset: str = "training"
-    world_version: int = DEFAULT_WORLD_VERSION
+    world_version: int = LATEST_WORLD_VERSION
     load_factor: float = 1.0
     quick: bool = False
     searched: bool = False

@@ -76,7 +76,7 @@ from benchmarks.common.manifest import Manifest
 from benchmarks.common.provenance import SOURCE_ROOT
 from benchmarks.common.store import ResultsFileError
 from mara_env import TRAINING_LOAD
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
@@ -124,7 +124,7 @@ def tune(
     workers: int,
     quick: bool,
     progress: bool,
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> Outcome:
     """Search, confirm and choose the settings of one baseline in ``world_version`` (see the
     module docstring)."""
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="Where the chosen settings go (default: the registry's file for the world, "
-        f"{TUNED_SETTINGS_PATHS[DEFAULT_WORLD_VERSION].name} for world {DEFAULT_WORLD_VERSION}).",
+        f"{TUNED_SETTINGS_PATHS[LATEST_WORLD_VERSION].name} for world {LATEST_WORLD_VERSION}).",
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
     return parser

@@ -23,7 +23,7 @@ import inspect
 import math
 import re
 
-from mara_env.config import DEFAULT_WORLD_VERSION, WORLD_VERSIONS, env_id
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
 
 
 def _whole_number(text: str, least: int) -> int:
@@ -104,7 +104,7 @@ def _plain(text: str) -> str:
 
 
 def add_world_version(
-    parser: argparse.ArgumentParser, *, default: int | None = DEFAULT_WORLD_VERSION, note: str = ""
+    parser: argparse.ArgumentParser, *, default: int | None = LATEST_WORLD_VERSION, note: str = ""
 ) -> None:
     """Add ``--world-version``: the world's rules (``ClusterConfig.world_version``), one of
     :data:`mara_env.config.WORLD_VERSIONS`; ``default=None`` leaves them to the preset's.

@@ -62,7 +62,7 @@ from benchmarks.common.source_closure import (
     imports_of_source,
     module_file,
 )
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
@@ -90,7 +90,7 @@ class BuiltAgent:
     manifest: Manifest
 
 
-def build_agent(spec: str, world_version: int = DEFAULT_WORLD_VERSION) -> BuiltAgent:
+def build_agent(spec: str, world_version: int = LATEST_WORLD_VERSION) -> BuiltAgent:
     """Build the agent ``spec`` for the world ``world_version`` (as :func:`agents.make_agent`
     does) and fingerprint it.
 

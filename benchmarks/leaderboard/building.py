@@ -14,13 +14,13 @@ from collections.abc import Sequence
 
 from agents.registry import AgentImportError, UnknownAgentError
 from benchmarks.common.keys import BuiltAgent, build_agent
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 
 def build_agents(
     parser: argparse.ArgumentParser,
     agents: Sequence[str],
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> tuple[dict[str, BuiltAgent], dict[str, str]]:
     """Build and fingerprint each agent once, for the world ``world_version``, so that a
     failure shows before any episode.
@@ -62,7 +62,7 @@ def _why_not_built(agent: str, error: Exception) -> str:
 def check_agents(
     parser: argparse.ArgumentParser,
     agents: Sequence[str],
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> dict[str, BuiltAgent]:
     """:func:`build_agents`, where any agent that does not build is a usage error (the scripts
     that need every agent they are given); returns ``{agent: built agent}``."""

@@ -45,7 +45,7 @@ from benchmarks.leaderboard.backends import run_cells
 from benchmarks.leaderboard.fingerprints import shared_manifest
 from benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
 from mara_env import ClusterConfig, get_config
-from mara_env.config import DEFAULT_WORLD_VERSION, env_id
+from mara_env.config import LATEST_WORLD_VERSION, env_id
 
 #: The schedulers the track plays: MARA and the baselines it is compared with.
 AGENTS = ("mara", "lara", "laira", "edf", "clairvoyant")
@@ -80,7 +80,7 @@ WORLD = "world version"
 
 
 def variant_config(
-    variant: str, *, quick: bool = False, world_version: int = DEFAULT_WORLD_VERSION
+    variant: str, *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
 ) -> ClusterConfig:
     """The ``evaluation`` preset of ``world_version`` changed as :data:`VARIANTS` says
     (arrivals over :data:`~benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with
@@ -99,7 +99,7 @@ def variant_config(
 
 
 def agent_manifests(
-    agents: Sequence[str], world_version: int = DEFAULT_WORLD_VERSION
+    agents: Sequence[str], world_version: int = LATEST_WORLD_VERSION
 ) -> dict[str, Manifest]:
     """Each agent's key manifest in ``world_version``: its code and weights (those shipped for
     that world) with the leaderboard's shared code and the world."""
@@ -123,7 +123,7 @@ def run(
     quick: bool,
     workers: int,
     progress: bool,
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> tuple[ResultsStore, dict[str, Manifest]]:
     """Play every (variant, agent, seed) episode of ``world_version`` that
     ``output/episodes.csv`` lacks."""
@@ -167,7 +167,7 @@ def markdown(
     manifests: Mapping[str, Manifest],
     seeds: Sequence[int],
     note: str,
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> str:
     """The results page, from the rows of the current keys."""
     agents = list(manifests)

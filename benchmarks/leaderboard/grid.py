@@ -34,7 +34,7 @@ from typing import Any
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Evaluation episodes use environment seeds from here on; training and tuning code in this
 #: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on
@@ -207,7 +207,7 @@ class Grid:
     n_seeds: int = DEFAULT_SEEDS
     first_seed: int = EVALUATION_SEED_BASE
     base: str = "evaluation"
-    world_version: int = DEFAULT_WORLD_VERSION
+    world_version: int = LATEST_WORLD_VERSION
     quick: bool = False
     fingerprint: str = ""
     specs: Mapping[str, str] = field(default_factory=dict)

@@ -62,7 +62,7 @@ from benchmarks.leaderboard.journal import JOURNAL, read_journal
 from benchmarks.leaderboard.records import JournalContents
 from benchmarks.leaderboard.table_check import check_tables
 from mara_env import ConfigError
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 from mara_env.core import COUNT_METRICS
 from mara_env.portability import MAX_ULPS, differences
 
@@ -234,7 +234,7 @@ def _compare_fingerprints(
         if agent in skip:
             continue
         try:
-            world_version = grid.world_version if grid is not None else DEFAULT_WORLD_VERSION
+            world_version = grid.world_version if grid is not None else LATEST_WORLD_VERSION
             installed = build_agent(spec, world_version).manifest
         except Exception as error:  # an agent that no longer builds is a difference
             problems.append(f"{agent} ({spec}) cannot be built: {type(error).__name__}: {error}")

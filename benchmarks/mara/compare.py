@@ -31,13 +31,13 @@ from benchmarks.common.threads import set_torch_threads
 from benchmarks.mara.settings import WORKLOADS
 from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
 
 
-def checkpoint_path(name: str, world_version: int = DEFAULT_WORLD_VERSION) -> Path:
+def checkpoint_path(name: str, world_version: int = LATEST_WORLD_VERSION) -> Path:
     """The ``.pt`` file of a shipped agent's name (the one shipped for ``world_version``), or
     ``name`` as a path.
 

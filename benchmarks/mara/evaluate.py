@@ -50,7 +50,7 @@ from benchmarks.mara.evaluation_tables import (
     training_seed_differences,
 )
 from mara_env import get_config
-from mara_env.config import DEFAULT_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION
 from predictors.loaded_checkpoints import recording_checkpoint_loads
 
 WORKLOADS = EVALUATION_WORKLOADS
@@ -82,7 +82,7 @@ HARNESS = ("agents.evaluation",)
 
 
 def build_with_manifest(
-    agent: str, world_version: int = DEFAULT_WORLD_VERSION
+    agent: str, world_version: int = LATEST_WORLD_VERSION
 ) -> tuple[str, Scheduler, str, Manifest]:
     """A scheduler for ``world_version`` from a registered name (built with the artifacts
     shipped for that world) or a MARA checkpoint path (``.pt``): its label, the
@@ -110,7 +110,7 @@ def build_with_manifest(
     return label_of(agent), scheduler, weights_digest(weights), everything
 
 
-def build(agent: str, world_version: int = DEFAULT_WORLD_VERSION) -> tuple[str, Scheduler, str, str]:
+def build(agent: str, world_version: int = LATEST_WORLD_VERSION) -> tuple[str, Scheduler, str, str]:
     """:func:`build_with_manifest` with the manifest's digest: the ``code`` key of the agent's
     rows."""
     label, scheduler, checkpoint, manifest = build_with_manifest(agent, world_version)
@@ -141,7 +141,7 @@ def run(
     seeds: int,
     out: Path,
     progress: bool = True,
-    world_version: int = DEFAULT_WORLD_VERSION,
+    world_version: int = LATEST_WORLD_VERSION,
 ) -> None:
     """Evaluate every (agent, workload, load) cell of ``world_version`` on ``seeds`` seeds,
     appending to ``out``.

@@ -30,7 +30,7 @@ from agents.mara.policy import PolicyConfig
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.seeds import training_seeds
 from mara_env import ClusterConfig, get_config
-from mara_env.config import DEFAULT_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 from predictors.registry import is_known_predictor, known_predictors
 
 #: The workloads the training clusters cycle through (and validation plays, one each).
@@ -186,7 +186,7 @@ class TrainSettings:
     value_warmup: int = 2
     value_warmup_loss: float = 0.0
     trust_region: str = "per_node"
-    world_version: int = DEFAULT_WORLD_VERSION
+    world_version: int = LATEST_WORLD_VERSION
     validate_every: int = 4
     validation_seeds: int = 10
     temperature: float = 0.35
