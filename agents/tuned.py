@@ -1,12 +1,13 @@
 """The baselines' tuned settings, as ``python -m benchmarks.baselines.tuning`` chose them.
 
 Each world has its own file, since settings tuned on one world's rules are not the best on
-another's: ``agents/tuned_settings_v2.json`` (Cluster-v2, the default) and
-``agents/tuned_settings_v1.json`` (Cluster-v1, kept so that its results stay reproducible). A file
+another's: ``agents/tuned_settings_v3.json`` (Cluster-v3, the default), and those of the older
+worlds, kept so that their results stay reproducible (``tuned_settings_v2.json``,
+``tuned_settings_v1.json``). A file
 holds, per agent name, the keyword arguments the tuning script chose on training seeds (below
 1000) and the train split of the curves, with the same search budget for every baseline; the
 registry (:mod:`agents.registry`) builds those agents with them. An agent without an entry is
-built with its class defaults. The search log is in ``benchmarks/results/tuning/``.
+built with its class defaults. The search log is in ``benchmarks/results/tuning/`` (one page per world, ``v<N>.md``).
 
 Example:
     >>> from agents.tuned import tuned_settings
@@ -25,12 +26,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: Where the tuning script writes the chosen settings and the registry reads them, per world.
 TUNED_SETTINGS_PATHS: dict[int, Path] = {
-    1: Path(__file__).with_name("tuned_settings_v1.json"),
-    2: Path(__file__).with_name("tuned_settings_v2.json"),
+    version: Path(__file__).with_name(f"tuned_settings_v{version}.json")
+    for version in WORLD_VERSIONS
 }
 
 

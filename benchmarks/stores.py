@@ -14,8 +14,8 @@ that regenerates it. Then:
 A docstring, comment or layout edit changes no digest, so it leaves every store current.
 
 Example:
-    >>> [store.name for store in STORES][:2]
-    ['leaderboard', 'leaderboard on Cluster-v1']
+    >>> [store.name for store in STORES][:3]
+    ['leaderboard', 'leaderboard on Cluster-v2', 'leaderboard on Cluster-v1']
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ _MARA_EVALUATIONS = (
     ("mara/ablations.csv", 1),
     ("mara/v2/evaluation.csv", 2),
     ("mara/v2/prediction_value/evaluation.csv", 2),
+    ("mara/v3/evaluation.csv", 3),
 )
 
 
@@ -172,6 +173,15 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard" / "episodes.jsonl",
         "cell",
         "python -m benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "leaderboard on Cluster-v2",
+        RESULTS / "leaderboard_v2" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --world-version 2 --no-resume --output "
+        "benchmarks/results/leaderboard_v2",
         None,
         lambda row: Manifest({}),
     ),
@@ -210,15 +220,6 @@ STORES: tuple[CommittedStore, ...] = (
         "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
         f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/leaderboard_pollux_recorded",
-        None,
-        lambda row: Manifest({}),
-    ),
-    CommittedStore(
-        "leaderboard with near-miss hopeless tasks",
-        RESULTS / "leaderboard_near_miss" / "episodes.jsonl",
-        "cell",
-        "python -m benchmarks.leaderboard --hopeless-curves 0.1 --agents "
-        f"{EXAMPLE_AGENTS} lara_oracle --no-resume --output benchmarks/results/leaderboard_near_miss",
         None,
         lambda row: Manifest({}),
     ),

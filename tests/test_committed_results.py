@@ -26,10 +26,10 @@ EXPORTS = (
     "verdicts/verdicts.csv",
     "leaderboard/episodes.csv",
     "leaderboard_v1/episodes.csv",
+    "leaderboard_v2/episodes.csv",
     "leaderboard_philly/episodes.csv",
     "leaderboard_pollux/episodes.csv",
     "leaderboard_pollux_recorded/episodes.csv",
-    "leaderboard_near_miss/episodes.csv",
     "leak_audit/audit.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.

@@ -41,7 +41,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 QUIET = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 #: Results pages and the command each must be headed with (the page itself names it).
 COMMANDS = {
-    "results/tuning/README.md": "python -m benchmarks.baselines.tuning",
+    "results/tuning/v3.md": "python -m benchmarks.baselines.tuning",
     "results/leaderboard/leaderboard.md": "mara-leaderboard",
     "results/predictors/results.md": "python -m benchmarks.prediction.benchmark",
 }

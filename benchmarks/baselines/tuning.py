@@ -13,7 +13,8 @@ episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
    confirmation mean wins, so a setting that was merely lucky on the search episodes does not.
 3. **Writing.** The winners go to the world's ``agents/tuned_settings_v<N>.json``, where the registry reads them
    (:mod:`agents.tuned`); every episode is in ``DIR/trials.jsonl`` and a summary in
-   ``DIR/README.md`` (default ``benchmarks/results/tuning``).
+   ``DIR/v<N>.md`` (default ``benchmarks/results/tuning``; one journal holds every world's
+   trials).
 
 Every baseline gets the same budget: ``budget`` settings (fewer if its grid is smaller) on the
 same episodes. Only training seeds (below 1000, :mod:`benchmarks.common.seeds`) and the train split
@@ -180,7 +181,14 @@ def tune(
     return Outcome(agent, len(candidates), search, confirmation, chosen, defaults)
 
 
-def write_settings(path: Path, outcomes: Sequence[Outcome], command: str) -> None:
+def report_name(world_version: int) -> str:
+    """The file name of a world's search summary in the output folder, e.g. ``v3.md``."""
+    return f"v{world_version}.md"
+
+
+def write_settings(
+    path: Path, outcomes: Sequence[Outcome], command: str, world_version: int
+) -> None:
     """Merge the outcomes into the tuned-settings file the registry reads."""
     document: dict[str, Any] = {"agents": {}}
     if path.exists():
@@ -188,7 +196,7 @@ def write_settings(path: Path, outcomes: Sequence[Outcome], command: str) -> Non
     document["command"] = command
     document["note"] = (
         "Chosen by python -m benchmarks.baselines.tuning on training seeds (< 1000) and the train "
-        "split; see benchmarks/results/tuning/README.md. Do not edit by hand."
+        f"split; see benchmarks/results/tuning/{report_name(world_version)}. Do not edit by hand."
     )
     for outcome in outcomes:
         document["agents"][outcome.agent] = outcome.summary()
@@ -196,12 +204,15 @@ def write_settings(path: Path, outcomes: Sequence[Outcome], command: str) -> Non
     write_atomically(path, json.dumps(document, indent=2) + "\n")
 
 
-def markdown_report(outcomes: Sequence[Outcome], settings: Mapping[str, Any]) -> str:
-    """The search log's summary: per baseline, the winner against its defaults."""
+def markdown_report(
+    outcomes: Sequence[Outcome], settings: Mapping[str, Any], command: str, world_version: int
+) -> str:
+    """The search log's summary in ``world_version``: per baseline, the winner against its
+    defaults, and the ``command`` that made it."""
     lines = [
-        "# Tuning of the baselines",
+        f"# Tuning of the baselines on Cluster-v{world_version}",
         "",
-        "Made by `python -m benchmarks.baselines.tuning` "
+        f"Made by `{command}` "
         f"(budget {settings['budget']} settings per baseline, {settings['finalists']} finalists; "
         f"search seeds {settings['search']}, confirmation seeds {settings['confirm']} per "
         f"workload; workloads {', '.join(WORKLOADS)}; `training` preset, train split, load "
@@ -349,13 +360,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{agent}: {summary['settings'] or 'defaults'} (confirmation "
             f"{summary['confirmation_mean']:.3f}, defaults {summary['defaults_confirmation_mean']:.3f})"
         )
-    write_settings(args.settings_file, outcomes, reproducing_command(args))
+    write_settings(args.settings_file, outcomes, reproducing_command(args), args.world_version)
     ranges = {"budget": args.budget, "finalists": args.finalists}
     ranges["search"] = f"{search[0]}-{search[-1]}"
     ranges["confirm"] = f"{confirm[0]}-{confirm[-1]}"
-    write_atomically(args.output / "README.md", markdown_report(outcomes, ranges))
+    report = args.output / report_name(args.world_version)
+    write_atomically(
+        report, markdown_report(outcomes, ranges, reproducing_command(args), args.world_version)
+    )
     print(
-        f"Wrote {args.settings_file} and {args.output / 'README.md'} in "
+        f"Wrote {args.settings_file} and {report} in "
         f"{time.perf_counter() - start:.0f} s."
     )
     return 0

@@ -137,10 +137,10 @@ class TrainSettings:
             the product of its nodes' ratios). Either way every update logs the joint
             policy's KL from the rollout policy (``joint_kl``) and its largest joint ratio.
         world_version: The rules of the training clusters (``ClusterConfig.world_version``).
-        hopeless_curve_share: Cluster-v2: the share of a family's never-reaching curves a
-            hopeless task runs, nearest first (``ClusterConfig.hopeless_curve_share``; 1: all
-            of them, the world's own rule; 0.1: the near-miss world, whose hopeless tasks stall
-            just short of their targets).
+        hopeless_curve_share: Cluster-v2 and later: the share of a family's never-reaching
+            curves a hopeless task runs, nearest first (``ClusterConfig.hopeless_curve_share``;
+            1: all of them; 0.1: the nearest tenth, which stall just short of their targets;
+            ``None``: the world's own, 1 on Cluster-v2 and 0.1 on Cluster-v3).
         validate_every: Updates between validations.
         validation_seeds: Validation seeds per workload (from 900).
         temperature: Sampling temperature of every rollout, ratio, validation and of the
@@ -191,7 +191,7 @@ class TrainSettings:
     value_warmup_loss: float = 0.0
     trust_region: str = "per_node"
     world_version: int = LATEST_WORLD_VERSION
-    hopeless_curve_share: float = 1.0
+    hopeless_curve_share: float | None = None
     validate_every: int = 4
     validation_seeds: int = 10
     temperature: float = 0.35

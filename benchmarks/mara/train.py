@@ -238,15 +238,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "trust_region": TRUST_REGIONS,
         "world_version": WORLD_VERSIONS,
     }
+    types = {"hopeless_curve_share": float}  # the settings whose default is None
     for name, value in asdict(defaults).items():
         flag = "--" + name.replace("_", "-")
         text = described[name].replace("%", "%%") + " (default: %(default)s)"
+        kind = types.get(name, type(value))
         if name in choices:
-            parser.add_argument(
-                flag, type=type(value), choices=choices[name], default=value, help=text
-            )
+            parser.add_argument(flag, type=kind, choices=choices[name], default=value, help=text)
         else:
-            parser.add_argument(flag, type=type(value), default=value, help=text)
+            parser.add_argument(flag, type=kind, default=value, help=text)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
         "--validation-workers",

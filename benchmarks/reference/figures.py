@@ -156,12 +156,6 @@ SECTIONS: tuple[Section, ...] = (
         )
     ),
     Section(
-        "leaderboard-near-miss",
-        Path("benchmarks/results/leaderboard_near_miss/leaderboard.md"),
-        first_table,
-        Path("docs/world.md"),
-    ),
-    Section(
         "rankings",
         Path("benchmarks/results/rankings.md"),
         first_table,
