@@ -8,7 +8,7 @@ batch of clusters driven by recorded loss curves.
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v2", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v3", config="tiny")
     >>> observation, info = env.reset(seed=0)
     >>> observation.shape == env.observation_space.shape
     True

@@ -2,7 +2,7 @@
 
 | | |
 |---|---|
-| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v2")`` |
+| Import | ``mara_env.env(...)``, ``mara_env.raw_env(...)``, ``pettingzoo.make("aec", "mara_env/Cluster-v3")`` |
 | Agents | ``node_0 .. node_{K-1}`` (``K = n_nodes``), acting in order within an epoch |
 | Action space | ``Discrete(n_slots + 1)``: train the task in a slot, or idle (the last action) |
 | Observation space | ``Dict(observation=Box(float32, (8 + 20 * n_slots,)), action_mask=Box(int8, (n_slots + 1,)))`` |

@@ -2,7 +2,7 @@
 
 | | |
 |---|---|
-| Make | ``gym.make("mara_env/Cluster-v2", config="training", **overrides)`` |
+| Make | ``gym.make("mara_env/Cluster-v3", config="training", **overrides)`` |
 | Action space | ``MultiDiscrete([n_slots + 1] * n_nodes)``: node ``i`` trains slot ``a[i]`` (``n_slots`` = idle) |
 | Observation space | ``Box(float32, (8 + 20 * n_slots + 2 * n_nodes,))``: the centralised state vector |
 | Action masks | ``info["action_mask"]`` and ``env.unwrapped.node_masks()``: int8 ``(n_nodes, n_slots + 1)``; ``sample_mask()``: their rows as a tuple, for ``MultiDiscrete.sample(mask=...)``; ``action_masks()``: flat bool ``(n_nodes * (n_slots + 1),)``, for sb3-contrib ``MaskablePPO`` |
@@ -25,7 +25,7 @@ so TorchRL's ``GymEnv`` drops the ``frameskip`` it passes.
 Example:
     >>> import gymnasium as gym
     >>> import mara_env
-    >>> env = gym.make("mara_env/Cluster-v2", config="tiny")
+    >>> env = gym.make("mara_env/Cluster-v3", config="tiny")
     >>> observation, info = env.reset(seed=1)
     >>> observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
     >>> env.unwrapped.action_masks().shape, info["action_mask"].shape
@@ -130,7 +130,7 @@ class ClusterGymEnv(ClusterEnvBase, gym.Env[np.ndarray, np.ndarray]):
         Example:
             >>> import gymnasium as gym
             >>> import mara_env
-            >>> env = gym.make("mara_env/Cluster-v2", config="tiny")
+            >>> env = gym.make("mara_env/Cluster-v3", config="tiny")
             >>> _ = env.reset(seed=0)
             >>> action = env.action_space.sample(mask=env.unwrapped.sample_mask())
 

@@ -2,7 +2,7 @@
 
 | | |
 |---|---|
-| Make | ``gym.make_vec("mara_env/Cluster-v2", num_envs=N, vectorization_mode="vector_entry_point", **config)`` |
+| Make | ``gym.make_vec("mara_env/Cluster-v3", num_envs=N, vectorization_mode="vector_entry_point", **config)`` |
 | Action space | ``MultiDiscrete`` of shape ``(N, n_nodes)``: node ``i`` of sub-env ``b`` trains slot ``a[b, i]`` |
 | Observation space | ``Box(float32, (N, 8 + 20 * n_slots + 2 * n_nodes))``: each sub-env's centralised state |
 | Action masks | ``infos["action_mask"]``: int8 ``(N, n_nodes, n_slots + 1)``; ``envs.action_masks()``: bool ``(N, n_nodes * (n_slots + 1))``; ``envs.sample_mask()``: per sub-env, for ``single_action_space.sample`` |
@@ -45,7 +45,7 @@ Example:
     >>> import gymnasium as gym
     >>> import numpy as np
     >>> import mara_env
-    >>> envs = gym.make_vec("mara_env/Cluster-v2", num_envs=4,
+    >>> envs = gym.make_vec("mara_env/Cluster-v3", num_envs=4,
     ...                     vectorization_mode="vector_entry_point", config="tiny")
     >>> observations, infos = envs.reset(seed=0)
     >>> observations.shape == envs.observation_space.shape

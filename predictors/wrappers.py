@@ -4,7 +4,7 @@
 |---|---|
 | AEC | ``PredictionAECWrapper(mara_env.env(...), predictor="wls")`` (``raw_env`` works too) |
 | Parallel | ``PredictionParallelWrapper(mara_env.parallel_env(...), predictor="wls")`` |
-| Gymnasium | ``PredictionGymWrapper(gym.make("mara_env/Cluster-v2", ...), predictor="wls")`` |
+| Gymnasium | ``PredictionGymWrapper(gym.make("mara_env/Cluster-v3", ...), predictor="wls")`` |
 | Any form | ``add_predictions(env, predictor="wls", n_samples=32)`` picks the wrapper |
 | Added features | ``n_slots * (len(quantile_levels) + 2)`` float32 values at the end of the vector |
 
@@ -405,7 +405,7 @@ def _simulator_of(env: Any, wrapper: str) -> ClusterSimulator:
     if not isinstance(simulator, ClusterSimulator):
         raise TypeError(
             f"{wrapper} wraps a mara_env environment (mara_env.env, raw_env, parallel_env or "
-            f"gym.make('mara_env/Cluster-v2')), got {type(env.unwrapped).__name__}."
+            f"gym.make('mara_env/Cluster-v3')), got {type(env.unwrapped).__name__}."
         )
     return simulator
 
@@ -642,13 +642,13 @@ class PredictionGymWrapper(
     """Appends per-slot predictions to the Gymnasium form's observation (its state vector).
 
     Takes the arguments of :class:`PredictionAECWrapper`, with ``env`` a
-    ``gym.make("mara_env/Cluster-v2", ...)`` env or a ``ClusterGymEnv``.
+    ``gym.make("mara_env/Cluster-v3", ...)`` env or a ``ClusterGymEnv``.
     ``action_masks()`` is forwarded for sb3-contrib's MaskablePPO.
 
     Example:
         >>> import gymnasium as gym
         >>> import mara_env
-        >>> env = PredictionGymWrapper(gym.make("mara_env/Cluster-v2", config="tiny"), "wls")
+        >>> env = PredictionGymWrapper(gym.make("mara_env/Cluster-v3", config="tiny"), "wls")
         >>> observation, info = env.reset(seed=1)
         >>> env.observation_space.contains(observation)
         True

@@ -18,6 +18,7 @@ from benchmarks.prediction.audit_episodes import (
     AuditSettings,
     play_episode,
 )
+from mara_env.config import WORLD_VERSIONS
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

@@ -59,7 +59,9 @@ def test_tuning_only_plays_training_seeds_on_the_train_split(
     assert "calibration" in document["agents"]["laira"]["settings"]
     report = (tmp_path / "log" / f"v{mara_env.LATEST_WORLD_VERSION}.md").read_text()
     assert "| lara |" in report and "| laira |" in report
-    assert report.startswith(f"# Tuning of the baselines on Cluster-v{mara_env.LATEST_WORLD_VERSION}")
+    assert report.startswith(
+        f"# Tuning of the baselines on Cluster-v{mara_env.LATEST_WORLD_VERSION}"
+    )
     trials = (tmp_path / "log" / "trials.jsonl").read_text().splitlines()
     assert trials and all(json.loads(line)["seed"] < 1000 for line in trials)
 

@@ -368,10 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_atomically(
         report, markdown_report(outcomes, ranges, reproducing_command(args), args.world_version)
     )
-    print(
-        f"Wrote {args.settings_file} and {report} in "
-        f"{time.perf_counter() - start:.0f} s."
-    )
+    print(f"Wrote {args.settings_file} and {report} in {time.perf_counter() - start:.0f} s.")
     return 0
 
 
