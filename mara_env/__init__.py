@@ -49,7 +49,7 @@ from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
 from mara_env.vector_env import ClusterVectorEnv
 from mara_env.workloads import WORKLOADS
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "ENV_ID",

@@ -168,7 +168,7 @@ SECTIONS: tuple[Section, ...] = (
             after_title,
             Path("docs/world.md"),
         )
-        for world in (2, 1)
+        for world in (3, 1)
     ),
     *(
         Section(
