@@ -1,6 +1,6 @@
 """The environment card, generated from the code so that it cannot drift from it.
 
-``docs/environment.md`` lays out what a user of ``mara_env/Cluster-v2`` needs at a glance, each
+``docs/environment.md`` lays out what a user of ``mara_env/Cluster-v3`` needs at a glance, each
 table read from the code that defines it:
 
 - the spaces (agents, actions, observations, state, the Gymnasium form) of the default config,
