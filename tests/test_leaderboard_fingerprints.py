@@ -195,7 +195,7 @@ def test_agent_manifests_hold_their_own_modules_and_checkpoints() -> None:
     assert "agents.lara" not in shared and "trace data" in shared
     mara = build_agent("mara").manifest.items
     for card in (
-        "agents/checkpoints/v2/mara.json",
+        "agents/checkpoints/v3/mara.json",
         "predictors/checkpoints/flow_matching_without_target.json",
     ):
         sha = json.loads((ROOT / card).read_text())["sha256"]

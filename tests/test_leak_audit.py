@@ -85,7 +85,7 @@ def test_the_quick_audit_writes_its_page(tmp_path: Path, capsys: pytest.CaptureF
     assert "Wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("world", ["v1", "v2"])
+@pytest.mark.parametrize("world", ["v1", "v2", "v3"])
 def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> None:
     settings = AuditSettings(
         train_seeds=(100,), eval_seeds=(1000,), predictors=(), arrival_horizon=12

@@ -158,8 +158,10 @@ def test_same_seed_same_episode_as_v0(preset: str, seed: int, overrides: tuple) 
 
 @pytest.mark.filterwarnings("ignore:.*out of date:DeprecationWarning")
 def test_v0_is_deprecated_in_favour_of_the_latest_version() -> None:
-    assert mara_env.ENV_ID == "mara_env/Cluster-v2"
-    with pytest.raises(gym.error.DeprecatedEnv, match="mara_env/Cluster-v2"):
+    assert mara_env.ENV_ID == "mara_env/Cluster-v3"
+    with pytest.raises(gym.error.DeprecatedEnv, match="mara_env/Cluster-v3"):
         gym.make("mara_env/Cluster-v0")
     with pytest.warns(DeprecationWarning, match="Cluster-v1 is out of date"):
         assert gym.make("mara_env/Cluster-v1").unwrapped.config.world_version == 1
+    with pytest.warns(DeprecationWarning, match="Cluster-v2 is out of date"):
+        assert gym.make("mara_env/Cluster-v2").unwrapped.config.world_version == 2
