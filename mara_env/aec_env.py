@@ -1,4 +1,4 @@
-"""Cluster-v2: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
+"""The cluster: scheduling deadline-bound training tasks on discrete nodes (PettingZoo AEC).
 
 | | |
 |---|---|

@@ -1,4 +1,4 @@
-"""Cluster-v2 for Gymnasium: one central scheduler assigns every node each epoch.
+"""The cluster for Gymnasium: one central scheduler assigns every node each epoch.
 
 | | |
 |---|---|

@@ -13,7 +13,7 @@ Example:
     >>> env.step(0)
     Traceback (most recent call last):
     ...
-    mara_env.errors.EnvStateError: mara_env/Cluster-v2: step() called before reset(); call env.reset(seed=...) first.
+    mara_env.errors.EnvStateError: mara_env/Cluster-v3: step() called before reset(); call env.reset(seed=...) first.
 """
 
 from __future__ import annotations

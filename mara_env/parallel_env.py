@@ -1,4 +1,4 @@
-"""Cluster-v2 in PettingZoo's Parallel form: every node chooses at once.
+"""The cluster in PettingZoo's Parallel form: every node chooses at once.
 
 Same world, spaces, rewards, infos and arguments as the AEC form (:mod:`mara_env.aec_env`;
 ``max_cycles``, ``observation_key`` and ``info_task_ids`` included), but all nodes choose

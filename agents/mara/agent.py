@@ -9,8 +9,8 @@ action (idle if their mask forbids it). The training script drives the same
 them in one batch, so training and acting see the same features.
 
 ``make_agent("mara")`` loads the shipped checkpoint of the latest world,
-``agents/checkpoints/v2/mara.pt`` (``make_agent("mara", world_version=1)``: the one trained on
-Cluster-v1, ``agents/checkpoints/v1/mara.pt``), and ``make_agent("mara_imitation")`` the
+``agents/checkpoints/v3/mara.pt`` (``make_agent("mara", world_version=N)``: the one trained on
+an older world, ``agents/checkpoints/v<N>/mara.pt``), and ``make_agent("mara_imitation")`` the
 imitation warm start ``mara_imitation.pt`` beside it (each card
 ``mara.json`` holds the network config, the predictor's name, the feature layout and the
 SHA-256 of the weights; a mismatch raises :class:`predictors.checkpoint.CheckpointError`).

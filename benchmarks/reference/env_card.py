@@ -17,7 +17,7 @@ to write it; ``--check`` exits 1 if the committed card differs from what the cod
 Example:
     >>> card = render()
     >>> card.splitlines()[0]
-    '# The environment: `mara_env/Cluster-v2`'
+    '# The environment: `mara_env/Cluster-v3`'
     >>> "| 19 | `budget` |" in card
     True
 """
