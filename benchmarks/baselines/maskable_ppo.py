@@ -1,10 +1,10 @@
-"""Train sb3-contrib's MaskablePPO on Cluster-v2 and compare it with a random masked policy.
+"""Train sb3-contrib's MaskablePPO on the default world and compare it with random masked play.
 
 A worked example of the Gymnasium form: one central scheduler picks, every epoch, a task slot
 (or idle) for each node through a ``MultiDiscrete`` action, and ``env.action_masks()`` tells
 MaskablePPO which choices are legal. The script
 
-1. trains ``MaskablePPO("MlpPolicy", make_vec_env("mara_env:mara_env/Cluster-v2", n_envs=4,
+1. trains ``MaskablePPO("MlpPolicy", make_vec_env("mara_env:mara_env/Cluster-v3", n_envs=4,
    env_kwargs=...))`` with a fixed seed on a small cluster (3 nodes, 4 slots, training load) with
    the dense, potential-based progress shaping (``shaping_weight=1.0``, paid at PPO's discount:
    ``shaping_discount=0.99``), on the *train* curves;
@@ -169,7 +169,7 @@ def progress_callback(enabled: bool) -> tuple[bool, list[Any]]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.baselines.maskable_ppo",
-        description="Train MaskablePPO on a small Cluster-v2 (Gymnasium form) and compare its "
+        description="Train MaskablePPO on a small cluster of the default world (Gymnasium form) and compare its "
         "completion rate with a random masked policy on held-out episodes.",
     )
     parser.add_argument(
@@ -248,7 +248,7 @@ def measure(args: argparse.Namespace) -> int:
     train_config = mara_env.get_config(
         TRAIN_KWARGS["config"], **{k: v for k, v in TRAIN_KWARGS.items() if k != "config"}
     )
-    print("MaskablePPO on mara_env/Cluster-v2 (Gymnasium form, central scheduler)")
+    print(f"MaskablePPO on {mara_env.ENV_ID} (Gymnasium form, central scheduler)")
     print(
         f"cluster: {train_config.n_nodes} nodes, {train_config.n_slots} slots, load "
         f"{train_config.load:g}, shaping_weight {train_config.shaping_weight:g}; train on "
@@ -262,11 +262,11 @@ def measure(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     vec_env = make_vec_env(
-        "mara_env:mara_env/Cluster-v2", n_envs=N_ENVS, seed=args.seed, env_kwargs=TRAIN_KWARGS
+        f"mara_env:{mara_env.ENV_ID}", n_envs=N_ENVS, seed=args.seed, env_kwargs=TRAIN_KWARGS
     )
     model = MaskablePPO("MlpPolicy", vec_env, seed=args.seed, verbose=0, **ppo_kwargs)
     seeds = [EVAL_SEED_BASE + i for i in range(args.eval_episodes)]
-    env = gym.make("mara_env/Cluster-v2", **EVAL_KWARGS)
+    env = gym.make(mara_env.ENV_ID, **EVAL_KWARGS)
     # Even an untrained network, used deterministically, is a fixed assignment rule that can
     # beat random choices by a wide margin: this row shows what training itself adds.
     untrained_rates = evaluate(env, ppo_policy(model), seeds)
