@@ -125,6 +125,24 @@ SECTIONS: tuple[Section, ...] = (
         )
     ),
     Section(
+        "mara-v3-evaluation",
+        Path("benchmarks/results/mara/v3/evaluation.md"),
+        table_after("| mara minus"),
+        Path("benchmarks/results/mara/v3/README.md"),
+    ),
+    *(
+        Section(
+            f"mara-v3-{name}",
+            Path(f"benchmarks/results/mara/v3/{source}"),
+            text_block,
+            Path("benchmarks/results/mara/v3/README.md"),
+        )
+        for name, source in (
+            ("ship-choice", "ship_choice.txt"),
+            ("trust-region", "trust_region_logs.txt"),
+        )
+    ),
+    Section(
         "mara-v2-joint-move",
         Path("benchmarks/results/mara/v2/trust_region_logs.txt"),
         block_from("benchmarks/results/mara/v2/mara_ppo_per_node_training.csv"),
