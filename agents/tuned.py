@@ -26,12 +26,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
+from mara_env.config import LATEST_WORLD_VERSION
 
 #: Where the tuning script writes the chosen settings and the registry reads them, per world.
+#: Each file is named literally, so that the results keyed by an agent's source name it too.
 TUNED_SETTINGS_PATHS: dict[int, Path] = {
-    version: Path(__file__).with_name(f"tuned_settings_v{version}.json")
-    for version in WORLD_VERSIONS
+    1: Path(__file__).with_name("tuned_settings_v1.json"),
+    2: Path(__file__).with_name("tuned_settings_v2.json"),
+    3: Path(__file__).with_name("tuned_settings_v3.json"),
 }
 
 
