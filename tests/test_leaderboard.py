@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+import mara_env
+from agents import make_agent
 from benchmarks.leaderboard import load_calibration as calibrate_load
-from benchmarks.leaderboard import main
+from benchmarks.leaderboard import main, plots
 from benchmarks.leaderboard.cells import TIMING_COLUMNS
 from benchmarks.leaderboard.journal import read_journal
 
@@ -505,3 +507,20 @@ def test_a_cell_gives_the_same_row_whatever_the_process_played_before() -> None:
     forward = rows(cells, fresh=False)
     backward = rows(cells[::-1], fresh=False)
     assert forward == backward == rows(cells, fresh=True)
+
+
+@pytest.mark.parametrize("world", [1, 3])
+def test_the_gantt_plays_the_agent_shipped_for_the_boards_world(
+    world: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board of an older world pictures the agents built for that world, as its episodes."""
+    built: list[int] = []
+
+    def recording_make_agent(name: str, **kwargs: Any) -> Any:
+        built.append(kwargs["world_version"])
+        return make_agent(name, **kwargs)
+
+    monkeypatch.setattr(plots, "make_agent", recording_make_agent)
+    config = mara_env.get_config("tiny", world_version=world)
+    frame = plots.episode_frame("edf", config, seed=0, epoch=5)
+    assert frame.ndim == 3 and built == [world]

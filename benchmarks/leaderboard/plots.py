@@ -97,7 +97,7 @@ def episode_frame(agent: str, config: ClusterConfig, seed: int, epoch: int) -> n
     :func:`agents.evaluate` does; out-of-range actions become idle there and here.
     """
     env = mara_env.raw_env(config=config, render_mode="rgb_array")
-    scheduler = make_agent(agent)
+    scheduler = make_agent(agent, world_version=config.world_version)
     env.reset(seed=seed)
     start_episode(scheduler, env, seed)
     index = {name: i for i, name in enumerate(env.possible_agents)}
