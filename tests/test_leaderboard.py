@@ -509,7 +509,7 @@ def test_a_cell_gives_the_same_row_whatever_the_process_played_before() -> None:
     assert forward == backward == rows(cells, fresh=True)
 
 
-@pytest.mark.parametrize("world", [1, 3])
+@pytest.mark.parametrize("world", mara_env.WORLD_VERSIONS)
 def test_the_gantt_plays_the_agent_shipped_for_the_boards_world(
     world: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
