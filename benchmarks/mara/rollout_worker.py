@@ -49,7 +49,7 @@ from benchmarks.common.threads import set_torch_threads
 from benchmarks.common.workers import worker_pool
 from benchmarks.mara.batches import merge_steps, split_steps
 from benchmarks.mara.rollouts import ClusterVector, StepBatch
-from benchmarks.mara.validation import weights_snapshot
+from benchmarks.mara.validation import load_weights, weights_to_send
 from mara_env import ClusterConfig
 
 #: Where rollout workers run: local processes, or Ray actors.
@@ -144,8 +144,8 @@ class _Player:
             temperature=plan.temperature,
         )
 
-    def play(self, state: dict[str, torch.Tensor]) -> Rollout:
-        self.policy.load_state_dict(state)
+    def play(self, weights: dict[str, np.ndarray]) -> Rollout:
+        load_weights(self.policy, weights)
         steps = [self.vector.step() for _ in range(self.plan.epochs)]
         slots, globals_ = self.vector.inputs()
         finished = list(self.vector.finished)
@@ -167,11 +167,11 @@ class _RayPlayer(_Player):
 _PLAYER: _Player | None = None
 
 
-def _play(plan: RolloutPlan, state: dict[str, torch.Tensor]) -> Rollout:
+def _play(plan: RolloutPlan, weights: dict[str, np.ndarray]) -> Rollout:
     global _PLAYER
     if _PLAYER is None:
         _PLAYER = _Player(plan)
-    return _PLAYER.play(state)
+    return _PLAYER.play(weights)
 
 
 class RolloutWorker:
@@ -208,15 +208,15 @@ class RolloutWorker:
     def submit(self, state: dict[str, torch.Tensor]) -> Future[Rollout]:
         """Start the next rollout with the weights ``state`` (a snapshot is taken: later updates
         of the learner's network do not reach it)."""
-        snapshot = weights_snapshot(state)
+        weights = weights_to_send(state)
         if self._actor is not None:
-            return cast("Future[Rollout]", self._actor.play.remote(snapshot).future())
+            return cast("Future[Rollout]", self._actor.play.remote(weights).future())
         if self._pool is not None:
-            return self._pool.submit(_play, self.plan, snapshot)
+            return self._pool.submit(_play, self.plan, weights)
         if self._player is None:
             raise RuntimeError("RolloutWorker.submit() after close(); make a new worker.")
         future: Future[Rollout] = Future()
-        future.set_result(self._player.play(snapshot))
+        future.set_result(self._player.play(weights))
         return future
 
     def close(self) -> None:

@@ -84,6 +84,30 @@ def weights_snapshot(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
     return {key: value.detach().to("cpu", copy=True) for key, value in state.items()}
 
 
+def weights_to_send(state: Mapping[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """A copy of a ``state_dict`` as NumPy arrays, to hand to another process
+    (:func:`load_weights` puts it into a network there).
+
+    Arrays travel inside the pickle; torch tensors would each cross through shared memory with a
+    handshake of its own, which for a MARA network's 43 small tensors took about 20 ms per
+    handover against 1 ms for the arrays (2 cores), time the worker waits on every rollout.
+
+    Example:
+        >>> network = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
+        >>> copy = MaraPolicy(network.config)
+        >>> load_weights(copy, weights_to_send(network.state_dict()))
+        >>> all(torch.equal(a, b) for a, b in zip(network.parameters(), copy.parameters()))
+        True
+    """
+    return {key: value.detach().to("cpu").numpy().copy() for key, value in state.items()}
+
+
+def load_weights(policy: MaraPolicy, weights: Mapping[str, np.ndarray]) -> None:
+    """Load arrays made by :func:`weights_to_send` into ``policy`` (strictly, as
+    :meth:`torch.nn.Module.load_state_dict` does)."""
+    policy.load_state_dict({key: torch.from_numpy(value) for key, value in weights.items()})
+
+
 def play_episodes(episodes: Episodes, policy: MaraPolicy, seeds: Sequence[int]) -> list[float]:
     """Completion rates of ``policy`` on every config of ``episodes`` with each of ``seeds``,
     config-major."""
@@ -107,10 +131,10 @@ def play_episodes(episodes: Episodes, policy: MaraPolicy, seeds: Sequence[int]) 
 
 
 def _play_state(
-    episodes: Episodes, state: dict[str, torch.Tensor], seeds: Sequence[int]
+    episodes: Episodes, weights: dict[str, np.ndarray], seeds: Sequence[int]
 ) -> list[float]:
     policy = MaraPolicy(episodes.network)
-    policy.load_state_dict(state)
+    load_weights(policy, weights)
     return play_episodes(episodes, policy, seeds)
 
 
@@ -138,11 +162,11 @@ class ValidationPlayer:
     def submit(self, state: dict[str, torch.Tensor], seeds: Sequence[int]) -> Future[list[float]]:
         """Start playing ``seeds`` with the weights ``state`` (a snapshot: later changes to the
         training policy do not reach it); the future's result is :func:`play_episodes`'s."""
-        snapshot = weights_snapshot(state)
+        weights = weights_to_send(state)
         if self._pool is not None:
-            return self._pool.submit(_play_state, self.episodes, snapshot, list(seeds))
+            return self._pool.submit(_play_state, self.episodes, weights, list(seeds))
         future: Future[list[float]] = Future()
-        future.set_result(_play_state(self.episodes, snapshot, seeds))
+        future.set_result(_play_state(self.episodes, weights, seeds))
         return future
 
     def close(self) -> None:
