@@ -7,8 +7,10 @@ network and temperature), its clusters split into one shard per worker
 running torch on one thread; no learner runs, so the figure is what sampling alone can give a
 learner. The counts are measured round-robin, ``--repeats`` times each, after one warm-up
 rollout per worker (which loads the compiled loops and the predictor), and the report gives the
-median cluster-epochs per second, its ratio to the first count, and where the workers' time
-went (features, policy, simulation).
+median cluster-epochs per second, its ratio to the first count, the spread of that ratio over
+the repeats (each repeat's rate over the first count's in the same round: the rollouts differ
+from round to round, so a few repeats scatter it by several per cent), and where the workers'
+time went (features, policy, simulation).
 
 Run::
 
@@ -71,7 +73,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--rollouts", type=int, default=2, help="rollouts per measurement (default: 2)"
     )
     parser.add_argument(
-        "--repeats", type=int, default=3, help="measurements per count, median (default: 3)"
+        "--repeats", type=int, default=9, help="measurements per count, median (default: 9)"
     )
     defaults = TrainSettings()
     parser.add_argument(
@@ -140,12 +142,18 @@ def measure(args: argparse.Namespace) -> int:
                 rates[count].append(epochs / (time.perf_counter() - began))
         reference = statistics.median(rates[args.workers[0]])
         print()
-        print(f"{'workers':>7}  {'cluster-epochs/s':>16}  {'min':>8}  {'max':>8}  {'ratio':>6}")
+        print(
+            f"{'workers':>7}  {'cluster-epochs/s':>16}  {'min':>8}  {'max':>8}  {'ratio':>6}  "
+            "ratio per round: median [min, max]"
+        )
+        first = rates[args.workers[0]]
         for count, values in rates.items():
             median = statistics.median(values)
+            rounds = [value / base for value, base in zip(values, first, strict=True)]
             print(
                 f"{count:>7}  {median:>16,.0f}  {min(values):>8,.0f}  {max(values):>8,.0f}  "
-                f"{median / reference:>5.2f}x"
+                f"{median / reference:>5.2f}x  {statistics.median(rounds):.2f}x "
+                f"[{min(rounds):.2f}x, {max(rounds):.2f}x]"
             )
         for count, pool in pools.items():
             seconds = pool.watch.take()
