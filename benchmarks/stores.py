@@ -326,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--prune", action="store_true", help="Drop the rows of old keys from the resumable stores."
     )
     args = parser.parse_args(argv)
+    from predictors.checkpoint import CheckpointError
+
     stale_stores = 0
     for store in STORES:
         where = store.path.relative_to(SOURCE_ROOT)
@@ -333,7 +335,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{store.name}: no file {where}; run `{store.command}`.")
             stale_stores += 1
             continue
-        rows, stale = store.status()
+        try:
+            rows, stale = store.status()
+        except CheckpointError as error:
+            stale_stores += 1
+            print(f"{store.name}: its current key needs a checkpoint that does not load ({where}):")
+            print(f"  {error}")
+            print(f"  restore the checkpoint, or replay the rows with `{store.command}`.")
+            continue
         if not stale:
             print(f"{store.name}: all {rows} rows current ({where}).")
             continue

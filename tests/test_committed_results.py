@@ -134,3 +134,29 @@ def test_the_stores_command_says_why_rows_are_stale_and_prunes_them(
     assert [row["seed"] for row in open_store(path).rows] == [1]
     assert benchmarks.stores.main([]) == 0
     assert "x: all 1 rows current" in capsys.readouterr().out
+
+
+def test_the_stores_command_says_which_store_needs_a_missing_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from predictors.checkpoint import CheckpointError
+
+    path = tmp_path / "rows.jsonl"
+    columns = {"seed": int, "code": str}
+    store = ResultsStore(path, columns, key=("seed", "code"))
+    store.record_manifest(Manifest({"agents.mara": "1"}))
+    store.extend([{"seed": 0, "code": Manifest({"agents.mara": "1"}).digest}])
+
+    def missing(row: object) -> Manifest:
+        raise CheckpointError("no checkpoint at agents/checkpoints/v3/mara.pt")
+
+    def open_store(where: Path) -> ResultsStore:
+        return ResultsStore(where, columns, key=("seed", "code"))
+
+    entry = CommittedStore("m", path, "code", "replay m", open_store, missing)
+    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", tmp_path)
+    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    assert benchmarks.stores.main([]) == 1
+    printed = capsys.readouterr().out
+    assert "m: its current key needs a checkpoint that does not load" in printed
+    assert "agents/checkpoints/v3/mara.pt" in printed and "`replay m`" in printed
