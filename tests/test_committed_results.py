@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 import benchmarks.stores
 from benchmarks.common import source_closure
 from benchmarks.common.manifest import Manifest
-from benchmarks.common.store import ResultsStore
+from benchmarks.common.store import ResultsStore, Row
 from benchmarks.stores import STORES, CommittedStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,12 +120,7 @@ def test_the_stores_command_says_why_rows_are_stale_and_prunes_them(
     store.record_manifest(new)
     store.extend([{"seed": 1, "code": new.digest, "score": 0.25}])
 
-    def open_store(where: Path) -> ResultsStore:
-        return ResultsStore(where, columns, key=("seed", "code"))
-
-    entry = CommittedStore("x", path, "code", "replay x", open_store, lambda row: new)
-    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", tmp_path)
-    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    open_store = catalogue_of_one(monkeypatch, "x", path, columns, lambda row: new)
     assert benchmarks.stores.main([]) == 1
     printed = capsys.readouterr().out
     assert "x: 1 of 2 rows were produced by other code" in printed
@@ -150,13 +146,27 @@ def test_the_stores_command_says_which_store_needs_a_missing_checkpoint(
     def missing(row: object) -> Manifest:
         raise CheckpointError("no checkpoint at agents/checkpoints/v3/mara.pt")
 
-    def open_store(where: Path) -> ResultsStore:
-        return ResultsStore(where, columns, key=("seed", "code"))
-
-    entry = CommittedStore("m", path, "code", "replay m", open_store, missing)
-    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", tmp_path)
-    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    catalogue_of_one(monkeypatch, "m", path, columns, missing)
     assert benchmarks.stores.main([]) == 1
     printed = capsys.readouterr().out
     assert "m: its current key needs a checkpoint that does not load" in printed
     assert "agents/checkpoints/v3/mara.pt" in printed and "`replay m`" in printed
+
+
+def catalogue_of_one(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    path: Path,
+    columns: dict[str, type],
+    current: Callable[[Row], Manifest],
+) -> Callable[[Path], ResultsStore]:
+    """Make ``benchmarks.stores`` see one store, ``name`` at ``path`` (replayed by
+    ``replay <name>``); returns how it opens the file."""
+
+    def open_store(where: Path) -> ResultsStore:
+        return ResultsStore(where, columns, key=("seed", "code"))
+
+    entry = CommittedStore(name, path, "code", f"replay {name}", open_store, current)
+    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", path.parent)
+    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    return open_store
