@@ -98,8 +98,9 @@ def test_every_search_space_builds_its_defaults_and_draws() -> None:
             bare.build(settings).reset(mara_env.get_config("tiny"), seed=0)
 
 
-@pytest.mark.parametrize("world", sorted(TUNED_SETTINGS_PATHS))
+@pytest.mark.parametrize("world", mara_env.WORLD_VERSIONS)
 def test_the_registry_builds_the_baselines_with_each_worlds_tuned_settings(world: int) -> None:
+    """Every registered world has its settings file (the paths are written out one by one)."""
     document = json.loads(TUNED_SETTINGS_PATHS[world].read_text())
     for name, entry in document["agents"].items():
         assert entry["settings"] == tuned_settings(name, world_version=world)
