@@ -58,8 +58,13 @@ class TunedSettingsError(ValueError):
 
 @cache
 def _load(path: Path) -> dict[str, dict[str, Any]]:
-    if not path.exists():
-        return {}
+    if not path.is_file():
+        raise TunedSettingsError(
+            f"The tuned settings file {path} is missing, so the baselines would run with other "
+            "settings than the published results. It ships with mara-env: reinstall the "
+            "package (pip install --force-reinstall --no-deps mara-env, or pip install . in a "
+            "clone), or write it again with python -m benchmarks.baselines.tuning."
+        )
     try:
         document = json.loads(path.read_text())
     except json.JSONDecodeError as error:
@@ -86,6 +91,6 @@ def tuned_settings(
     ``world_version``, or in the settings file ``path``.
 
     Raises:
-        TunedSettingsError: If the settings file is corrupt, or the world has none.
+        TunedSettingsError: If the settings file is missing or corrupt, or the world has none.
     """
     return dict(_load(path or tuned_settings_path(world_version)).get(name, {}))

@@ -131,7 +131,7 @@ def test_variants_are_named_and_remove_one_part() -> None:
     assert no_pd.success_threshold == laira.success_threshold  # the tuned settings otherwise
 
 
-def test_a_corrupt_tuned_settings_file_is_reported(tmp_path: Path) -> None:
+def test_a_missing_or_corrupt_tuned_settings_file_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "tuned.json"
     path.write_text("{not json")
     with pytest.raises(TunedSettingsError, match="not valid JSON"):
@@ -140,7 +140,9 @@ def test_a_corrupt_tuned_settings_file_is_reported(tmp_path: Path) -> None:
     path.write_text(json.dumps({"agents": {"lara": [1, 2]}}))
     with pytest.raises(TunedSettingsError, match="must hold"):
         tuned_settings("lara", path)
-    assert tuned_settings("lara", tmp_path / "missing.json") == {}
+    missing = tmp_path / "missing.json"
+    with pytest.raises(TunedSettingsError, match=r"missing\.json is missing.*reinstall"):
+        tuned_settings("lara", missing)
     agents.tuned._load.cache_clear()
 
 
