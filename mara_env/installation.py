@@ -1,36 +1,53 @@
-"""Is this mara-env importable as itself? Shadowing folders and clashing distributions.
+"""Is this mara-env complete and importable as itself? Data files, shadowing folders, workers
+and clashing distributions.
 
 The ``mara-env`` distribution installs four top-level import packages: ``mara_env``, ``agents``,
-``predictors`` and ``benchmarks``. Generic names can be taken by someone else:
+``predictors`` and ``benchmarks``, with data files beside their code. Four things can make an
+installation play other numbers than the published results:
 
-- a **folder** named like one of them (with an ``__init__.py``, or a module ``agents.py``) in
-  the working directory or another early ``sys.path`` entry is imported instead of ours. The
-  ``mara-leaderboard`` command resolves import paths against the working directory (as
-  ``python -m`` does), so a local ``agents/`` folder would hide our ``agents`` there;
+- a **data file** is missing or changed: a tuned settings file, a checkpoint, the curves. The
+  manifest ``mara_env/data/shipped_files.json`` lists every shipped data file with its SHA-256
+  (written by ``python -m benchmarks.reference shipped-files``); :func:`shipped_file_problems`
+  checks each file against it, and each checkpoint against its card;
+- a **folder** named like one of the packages (with an ``__init__.py``, or a module
+  ``agents.py``) in the working directory or another early ``sys.path`` entry is imported instead
+  of ours. Under ``python -m`` the working directory comes first, so a clone of this repository
+  is imported instead of the installed packages (:func:`imported_instead_of_installed` says so);
+- **worker processes** import from elsewhere than the process that starts them
+  (:func:`worker_import_problems` starts one, as the leaderboard does, and compares);
 - another **distribution** with a top-level package of the same name (the openai-agents SDK
   ships one called ``agents``) writes into the same folder of ``site-packages``: pip does not
   arbitrate, the one installed last overwrites the other's files, and uninstalling either leaves
   the other broken.
 
-:func:`installation_problems` lists each such problem as a message naming the folder or
+:func:`installation_problems` lists each such problem as a message naming the file, folder or
 distribution and what to do; :func:`check_installation` raises them as one
-:class:`mara_env.InstallationError`. ``mara-leaderboard`` runs the check at start-up.
+:class:`mara_env.InstallationError`. ``mara-leaderboard`` runs the checks at start-up.
 
 Example:
     >>> from mara_env import check_installation
     >>> check_installation()  # doctest: +ELLIPSIS
-    mara-env ...: mara_env, agents, predictors, benchmarks import from .... The installation is fine.
+    mara-env ...: mara_env, agents, predictors, benchmarks import from ..., in worker processes too; ... shipped data files as listed. The installation is fine.
     >>> installation_problems()
     []
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import importlib.util
+import json
+import multiprocessing
+import os
 import re
 import sys
+from collections.abc import Iterable
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from mara_env.errors import InstallationError
 
@@ -39,19 +56,36 @@ DISTRIBUTION = "mara-env"
 IMPORT_PACKAGES = ("mara_env", "agents", "predictors", "benchmarks")
 #: The folder holding the four packages (site-packages, or the source tree of an editable install).
 PACKAGES_ROOT = Path(__file__).resolve().parents[1]
+#: The manifest of the shipped data files, relative to :data:`PACKAGES_ROOT`.
+MANIFEST = "mara_env/data/shipped_files.json"
+#: How to get the shipped data files back, ending every message about one.
+RESTORE = (
+    "Reinstall mara-env to restore it (pip install --force-reinstall --no-deps mara-env, or pip "
+    "install . in a clone). In a clone where you changed it on purpose (a retrained checkpoint, "
+    "new tuned settings), write the manifest again: python -m benchmarks.reference shipped-files."
+)
 
 
 def installation_problems(
-    working_directory: str | Path | None = None, *, distributions: bool = True
+    working_directory: str | Path | None = None,
+    *,
+    distributions: bool = True,
+    data: bool = True,
+    workers: bool = False,
 ) -> list[str]:
-    """Every reason the four import packages might not be mara-env's, one message each.
+    """Every reason the four import packages might not be mara-env's as shipped, one message each.
 
     Args:
         working_directory: A directory that will be put first on ``sys.path`` (as ``python -m``
-            and ``mara-leaderboard`` do with the working directory): folders in it that would
-            hide one of the packages are reported. ``None``: only ``sys.path`` as it is.
+            does with the working directory): folders in it that would hide one of the packages
+            are reported. ``None``: only ``sys.path`` as it is.
         distributions: Also look for other installed distributions that provide one of the
             import names (reads every installed distribution's metadata: about 0.2 s).
+        data: Also check every shipped data file against the manifest and the checkpoints'
+            cards (:func:`shipped_file_problems`; reads about 7 MB).
+        workers: Also start a ``spawn`` worker process, as the leaderboard does, and check that
+            it imports the packages from where this process does (:func:`worker_import_problems`;
+            about a second).
 
     Returns:
         Messages (empty when all is well).
@@ -70,6 +104,10 @@ def installation_problems(
     messages = list(problems.values())
     if distributions:
         messages += _clashing_distributions()
+    if data:
+        messages += shipped_file_problems()
+    if workers and not messages:
+        messages += worker_import_problems()
     return messages
 
 
@@ -77,28 +115,211 @@ def check_installation(
     working_directory: str | Path | None = None,
     *,
     distributions: bool = True,
+    data: bool = True,
+    workers: bool = True,
     verbose: bool = True,
 ) -> None:
-    """Raise if one of the four import packages is hidden or shared with another distribution;
-    otherwise say where they import from (``verbose``).
+    """Raise if one of the four import packages is hidden, shared with another distribution or
+    imported from elsewhere by worker processes, or if a shipped data file is missing or
+    changed; otherwise say where the packages import from (``verbose``).
 
     Args:
         working_directory: See :func:`installation_problems`.
         distributions: See :func:`installation_problems`.
+        data: See :func:`installation_problems`.
+        workers: See :func:`installation_problems`.
         verbose: Print one line saying that all is well, and where the packages are.
 
     Raises:
         InstallationError: Listing every problem, each with what to do about it.
     """
-    problems = installation_problems(working_directory, distributions=distributions)
+    problems = installation_problems(
+        working_directory, distributions=distributions, data=data, workers=workers
+    )
     if problems:
         raise InstallationError("\n".join(problems))
     if verbose:
         checked = "; no other distribution provides them" if distributions else ""
+        in_workers = ", in worker processes too" if workers else ""
+        files = f"; the {len(read_manifest())} shipped data files as listed" if data else ""
         print(
             f"mara-env {_version()}: {', '.join(IMPORT_PACKAGES)} import from {PACKAGES_ROOT}"
-            f"{checked}. The installation is fine."
+            f"{in_workers}{checked}{files}. The installation is fine."
         )
+
+
+# ------------------------------------------------------------------------------ data files
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of the file ``path``, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_manifest(root: Path = PACKAGES_ROOT) -> dict[str, str]:
+    """The manifest of the shipped data files under ``root``: ``{relative path: SHA-256}``.
+
+    Raises:
+        FileNotFoundError: If the manifest is missing.
+        ValueError: If it is not the JSON object ``python -m benchmarks.reference
+            shipped-files`` writes.
+    """
+    path = root / MANIFEST
+    try:
+        document = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not valid JSON ({error})") from None
+    files = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in files.items()
+    ):
+        raise ValueError(f"{path} must hold {{'files': {{path: sha256}}}}")
+    return files
+
+
+def card_problems(root: Path, files: Iterable[str]) -> list[str]:
+    """One message for each checkpoint among ``files`` (paths relative to ``root``: a ``.pt``
+    with its ``.json`` card beside it) whose SHA-256 is not the one its card records."""
+    problems = []
+    for relative in sorted(files):
+        weights = root / relative
+        card = weights.with_suffix(".json")
+        if weights.suffix != ".pt" or not weights.is_file() or not card.is_file():
+            continue
+        try:
+            recorded = json.loads(card.read_text()).get("sha256")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            recorded = None
+        if recorded != file_sha256(weights):
+            problems.append(
+                f"The checkpoint {weights} does not match its card {card} (which records "
+                f"SHA-256 {str(recorded)[:12]}...)."
+            )
+    return problems
+
+
+def shipped_file_problems(root: Path | None = None) -> list[str]:
+    """Every shipped data file under ``root`` (default: :data:`PACKAGES_ROOT`) that is missing,
+    differs from the manifest or (a checkpoint) from its card, one message each naming the file
+    and how to restore it.
+
+    Example:
+        >>> shipped_file_problems()
+        []
+    """
+    root = PACKAGES_ROOT if root is None else root
+    manifest_path = root / MANIFEST
+    try:
+        manifest = read_manifest(root)
+    except FileNotFoundError:
+        return [f"The manifest of mara-env's data files, {manifest_path}, is missing. {RESTORE}"]
+    except ValueError as error:
+        return [f"The manifest of mara-env's data files is unreadable: {error}. {RESTORE}"]
+    problems = []
+    for relative, expected in sorted(manifest.items()):
+        path = root / relative
+        if not path.is_file():
+            problems.append(f"The shipped data file {path} is missing. {RESTORE}")
+        elif file_sha256(path) != expected:
+            problems.append(
+                f"The shipped data file {path} differs from the one mara-env ships (SHA-256 "
+                f"{expected[:12]}... in {manifest_path}). {RESTORE}"
+            )
+    problems += [f"{problem} {RESTORE}" for problem in card_problems(root, manifest)]
+    return problems
+
+
+# ------------------------------------------------------------------------------ where code runs
+def package_origins() -> dict[str, str]:
+    """``{import package: the file Python imports for it}`` in this process (``"none"`` for a
+    package it cannot find)."""
+    return {name: str(_origin(name) or "none") for name in IMPORT_PACKAGES}
+
+
+def worker_import_problems(pool: Executor | None = None) -> list[str]:
+    """Ask a worker process of ``pool`` (default: one ``spawn`` worker started for the
+    question, the leaderboard's kind) where it imports the four packages from, and report each
+    that differs from this process.
+
+    A ``spawn`` worker starts with this process's ``sys.path`` and imports the main module again
+    before anything else: a folder named like one of the packages early on that path (the
+    working directory, under ``python -m``) can give the workers other code than the parent.
+    """
+    ours = package_origins()
+    try:
+        if pool is None:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as own:
+                theirs = own.submit(package_origins).result()
+        else:
+            theirs = pool.submit(package_origins).result()
+    except BrokenProcessPool:
+        return [
+            "A worker process ended while starting (its traceback is above): it could not "
+            "import mara-env's packages. A folder named like one of them early on sys.path (the "
+            "working directory, under python -m) is the usual cause: run from another directory."
+        ]
+    return [
+        f"Worker processes import {name!r} from {theirs[name]}, this process from {ours[name]}: "
+        "they would run other code than the one checked and keyed. A folder of that name "
+        "early on sys.path (the working directory, under python -m) is the usual cause: run "
+        "from another directory, or use mara-leaderboard."
+        for name in IMPORT_PACKAGES
+        if theirs[name] != ours[name]
+    ]
+
+
+def working_directory_last() -> bool:
+    """Whether :func:`put_working_directory_last` ran in this process."""
+    return _working_directory_last
+
+
+def put_working_directory_last() -> None:
+    """Import the four packages with the working directory off ``sys.path``, then put it at the
+    end of ``sys.path``: a user's module there (``my_sched.py``) can then be imported, while a
+    folder there named like one of the packages (a clone of this repository) hides none of them,
+    whichever way mara-env is installed (an editable install's import hook comes after every
+    ``sys.path`` entry). ``mara-leaderboard`` runs it at start, and its worker processes too."""
+    global _working_directory_last
+    directory = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if entry not in ("", directory)]
+    for name in IMPORT_PACKAGES:
+        importlib.import_module(name)
+    sys.path.append(directory)
+    _working_directory_last = True
+
+
+_working_directory_last = False
+
+
+def installed_root() -> Path | None:
+    """The folder that holds the installed distribution's packages: its source tree for an
+    editable install, else its ``site-packages``; ``None`` if mara-env is not installed."""
+    try:
+        distribution = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+    direct_url = distribution.read_text("direct_url.json")
+    if direct_url:
+        try:
+            source = json.loads(direct_url)
+        except json.JSONDecodeError:
+            source = {}
+        if source.get("dir_info", {}).get("editable") and source.get("url", "").startswith("file:"):
+            return Path(unquote(urlparse(source["url"]).path)).resolve()
+    return Path(str(distribution.locate_file(""))).resolve()
+
+
+def imported_instead_of_installed() -> str | None:
+    """A message when the packages import from elsewhere than the installed distribution (a
+    clone in the working directory under ``python -m``, say), else ``None``."""
+    installed = installed_root()
+    if installed is None or installed == PACKAGES_ROOT:
+        return None
+    return (
+        f"note: this run imports mara-env's packages from {PACKAGES_ROOT}, not from the "
+        f"installed mara-env {_version()} in {installed} (under python -m, the working directory "
+        "comes first on sys.path): it runs that tree's code and data. To run the installed "
+        "package, run from another directory or use mara-leaderboard; to run this tree, "
+        "install it (pip install -e .)."
+    )
 
 
 def _version() -> str:

@@ -35,7 +35,9 @@ def fake_distribution(site: Path, name: str, top_level: str) -> None:
 def test_a_clean_installation_has_no_problems(capsys: pytest.CaptureFixture[str]) -> None:
     assert installation_problems(ROOT) == []  # the source tree holds our own packages
     check_installation()
-    assert "The installation is fine." in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "in worker processes too" in said and "shipped data files as listed" in said
+    assert said.rstrip().endswith("The installation is fine.")
     check_installation(verbose=False)
     assert capsys.readouterr().out == ""
 
@@ -93,6 +95,31 @@ def test_a_shadowing_entry_on_sys_path_is_found_without_importing_it(
     assert problem.startswith(f"{tmp_path / 'predictors'} is imported as 'predictors'")
 
 
+def test_a_worker_that_would_import_a_shadowing_folder_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``spawn`` worker starts with the parent's sys.path and imports afresh: a folder early
+    on that path hides, in the worker, a package the parent imported before it was there."""
+    assert mara_env.installation.worker_import_problems() == []
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (problem,) = mara_env.installation.worker_import_problems()
+    assert problem.startswith(f"Worker processes import 'agents' from {tmp_path / 'agents'}")
+    assert "run from another directory" in problem
+
+
+def test_running_a_tree_beside_another_installation_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert mara_env.installation.imported_instead_of_installed() is None  # the editable install
+    monkeypatch.setattr(mara_env.installation, "installed_root", lambda: tmp_path)
+    note = mara_env.installation.imported_instead_of_installed()
+    assert note is not None
+    assert f"from {mara_env.installation.PACKAGES_ROOT}, not from the installed" in note
+    assert str(tmp_path) in note
+
+
 def test_a_foreign_distribution_owning_agents_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,7 +139,7 @@ def test_mara_leaderboard_imports_a_users_module_but_never_shadows_its_own_packa
 ) -> None:
     """Run from a folder that holds the user's scheduler beside folders named like our packages
     (a clone of the repository, say): the scheduler is found, our packages stay the installed
-    ones, all four from one place."""
+    ones, all four from one place, in the worker processes too."""
     for name in ("agents", "predictors"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(f"raise RuntimeError('local {name}')\n")
@@ -120,12 +147,12 @@ def test_mara_leaderboard_imports_a_users_module_but_never_shadows_its_own_packa
         "from agents import EarliestDeadlineFirst\n\n\nclass Mine(EarliestDeadlineFirst):\n"
         "    name = 'mine'\n"
     )
-    arguments = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "1"]
+    arguments = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
     result = subprocess.run(
         [
             console_script(),
             *arguments,
-            *("--agents", "my_sched_q:Mine", "--no-plots", "--no-progress", "--workers", "1"),
+            *("--agents", "my_sched_q:Mine", "--no-plots", "--no-progress", "--workers", "2"),
         ],
         cwd=tmp_path,
         capture_output=True,

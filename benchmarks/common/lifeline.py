@@ -16,6 +16,11 @@ semaphore objects to clean up at shutdown") although nothing is left behind:
 :func:`worker_context` starts the tracker without that warning. Workers must be direct children
 of the main process for this (the ``spawn`` start method, not ``forkserver``, whose server would
 be their parent).
+
+:func:`start_worker` is the leaderboard's worker initializer. It lives here, in a module that
+imports only the standard library and :mod:`mara_env.installation`, because a ``spawn`` worker
+imports the initializer's module before running it: a module that imported ``agents`` would
+import it before the initializer could put the working directory last on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import signal
 import sys
 import threading
 import time
+
+from mara_env.installation import put_working_directory_last
 
 #: ``PR_SET_PDEATHSIG`` from ``<linux/prctl.h>``.
 _PR_SET_PDEATHSIG = 1
@@ -79,3 +86,23 @@ def _watch(parent_pid: int) -> None:
     while os.getppid() == parent_pid:
         time.sleep(WATCH_SECONDS)
     os._exit(1)
+
+
+def start_worker(main_pid: int, directory_last: bool) -> None:
+    """Worker initializer: end with the main process (a worker is a fresh ``spawn`` child of it,
+    not a fork: a fork of a process in which an agent already ran torch's GNU OpenMP can hang,
+    and a ``forkserver`` child would outlive a killed main process); Ctrl-C is the main
+    process's business; one BLAS/torch thread; and, when the main process put the working
+    directory last on ``sys.path`` (``mara-leaderboard``), the same here
+    (:func:`mara_env.installation.put_working_directory_last`).
+
+    Args:
+        main_pid: The main process's id, as it saw it.
+        directory_last: Whether the main process put the working directory last.
+    """
+    end_with_parent(main_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    if directory_last:
+        put_working_directory_last()

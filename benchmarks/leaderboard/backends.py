@@ -8,7 +8,9 @@ cell, so the numbers are the same on every backend; only the order of completion
 - :class:`LocalBackend` (the default): ``workers`` fresh processes (``spawn``) of a
   :class:`concurrent.futures.ProcessPoolExecutor`, or this very process with ``workers=1``.
   The workers end with the main process, even when it is killed with SIGKILL
-  (:mod:`benchmarks.common.lifeline`).
+  (:mod:`benchmarks.common.lifeline`). Before the first cell, a worker says where it imports
+  mara-env's packages from; a :class:`BackendError` stops the run if that is not where this
+  process does (:func:`mara_env.installation.worker_import_problems`).
 - :class:`RayBackend`: Ray tasks of one CPU each, on an existing cluster
   (``address="auto"`` or ``"ray://host:10001"``, as for :func:`ray.init`) or on a local Ray
   instance started for the run (``address=None``, ``workers`` CPUs). Ray is optional:
@@ -41,11 +43,12 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
-from benchmarks.common.lifeline import end_with_parent, worker_context
+from benchmarks.common.lifeline import start_worker, worker_context
 from benchmarks.common.machine import available_cores
 from benchmarks.common.ray_runtime import RayUnavailable, import_ray, start_ray
 from benchmarks.leaderboard.cells import CellOutcome, execute_cell
 from benchmarks.leaderboard.grid import Cell
+from mara_env.installation import worker_import_problems, working_directory_last
 
 OnOutcome = Callable[[CellOutcome], None]
 StopRequested = Callable[[], bool]
@@ -92,11 +95,14 @@ class LocalBackend:
         pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=worker_context(),
-            initializer=_worker_setup,
-            initargs=(os.getpid(),),
+            initializer=start_worker,
+            initargs=(os.getpid(), working_directory_last()),
         )
         pending: set[Future[CellOutcome]] = set()
         try:
+            problems = worker_import_problems(pool)
+            if problems:
+                raise BackendError("\n".join(problems))
             pending = {pool.submit(execute_cell, cell) for cell in cells}
             while pending and not stop():
                 done, pending = wait(pending, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -151,17 +157,6 @@ class RayBackend:
 def _ray_cell(cell: Cell) -> CellOutcome:
     """The Ray task: one cell."""
     return execute_cell(cell)
-
-
-def _worker_setup(main_pid: int) -> None:
-    """Worker initializer: end with the main process (a worker is a fresh ``spawn`` child of it,
-    not a fork: a fork of a process in which an agent already ran torch's GNU OpenMP can hang,
-    and a ``forkserver`` child would outlive a killed main process); Ctrl-C is the main
-    process's business; one BLAS/torch thread."""
-    end_with_parent(main_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
 
 
 def execute_cells(

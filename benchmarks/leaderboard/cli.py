@@ -68,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         help="The agents to rank: registered names or import paths 'package.module:ClassName' "
         f"(default: every registered agent: {' '.join(registered)}). Import paths resolve "
-        "against the working directory, which the command puts first on sys.path as python -m "
-        "does: run it from the folder holding my_sched.py to rank my_sched:MyScheduler.",
+        "against the working directory, which the command adds to sys.path after the "
+        "installation: run it from the folder holding my_sched.py to rank my_sched:MyScheduler.",
     )
     parser.add_argument(
         "--agent",

@@ -7,6 +7,8 @@ Run ``python -m benchmarks.reference <command> [options]``; each command is also
   observation columns, config fields, presets and workloads) from the code.
 * ``figures`` (:mod:`benchmarks.reference.figures`): copy the README's and the docs' measured
   figures (between ``<!-- generated:NAME -->`` markers) from the results files.
+* ``shipped-files`` (:mod:`benchmarks.reference.shipped_files`): write the manifest of the data
+  files the packages ship, with their SHA-256, from the source tree.
 
 The documentation site (``mkdocs build --strict``, ``mkdocs.yml``) runs
 :mod:`benchmarks.reference.docs_site` as its build hook, which adds the results pages and rewrites
@@ -26,5 +28,9 @@ COMMANDS = {
     "figures": (
         "benchmarks.reference.figures",
         "Copy the README's and the docs' figures from the results files (or check them).",
+    ),
+    "shipped-files": (
+        "benchmarks.reference.shipped_files",
+        "Write the manifest of the shipped data files from the source tree (or check it).",
     ),
 }
