@@ -177,6 +177,15 @@ STORES: tuple[CommittedStore, ...] = (
         lambda row: Manifest({}),
     ),
     CommittedStore(
+        "quick leaderboard",
+        RESULTS / "leaderboard_quick" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --quick --no-resume --output "
+        "benchmarks/results/leaderboard_quick",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
         "leaderboard on Cluster-v2",
         RESULTS / "leaderboard_v2" / "episodes.jsonl",
         "cell",

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPORTS = (
     "verdicts/verdicts.csv",
     "leaderboard/episodes.csv",
+    "leaderboard_quick/episodes.csv",
     "leaderboard_v1/episodes.csv",
     "leaderboard_v2/episodes.csv",
     "leaderboard_philly/episodes.csv",
