@@ -38,6 +38,10 @@ COMMANDS = {
         "benchmarks.prediction.leak_audit",
         "Measure what the observation gives away of a task's hidden effort, world by world.",
     ),
+    "ladder": (
+        "benchmarks.prediction.ladder",
+        "Measure how well anything can know which tasks can still finish, rung by rung.",
+    ),
     "verdicts": (
         "benchmarks.prediction.verdicts.cli",
         "Record and score the predictors' success verdicts inside LaiRA's episodes.",

@@ -170,19 +170,19 @@ def play_episode(
         observation = env.observe(agent)
         if node == 0:
             view = decode_observation(np.asarray(observation["observation"]), config)
-            slots = _slot_records(env.simulator, view)
+            slots = slot_records(env.simulator, view)
             sights += [record for record in slots if record["task"] not in seen]
             seen |= {record["task"] for record in slots}
             fresh = [
                 r for r in slots if r["reports"] >= 2 and reported.get(r["task"]) != r["reports"]
             ]
             reported.update({r["task"]: r["reports"] for r in fresh})
-            judged += _judge(env.simulator, fresh, predictors, rng, settings.n_samples)
+            judged += judge(env.simulator, fresh, predictors, rng, settings.n_samples)
         env.step(driver.act(observation, node))
     return sights, judged
 
 
-def _slot_records(simulator: ClusterSimulator, view: SlotView) -> list[Record]:
+def slot_records(simulator: ClusterSimulator, view: SlotView) -> list[Record]:
     """The observed columns and the privileged need of every occupied slot."""
     state = simulator.state
     records = []
@@ -206,7 +206,7 @@ def _slot_records(simulator: ClusterSimulator, view: SlotView) -> list[Record]:
     return records
 
 
-def _judge(
+def judge(
     simulator: ClusterSimulator,
     fresh: list[Record],
     predictors: Mapping[str, Predictor],
