@@ -33,6 +33,8 @@ EXPORTS = (
     "leaderboard_pollux/episodes.csv",
     "leaderboard_pollux_recorded/episodes.csv",
     "leak_audit/audit.csv",
+    "ladder/ladder.csv",
+    "ladder/bandwidths.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
 EDITED = ("mara_env/core.py", "predictors/flow_matching.py")

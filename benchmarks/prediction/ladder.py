@@ -82,13 +82,13 @@ RUNGS: Mapping[str, tuple[str, ...]] = {
     "+ flow matching": (f"{SHIPPED}_success", f"{SHIPPED}_need"),
     "+ loss history (posterior)": ("posterior_logit",),
     "+ denoised oracle": ("denoised_margin", "denoised_need"),
-    "+ exact remaining work": ("oracle_success", "oracle_need"),
+    "+ exact remaining work": ("oracle_success", "oracle_need", "oracle_margin"),
 }
 #: The posterior's probability used directly (no probe).
 POSTERIOR_ALONE = "posterior alone"
 #: The bandwidths searched for the posterior (log-loss units): reported losses, targets.
-LOSS_BANDWIDTHS = (0.03, 0.1, 0.3)
-TARGET_BANDWIDTHS = (0.05, 0.2, 0.5)
+LOSS_BANDWIDTHS = (0.1, 0.3, 1.0, 3.0)
+TARGET_BANDWIDTHS = (0.01, 0.03, 0.1, 0.3)
 #: The AUC over the observation alone at 30-50% that counts as headroom for prediction.
 HEADROOM = 0.05
 HEADROOM_BAND = band_name(BANDS[1])
@@ -248,11 +248,18 @@ def headroom_verdict(rows: Sequence[Record], world: str) -> str:
     if best is None:
         return "not measured"
     verdict = "headroom" if best["value"] >= HEADROOM else "no headroom"
-    return (
+    text = (
         f"{verdict}: the best of the posterior and the denoised oracle ({best['rung']}) adds "
         f"{best['value']:+.3f} [{best['low']:+.3f}, {best['high']:+.3f}] AUC to the observation "
         f"at {HEADROOM_BAND} (threshold {HEADROOM:+.2f})"
     )
+    posterior = gains.get("+ loss history (posterior)")
+    if posterior is not None and posterior is not best:
+        text += (
+            f"; the posterior, which reads only what a scheduler sees, adds "
+            f"{posterior['value']:+.3f} [{posterior['low']:+.3f}, {posterior['high']:+.3f}]"
+        )
+    return text
 
 
 def introduction(settings: AuditSettings, note: str) -> str:

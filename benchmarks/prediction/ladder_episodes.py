@@ -15,7 +15,8 @@ each rung:
   the record so that its bandwidths can be chosen on training seeds without playing again;
 - ``denoised``: the denoised oracle (privileged): the task's own curve smoothed, its trend known
   and its noise not (:func:`denoised_margin`);
-- ``oracle``: the exact remaining work (privileged).
+- ``oracle``: the exact remaining work (privileged), also as its margin to the budget
+  (:func:`budget_margin`).
 
 Example:
     >>> from benchmarks.prediction.audit_episodes import AuditSettings
@@ -171,7 +172,18 @@ def _with_ladder_inputs(simulator: ClusterSimulator, record: Record) -> Record:
         "curve_row": row,
         "denoised_margin": margin,
         "denoised_need": need / float(tasks.speed[task]),
+        "oracle_margin": budget_margin(record["need"] * float(tasks.speed[task]), budget),
     }
+
+
+def budget_margin(need_steps: float, budget_steps: float) -> float:
+    """``log(need / budget)`` in curve steps, clipped to [-10, 10] (``inf`` need: 10): below 0,
+    the need fits in the budget. The exact rung reads it beside the oracle's 0/1 success, so that
+    its probe can place the threshold where the exact stepping (switch costs, whole epochs) puts
+    it."""
+    if not math.isfinite(need_steps):
+        return 10.0
+    return float(np.clip(np.log((need_steps + 1e-9) / (budget_steps + 1e-9)), -10.0, 10.0))
 
 
 def collect_ladder(

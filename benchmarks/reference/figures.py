@@ -160,6 +160,18 @@ SECTIONS: tuple[Section, ...] = (
         table_after("In short"),
         Path("docs/predictors.md"),
     ),
+    Section(
+        "ladder-verdicts",
+        Path("benchmarks/results/ladder/README.md"),
+        lines_containing("headroom: "),
+        Path("docs/predictors.md"),
+    ),
+    Section(
+        "ladder-v3",
+        Path("benchmarks/results/ladder/README.md"),
+        table_after("## `v3`"),
+        Path("docs/predictors.md"),
+    ),
     *(
         Section(
             name,
