@@ -134,8 +134,9 @@ def plot(rows: Sequence[Record], worlds: Sequence[str], rungs: Sequence[str], pa
         axis.set_title(world)
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("AUC for feasible (evaluation seeds)")
-    axes[-1].legend(fontsize=8, loc="lower right")
-    figure.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0.0, 0.07, 1.0, 1.0))
     save_png(figure, path, dpi=110)
 
 
