@@ -291,10 +291,15 @@ _working_directory_last = False
 
 def installed_root() -> Path | None:
     """The folder that holds the installed distribution's packages: its source tree for an
-    editable install, else its ``site-packages``; ``None`` if mara-env is not installed."""
-    try:
-        distribution = metadata.distribution(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+    editable install, else its ``site-packages``; ``None`` if mara-env is not installed. The
+    working directory's metadata (a clone's ``mara_env.egg-info``, left by a build) is not an
+    installation and is not read."""
+    here = {"", os.getcwd()}
+    installed = metadata.distributions(
+        name=DISTRIBUTION, path=[entry for entry in sys.path if entry not in here]
+    )
+    distribution = next(iter(installed), None)
+    if distribution is None:
         return None
     direct_url = distribution.read_text("direct_url.json")
     if direct_url:
