@@ -177,15 +177,6 @@ STORES: tuple[CommittedStore, ...] = (
         lambda row: Manifest({}),
     ),
     CommittedStore(
-        "quick leaderboard",
-        RESULTS / "leaderboard_quick" / "episodes.jsonl",
-        "cell",
-        "python -m benchmarks.leaderboard --quick --no-resume --output "
-        "benchmarks/results/leaderboard_quick",
-        None,
-        lambda row: Manifest({}),
-    ),
-    CommittedStore(
         "leaderboard on Cluster-v2",
         RESULTS / "leaderboard_v2" / "episodes.jsonl",
         "cell",
@@ -229,6 +220,15 @@ STORES: tuple[CommittedStore, ...] = (
         "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
         f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/leaderboard_pollux_recorded",
+        None,
+        lambda row: Manifest({}),
+    ),
+    CommittedStore(
+        "quick leaderboard",
+        RESULTS / "leaderboard_quick" / "episodes.jsonl",
+        "cell",
+        "python -m benchmarks.leaderboard --quick --no-resume --output "
+        "benchmarks/results/leaderboard_quick",
         None,
         lambda row: Manifest({}),
     ),

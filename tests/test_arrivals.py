@@ -54,7 +54,15 @@ def test_your_own_submission_times(tmp_path: Path) -> None:
     dates.write_text("timestamp\n2017-10-09 07:00:00\n2017-10-09 07:20:00\n")
     assert arrivals_from_csv(dates).counts.tolist() == [1, 1]
     config = mara_env.get_config("tiny", arrivals=str(seconds))
-    assert evaluate(make_agent("edf"), config, [0])[0]["arrived"] >= 0
+    assert evaluate(make_agent("edf"), config, [0])[0]["arrived"] > 0
+    # bursts in the first and the fifth quarter-hour only: a period of 5 epochs, 3 of them empty
+    bursts = tmp_path / "bursts.csv"
+    bursts.write_text("timestamp\n0\n1\n2\n3600\n3601\n")
+    env = mara_env.raw_env(mara_env.get_config("tiny", arrivals=str(bursts)))
+    for seed in range(3):
+        env.reset(seed=seed)
+        arrival = env.unwrapped.simulator.state.tasks.arrival
+        assert len(arrival) > 0 and len(set(arrival % 5)) <= 2, arrival
     out = tmp_path / "packed.npz"
     assert arrivals_main(["--from", str(dates), "--output", str(out)]) == 0
     assert load_arrivals(str(out)).counts.tolist() == [1, 1]

@@ -259,7 +259,7 @@ def test_decision_time_script_times_laira(capsys: pytest.CaptureFixture[str]) ->
     times = decision_time.time_scheduler("laira", "tiny", [0], clock="cpu")
     assert times.agent == "laira"
     assert len(times.milliseconds) == len(times.full) > 0
-    assert (times.milliseconds >= 0).all()
+    assert np.isfinite(times.milliseconds).all() and times.milliseconds.sum() > 0
     summary = times.summary()
     assert summary["epochs"] == len(times.milliseconds)
     assert summary["median"] <= summary["p95"]

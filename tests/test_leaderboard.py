@@ -457,14 +457,23 @@ def test_calibrate_load_tiny_budget(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_calibrate_load_writes_its_page_for_the_chosen_rules(tmp_path: Path) -> None:
-    page = tmp_path / "v2.md"
-    # Cluster-v1's figures, pinned
-    args = ["--config", "tiny", "--world-version", "1", "--loads", "0.5", "3.0", "--seeds", "2"]
-    args += ["--workers", "1"]
-    argv = [*args, "--world-version", "2", "--output", str(page), "--no-progress"]
-    assert calibrate_load.main(argv) == 0
-    text = page.read_text()
-    assert "--world-version 2" in text and "edf (95% CI)" in text and "55%" in text
+    """Each world's page names its rules and holds that world's figures: the same sweep on
+    Cluster-v1 and Cluster-v2 gives two different tables."""
+    args = ["--config", "tiny", "--loads", "0.5", "3.0", "--seeds", "2", "--workers", "1"]
+    tables = {}
+    for world in ("1", "2"):
+        page = tmp_path / f"v{world}.md"
+        argv = [*args, "--world-version", world, "--output", str(page), "--no-progress"]
+        assert calibrate_load.main(argv) == 0
+        text = page.read_text()
+        assert f"--world-version {world}" in text
+        table = text.split("```")[1]
+        assert "edf (95% CI)" in table and [line.split()[0] for line in table.splitlines()[2:]] == [
+            "0.5",
+            "3",
+        ]
+        tables[world] = table
+    assert tables["1"] != tables["2"]
 
 
 def test_calibrate_load_rejects_bad_sweeps(capsys: pytest.CaptureFixture[str]) -> None:

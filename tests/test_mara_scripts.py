@@ -330,7 +330,7 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
     seconds = card["ppo"]["seconds"]
     assert set(seconds["learner"]) >= {"rollouts", "critic", "policy update"}
     assert set(seconds["rollouts"]) == {"features", "policy", "simulation"}
-    assert all(value >= 0 for part in seconds.values() for value in part.values())
+    assert sum(seconds["rollouts"].values()) > 0 and sum(seconds["learner"].values()) > 0
     assert "Where PPO's" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="rollout_workers must be between 0 and the run's 3"):
         train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])

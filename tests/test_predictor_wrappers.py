@@ -784,11 +784,14 @@ def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     checkpoint = f"{WITHOUT_TARGET}.pt"
     for predictor, target in (("wls", "0.5"), ("flow_matching", "0.25"), (checkpoint, "0.25")):
         for clock in ("wall-clock", "CPU-time"):
-            assert re.search(
-                rf"{predictor}-wrapped / raw AEC \({clock}\): [0-9.]+ "
+            found = re.search(
+                rf"{predictor}-wrapped / raw AEC \({clock}\): ([0-9.]+) "
                 rf"\(target >= {target}: (met|NOT met)\)",
                 out,
             )
+            assert found, (predictor, clock)
+            met = float(found.group(1)) >= float(target)
+            assert found.group(2) == ("met" if met else "NOT met"), found.group(0)
     budgets = re.findall(
         r"raw env ([0-9,]+); a share of ([0-9.]+) allows ([0-9,]+) added, of which the "
         r"wrapper's own work takes (-?[0-9,]+), leaving (-?[0-9,]+) for the predictor; (\S+) takes",

@@ -27,6 +27,7 @@ from typing import Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
+from agents import Scheduler
 from agents.clairvoyant import NEVER, task_epochs_to_target
 from benchmarks.common.seeds import (
     EVALUATION_SEED_START,
@@ -146,6 +147,46 @@ def build_predictors(settings: AuditSettings) -> dict[str, Predictor]:
 Record = dict[str, Any]
 
 
+def start_episode(
+    settings: AuditSettings,
+    preset: str,
+    seed: int,
+    predictors: Mapping[str, Predictor],
+    world: str,
+    *,
+    offset: int,
+) -> tuple[ClusterConfig, Any, Scheduler, dict[str, np.random.Generator]]:
+    """The config, the reset AEC env and :data:`DRIVER` of one audited episode, the privileged
+    predictors among ``predictors`` bound to it, and one generator per predictor (seeded from
+    ``seed`` and ``offset``)."""
+    config = settings.config(preset, world)
+    env, driver = driven_episode(config, DRIVER, seed)
+    for predictor in predictors.values():
+        if is_privileged(predictor):
+            cast(Any, predictor).bind(env)
+    return config, env, driver, predictor_generators(list(predictors), seed, offset=offset)
+
+
+def command_line_settings(
+    worlds: Sequence[str], seeds: int, predictors: Sequence[str], *, quick: bool
+) -> AuditSettings:
+    """The settings of a command line: ``seeds`` training seeds from 100 and as many evaluation
+    seeds from 1000; ``quick``: 2 of each, arrivals over 20 epochs, 50 resamples.
+
+    Raises:
+        ValueError: As :class:`AuditSettings` does.
+    """
+    count = 2 if quick else seeds
+    return AuditSettings(
+        worlds=tuple(worlds),
+        train_seeds=training_seeds(100, count, where="--seeds"),
+        eval_seeds=evaluation_seeds(count),
+        predictors=tuple(predictors),
+        arrival_horizon=20 if quick else None,
+        resamples=50 if quick else 500,
+    )
+
+
 def play_episode(
     settings: AuditSettings,
     preset: str,
@@ -156,12 +197,9 @@ def play_episode(
     """Play one episode with :data:`DRIVER`; return the first-sight records and the mid-task
     judgements (module docstring), each a dict of observed columns and privileged truth.
     Privileged predictors among ``predictors`` (the oracle) are bound to the episode."""
-    config = settings.config(preset, world)
-    env, driver = driven_episode(config, DRIVER, seed)
-    for predictor in predictors.values():
-        if is_privileged(predictor):
-            cast(Any, predictor).bind(env)
-    rng = predictor_generators(list(predictors), seed, offset=_PREDICTOR_SEED_OFFSET)
+    config, env, driver, rng = start_episode(
+        settings, preset, seed, predictors, world, offset=_PREDICTOR_SEED_OFFSET
+    )
     seen: set[int] = set()
     reported: dict[int, int] = {}
     sights: list[Record] = []

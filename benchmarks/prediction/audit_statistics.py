@@ -94,11 +94,18 @@ def probe_scores_by_name(
             f"{name}_success",
             f"{name}_need",
         )
+    return {probe: fitted_probe_scores(train, test, extra) for probe, extra in probes.items()}
+
+
+def fitted_probe_scores(
+    train: Sequence[Record], test: Sequence[Record], extra: Sequence[str]
+) -> np.ndarray:
+    """The scores of the ``test`` records by a probe for ``feasible`` fitted on the ``train``
+    records, both read through :func:`features` with ``extra`` (built over both at once, so that
+    they have the same columns)."""
+    rows = features([*train, *test], extra)
     label = np.array([record["feasible"] for record in train])
-    return {
-        probe: probe_scores(logistic_probe(features(train, extra), label), features(test, extra))
-        for probe, extra in probes.items()
-    }
+    return probe_scores(logistic_probe(rows[: len(train)], label), rows[len(train) :])
 
 
 def mid_task_values(

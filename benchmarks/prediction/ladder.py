@@ -39,8 +39,9 @@ Example:
     >>> settings = AuditSettings(worlds=("v3",), train_seeds=(100, 101), eval_seeds=(1000, 1001),
     ...                          predictors=(), arrival_horizon=10, resamples=10)
     >>> rows, _ = ladder_rows(settings, "v3", progress=False)
-    >>> sorted({row["rung"] for row in rows})[:2]
-    ['+ denoised oracle', '+ exact remaining work']
+    >>> list(dict.fromkeys(row["rung"] for row in rows if row["rung"]))  # doctest: +NORMALIZE_WHITESPACE
+    ['observation', '+ loss history (posterior)', '+ denoised oracle', '+ exact remaining work',
+     'posterior alone']
 """
 
 from __future__ import annotations
@@ -57,9 +58,7 @@ from tqdm.auto import tqdm
 
 from benchmarks.common.arguments import positive_int
 from benchmarks.common.machine import platform_line
-from benchmarks.common.probes import logistic_probe, probe_scores
 from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import evaluation_seeds, training_seeds
 from benchmarks.common.statistics import auc, episode_bootstrap
 from benchmarks.prediction.audit_episodes import (
     DRIVER,
@@ -67,8 +66,9 @@ from benchmarks.prediction.audit_episodes import (
     WORLDS,
     AuditSettings,
     Record,
+    command_line_settings,
 )
-from benchmarks.prediction.audit_statistics import features
+from benchmarks.prediction.audit_statistics import fitted_probe_scores
 from benchmarks.prediction.curve_posterior import CurvePosterior
 from benchmarks.prediction.ladder_episodes import BANDS, band_name, collect_ladder
 from benchmarks.prediction.ladder_report import FIELDS, markdown, write_results
@@ -195,13 +195,8 @@ def ladder_rows(
         band_test = [record for record in test if record["band"] == band]
         if not band_train or not band_test:
             continue
-        label = np.array([record["feasible"] for record in band_train])
         probabilities = {
-            rung: _sigmoid(
-                probe_scores(
-                    logistic_probe(features(band_train, extra), label), features(band_test, extra)
-                )
-            )
+            rung: _sigmoid(fitted_probe_scores(band_train, band_test, extra))
             for rung, extra in rungs.items()
         }
         probabilities[POSTERIOR_ALONE] = np.array(
@@ -329,15 +324,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure the ladder and write its results; returns 0."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    seeds = 2 if args.quick else args.seeds
     try:
-        settings = AuditSettings(
-            worlds=tuple(args.worlds),
-            train_seeds=training_seeds(100, seeds, where="--seeds"),
-            eval_seeds=evaluation_seeds(seeds),
-            predictors=() if args.quick else (SHIPPED,),
-            arrival_horizon=20 if args.quick else None,
-            resamples=50 if args.quick else 500,
+        settings = command_line_settings(
+            args.worlds,
+            args.seeds,
+            () if args.quick else (SHIPPED,),
+            quick=args.quick,
         )
     except ValueError as error:
         parser.error(str(error))

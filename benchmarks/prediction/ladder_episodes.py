@@ -33,26 +33,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from benchmarks.common.threads import one_torch_thread
 from benchmarks.prediction.audit_episodes import (
-    DRIVER,
     AuditSettings,
     Record,
     build_predictors,
     judge,
     slot_records,
+    start_episode,
 )
-from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from mara_env import node_turns
 from mara_env.observation import decode_observation
 from mara_env.rules import progress_gain
 from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor, is_privileged
+from predictors.base import Predictor
 
 #: The bands of the deadline window elapsed, ``[low, high)``, in which a task is judged once.
 BANDS: tuple[tuple[float, float], ...] = ((0.1, 0.2), (0.3, 0.5), (0.6, 0.8))
@@ -115,12 +113,9 @@ def play_ladder_episode(
 ) -> list[Record]:
     """Play one episode with :data:`DRIVER`; return each task's judgement in each band
     (module docstring)."""
-    config = settings.config(preset, world)
-    env, driver = driven_episode(config, DRIVER, seed)
-    for predictor in predictors.values():
-        if is_privileged(predictor):
-            cast(Any, predictor).bind(env)
-    rng = predictor_generators(list(predictors), seed, offset=_PREDICTOR_SEED_OFFSET)
+    config, env, driver, rng = start_episode(
+        settings, preset, seed, predictors, world, offset=_PREDICTOR_SEED_OFFSET
+    )
     judged_in: set[tuple[int, str]] = set()
     records: list[Record] = []
     for agent, node in node_turns(env):

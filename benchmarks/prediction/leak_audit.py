@@ -61,7 +61,6 @@ from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import evaluation_seeds, training_seeds
 from benchmarks.prediction.audit_episodes import (
     DEFAULT_PREDICTORS,
     DRIVER,
@@ -70,6 +69,7 @@ from benchmarks.prediction.audit_episodes import (
     AuditSettings,
     Record,
     collect,
+    command_line_settings,
 )
 from benchmarks.prediction.audit_statistics import (
     AUC_GAIN,
@@ -207,15 +207,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the audit; returns 0."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    seeds = 2 if args.quick else args.seeds
     try:
-        settings = AuditSettings(
-            worlds=tuple(args.worlds),
-            train_seeds=training_seeds(100, seeds, where="--seeds"),
-            eval_seeds=evaluation_seeds(seeds),
-            predictors=("wls",) if args.quick else tuple(args.predictors),
-            arrival_horizon=20 if args.quick else None,
-            resamples=50 if args.quick else 500,
+        settings = command_line_settings(
+            args.worlds,
+            args.seeds,
+            ("wls",) if args.quick else tuple(args.predictors),
+            quick=args.quick,
         )
     except ValueError as error:
         parser.error(str(error))
