@@ -9,10 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.prediction import ladder
+import mara_env
+from benchmarks.prediction import feature_swaps, ladder
 from benchmarks.prediction.curve_posterior import CurvePosterior
+from benchmarks.prediction.denoised_oracle import DenoisedOracle
 from benchmarks.prediction.ladder_episodes import band_of, denoised_margin, smoothed_log_curve
 from mara_env import get_config
+from predictors.base import PredictorInputError
+from predictors.env_histories import slotted_tasks, task_histories
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +134,34 @@ def test_the_quick_ladder_writes_its_results(tmp_path: Path) -> None:
     header = (tmp_path / "ladder.csv").read_text().splitlines()[0]
     assert header == "world,band,rung,statistic,value,low,high"
     assert (tmp_path / "bandwidths.csv").read_text().count("True") == 1
+
+
+def test_the_denoised_oracle_reads_each_tasks_own_trend() -> None:
+    env = mara_env.raw_env(config="tiny")
+    env.reset(seed=3)
+    simulator = env.unwrapped.simulator
+    oracle = DenoisedOracle()
+    with pytest.raises(PredictorInputError, match="bind it"):
+        oracle.predict([], 2, np.random.default_rng(0))
+    oracle.bind(env)
+    histories = task_histories(simulator, slotted_tasks(simulator))
+    work = oracle.predict(histories, 3, np.random.default_rng(0)).samples
+    state, workload = simulator.state, simulator.workload
+    for history, need in zip(histories, work[:, 0], strict=True):
+        task = int(state.slots[history.slot])
+        row = int(state.tasks.curve_row[task])
+        trend = smoothed_log_curve(np.log(workload.curves[row]), int(workload.lengths[row]))
+        below = np.flatnonzero(trend <= np.log(state.tasks.target[task]))
+        assert need == (below[0] - history.work[-1] if below.size else np.inf)
+
+
+def test_the_quick_feature_swaps_write_their_page(tmp_path: Path) -> None:
+    argv = ["--quick", "--workers", "1", "--no-progress", "--output", str(tmp_path)]
+    assert feature_swaps.main(argv) == 0
+    page = (tmp_path / "feature_swaps.md").read_text()
+    for variant in feature_swaps.VARIANTS:
+        assert f"| {variant} |" in page
+    rows = (tmp_path / "feature_swaps.csv").read_text().splitlines()
+    assert (
+        len(rows) == 1 + len(feature_swaps.VARIANTS) * 3
+    )  # a header, 3 workloads x 1 load x 1 seed

@@ -42,6 +42,10 @@ COMMANDS = {
         "benchmarks.prediction.ladder",
         "Measure how well anything can know which tasks can still finish, rung by rung.",
     ),
+    "feature-swaps": (
+        "benchmarks.prediction.feature_swaps",
+        "Play the shipped MARA policy with other predictions swapped in at test time.",
+    ),
     "verdicts": (
         "benchmarks.prediction.verdicts.cli",
         "Record and score the predictors' success verdicts inside LaiRA's episodes.",
