@@ -35,6 +35,7 @@ EXPORTS = (
     "leak_audit/audit.csv",
     "ladder/ladder.csv",
     "ladder/bandwidths.csv",
+    "ladder/feature_swaps.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
 EDITED = ("mara_env/core.py", "predictors/flow_matching.py")

@@ -172,6 +172,12 @@ SECTIONS: tuple[Section, ...] = (
         table_after("## `v3`"),
         Path("docs/predictors.md"),
     ),
+    Section(
+        "feature-swaps",
+        Path("benchmarks/results/ladder/feature_swaps.md"),
+        first_table,
+        Path("docs/predictors.md"),
+    ),
     *(
         Section(
             name,
