@@ -37,13 +37,16 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mara_env import ClusterConfig
+from mara_env.families import FAMILY_NAMES, family_code
 from mara_env.sources import default_trace_source
 from mara_env.workload import Workload, build_workload, draw_tasks
+from predictors.base import RemainingWork, TaskHistory
 
 #: Seed of the bank's draws: the bank is part of the posterior, the same in every episode.
 BANK_SEED = 20_261_206
@@ -75,10 +78,17 @@ class CurvePosterior:
 
     @classmethod
     def for_world(
-        cls, config: ClusterConfig, *, bank: int = BANK_TASKS, **bandwidths: float
+        cls,
+        config: ClusterConfig,
+        *,
+        bank: int = BANK_TASKS,
+        relative: bool = False,
+        **bandwidths: float,
     ) -> CurvePosterior:
         """The posterior over ``config``'s curves (use a train-split preset), with a bank of
-        ``bank`` tasks drawn by ``config``'s world rule from a fixed seed.
+        ``bank`` tasks drawn by ``config``'s world rule from a fixed seed. ``relative``: every
+        curve and target divided by the curve's first loss, for losses and targets given relative
+        to the loss at arrival (as :class:`predictors.base.TaskHistory` holds them).
 
         Raises:
             ValueError: If ``config`` does not draw from the train split, or ``bank`` < 1.
@@ -98,11 +108,13 @@ class CurvePosterior:
         for family in np.unique(workload.curve_family):
             rows = np.flatnonzero(workload.curve_family == family)
             drawn = np.isin(tasks.curve_row, rows)
-            log_curves[int(family)] = (rows, np.log(workload.curves[rows]))
-            by_family[int(family)] = (
-                np.searchsorted(rows, tasks.curve_row[drawn]),
-                np.log(tasks.target[drawn]),
-            )
+            logs = np.log(workload.curves[rows])
+            log_targets = np.log(tasks.target[drawn])
+            if relative:
+                log_targets = log_targets - np.log(workload.curves[tasks.curve_row[drawn], 0])
+                logs = logs - logs[:, :1]
+            log_curves[int(family)] = (rows, logs)
+            by_family[int(family)] = (np.searchsorted(rows, tasks.curve_row[drawn]), log_targets)
         return cls(workload, log_curves, by_family, **bandwidths)
 
     def with_bandwidths(self, loss: float, target: float) -> CurvePosterior:
@@ -110,6 +122,47 @@ class CurvePosterior:
         if not (loss > 0 and target > 0):
             raise ValueError(f"Bandwidths must be > 0, got loss {loss} and target {target}.")
         return dataclasses.replace(self, loss_bandwidth=loss, target_bandwidth=target)
+
+    def candidates(
+        self,
+        family: int,
+        steps: np.ndarray,
+        losses: np.ndarray,
+        target: float,
+        exclude_row: int = -1,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The posterior weight (summing to 1) of each curve of ``family`` and the curve steps
+        it still needs from the task's last report to a loss at or below ``target`` (``inf``:
+        never); ``None`` when no curve is consistent with what the task reported.
+
+        Args:
+            family: The task's family code.
+            steps: Curve steps at which it reported each loss (the first at 0).
+            losses: The reported losses.
+            target: Its target loss.
+            exclude_row: A curve row to leave out (the task's own, on the train split).
+        """
+        family = int(family)
+        if family not in self.bank:
+            return None
+        rows, log_curves = self.log_curves[family]
+        log_target = float(np.log(target))
+        columns = np.minimum(np.floor(steps).astype(np.intp), log_curves.shape[1] - 1)
+        seen = log_curves[:, columns]
+        log_weight = -0.5 * ((seen - np.log(losses)) ** 2).sum(axis=1) / self.loss_bandwidth**2
+        log_weight += self._log_prior(family, len(rows), log_target)
+        log_weight[(seen <= log_target).any(axis=1)] = _FLOOR  # would have completed already
+        log_weight[rows == exclude_row] = _FLOOR
+        if log_weight.max() <= _FLOOR:
+            return None
+        weight = np.exp(log_weight - log_weight.max())
+        start = int(columns[-1]) + 1
+        need = np.full(len(rows), np.inf)
+        if start < log_curves.shape[1]:  # else the curves' last losses are behind it
+            ahead = log_curves[:, start:] <= log_target
+            reached = ahead.any(axis=1)
+            need[reached] = start + ahead[reached].argmax(axis=1) - float(steps[-1])
+        return weight / weight.sum(), need
 
     def success_probability(
         self,
@@ -120,40 +173,13 @@ class CurvePosterior:
         budget: float,
         exclude_row: int = -1,
     ) -> float:
-        """P(the task reaches ``target`` within ``budget`` more curve steps | what it reported).
-
-        Args:
-            family: The task's family code.
-            steps: Curve steps at which it reported each loss (the first at 0).
-            losses: The reported losses (absolute).
-            target: Its target loss.
-            budget: Curve steps it can still make before its deadline.
-            exclude_row: A curve row to leave out (the task's own, on the train split).
-
-        Returns:
-            The posterior probability; 0.5 when no candidate of the family is consistent with
-            what the task reported.
-        """
-        family = int(family)
-        if family not in self.bank:
+        """P(the task reaches ``target`` within ``budget`` more curve steps | what it reported),
+        with the arguments of :meth:`candidates`; 0.5 when no curve is consistent with it."""
+        found = self.candidates(family, steps, losses, target, exclude_row)
+        if found is None:
             return 0.5
-        rows, log_curves = self.log_curves[family]
-        log_target = float(np.log(target))
-        columns = np.minimum(np.floor(steps).astype(np.intp), log_curves.shape[1] - 1)
-        seen = log_curves[:, columns]
-        log_weight = -0.5 * ((seen - np.log(losses)) ** 2).sum(axis=1) / self.loss_bandwidth**2
-        log_weight += self._log_prior(family, len(rows), log_target)
-        log_weight[(seen <= log_target).any(axis=1)] = _FLOOR  # would have completed already
-        log_weight[rows == exclude_row] = _FLOOR
-        if log_weight.max() <= _FLOOR:
-            return 0.5
-        weight = np.exp(log_weight - log_weight.max())
-        start = int(columns[-1]) + 1
-        stop = min(int(np.floor(steps[-1] + budget)), log_curves.shape[1] - 1)
-        if stop < start:
-            return 0.0
-        reaches = (log_curves[:, start : stop + 1] <= log_target).any(axis=1)
-        return float(weight[reaches].sum() / weight.sum())
+        weight, need = found
+        return float(weight[need <= budget].sum())
 
     def _log_prior(self, family: int, n_rows: int, log_target: float) -> np.ndarray:
         """Log of each of the family's curves' kernel density of the bank's targets at
@@ -163,3 +189,44 @@ class CurvePosterior:
         kernel = np.exp(-0.5 * ((log_targets - log_target) / self.target_bandwidth) ** 2)
         density = np.bincount(positions, weights=kernel, minlength=n_rows)
         return np.log(density / max(len(positions), 1) + 1e-9)
+
+
+class PosteriorPredictor:
+    """:class:`CurvePosterior` as a predictor (:class:`predictors.base.Predictor`): samples of
+    each task's remaining work, in curve steps, drawn over the curves of its family by their
+    posterior weights. It reads only what a :class:`~predictors.base.TaskHistory` holds (losses
+    and target relative to the loss at arrival, the family), so it needs a ``relative``
+    posterior; a task of a family the posterior does not know, or that no curve explains, gets
+    ``inf`` (never) samples.
+
+    Example:
+        >>> from mara_env import get_config
+        >>> from predictors.base import TaskHistory
+        >>> posterior = CurvePosterior.for_world(get_config("training"), bank=512, relative=True)
+        >>> history = TaskHistory(np.array([0.0, 4.0]), np.array([1.0, 0.8]), target=0.5,
+        ...                       family="vision")
+        >>> work = PosteriorPredictor(posterior).predict([history], 8, np.random.default_rng(0))
+        >>> work.samples.shape
+        (1, 8)
+    """
+
+    name = "curve_posterior"
+
+    def __init__(self, posterior: CurvePosterior) -> None:
+        self.posterior = posterior
+
+    def predict(
+        self, histories: Sequence[TaskHistory], n_samples: int, rng: np.random.Generator
+    ) -> RemainingWork:
+        """``n_samples`` draws of each task's remaining work (module docstring)."""
+        samples = np.full((len(histories), n_samples), np.inf)
+        for index, history in enumerate(histories):
+            if history.family not in FAMILY_NAMES:
+                continue
+            found = self.posterior.candidates(
+                family_code(history.family), history.work, history.loss, history.target
+            )
+            if found is not None:
+                weight, need = found
+                samples[index] = need[rng.choice(len(need), size=n_samples, p=weight)]
+        return RemainingWork(samples)

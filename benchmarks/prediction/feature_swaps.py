@@ -6,6 +6,12 @@ target-blind flow-matching predictor it was trained with. This plays it on the s
 that predictor replaced, without retraining, by
 
 - ``no predictions``: constant prediction features (:class:`agents.mara.features.NoPredictions`);
+- ``loss-history posterior``: the posterior over the train split's curves given the task's
+  reported losses and the world's target rule
+  (:class:`~benchmarks.prediction.curve_posterior.PosteriorPredictor`, observation only), with the
+  bandwidths the ladder chose on training seeds for Cluster-v3's posterior (its
+  ``bandwidths.csv``; that posterior reads absolute losses, this one losses relative to the loss
+  at arrival, as MARA's histories hold them);
 - ``denoised oracle``: each task's remaining work along its own curve's trend
   (:class:`~benchmarks.prediction.denoised_oracle.DenoisedOracle`, privileged);
 - ``oracle``: the exact remaining work (:class:`predictors.oracle.Oracle`, privileged);
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import os
 import time
@@ -54,6 +61,7 @@ from benchmarks.common.machine import available_cores, platform_line
 from benchmarks.common.protocol import EVALUATION_WORKLOADS
 from benchmarks.common.provenance import git_revision
 from benchmarks.common.seeds import evaluation_seeds
+from benchmarks.prediction.curve_posterior import CurvePosterior, PosteriorPredictor
 from benchmarks.prediction.denoised_oracle import DenoisedOracle
 from mara_env import get_config
 from predictors.base import Predictor
@@ -64,10 +72,41 @@ DEFAULT_OUTPUT = Path("benchmarks/results/ladder")
 WORLD = 3
 LOADS = (1.4, 2.1, 2.8)
 SHIPPED = "mara (shipped features)"
+#: The ladder's bandwidth search, whose choice for Cluster-v3 the posterior takes.
+BANDWIDTHS = DEFAULT_OUTPUT / "bandwidths.csv"
+
+
+@functools.cache
+def posterior() -> CurvePosterior:
+    """Cluster-v3's relative posterior, with the bandwidths the ladder chose on training seeds.
+
+    Raises:
+        FileNotFoundError: If the ladder's bandwidth search is not there (run ``python -m
+            benchmarks.prediction ladder`` first).
+    """
+    if not BANDWIDTHS.is_file():
+        raise FileNotFoundError(
+            f"{BANDWIDTHS} is missing: the posterior takes the bandwidths the ladder chose on "
+            "training seeds; run python -m benchmarks.prediction ladder first (from the "
+            "repository root)."
+        )
+    with BANDWIDTHS.open() as handle:
+        (chosen,) = [
+            row
+            for row in csv.DictReader(handle)
+            if row["world"] == f"v{WORLD}" and row["chosen"] == "True"
+        ]
+    config = get_config("training", world_version=WORLD)
+    return CurvePosterior.for_world(config, relative=True).with_bandwidths(
+        float(chosen["loss_bandwidth"]), float(chosen["target_bandwidth"])
+    )
+
+
 #: The variants: name -> the predictor swapped into the shipped policy (``None``: none).
 SWAPS: dict[str, Callable[[], Predictor] | None] = {
     SHIPPED: None,
     "mara + no predictions": NoPredictions,
+    "mara + loss-history posterior": lambda: PosteriorPredictor(posterior()),
     "mara + denoised oracle": DenoisedOracle,
     "mara + oracle": Oracle,
 }
