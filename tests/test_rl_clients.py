@@ -5,7 +5,7 @@ way: TorchRL (``GymEnv``, ``GymWrapper`` of the vector env, ``PettingZooWrapper`
 
 None of them is in the ``dev`` extra (TorchRL's wheels install a top-level ``benchmarks``
 folder that hides mara-env's own package; RLlib pins ``gymnasium==1.2.2``; PufferLib is one more
-trainer's stack), so these tests skip where they are missing; ``.ci/run``'s third leg installs
+trainer's stack), so these tests skip where they are missing; ``.ci/run``'s RL-clients leg installs
 them (``.ci/rl-clients.txt``) and runs this file.
 """
 
