@@ -15,7 +15,7 @@ Global features (index: meaning)
     7 ``node_was_idle``: 1 if the observing node idled last epoch (0 in ``state()``)
 
 Slot features (index: meaning; all 0 for an empty slot)
-    0 ``occupied``
+    0 ``occupied``: 1 if a task stands in the slot, 0 if it is empty
     1 ``log_loss_ratio``: ln(current loss / loss at arrival)
     2 ``log_target_ratio``: ln(target / loss at arrival)
     3 ``progress``: normalised log-loss progress toward the target, clipped to [0, 1]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import mara_env
@@ -533,3 +534,38 @@ def test_the_gantt_plays_the_agent_shipped_for_the_boards_world(
     config = mara_env.get_config("tiny", world_version=world)
     frame = plots.episode_frame("edf", config, seed=0, epoch=5)
     assert frame.ndim == 3 and built == [world]
+
+
+@pytest.mark.parametrize(
+    ("option", "name", "content", "said"),
+    [
+        (
+            "--traces",
+            "curves.csv",
+            b"\x88\x99\xff\xfe\x00abc",
+            "not UTF-8 text (byte 0x88 at position 0)",
+        ),
+        ("--arrivals", "times.csv", b"\xff\xfe\x00t", "not UTF-8 text (byte 0xff at position 0)"),
+        ("--arrivals", "other.npz", None, "not an arrival trace"),
+    ],
+)
+def test_a_file_that_cannot_be_used_is_refused_in_one_line_before_any_episode(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+    name: str,
+    content: bytes | None,
+    said: str,
+) -> None:
+    path = tmp_path / name
+    if content is None:
+        np.savez(path, something_else=np.arange(3))
+    else:
+        path.write_bytes(content)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, *QUIET, "--agents", "edf", option, str(path), "--output", str(out)])
+    assert exit_info.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"mara-leaderboard: error: {option}") and said in line
+    assert not out.exists()

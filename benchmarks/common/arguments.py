@@ -3,6 +3,9 @@
 Each turns a command-line string into a number or raises ``argparse.ArgumentTypeError`` with
 what was expected, which argparse reports next to the option's name.
 
+:func:`data_error` stops a command on a file it was handed that cannot be used, with one line and
+exit status 2, without the usage block argparse prints for a malformed command line.
+
 Also :func:`attribute_help`, which reads a settings class's documented attributes, so that an
 option's help is the attribute's one description, and :func:`add_world_version`, the one
 ``--world-version`` option of every script that can play either world.
@@ -22,8 +25,18 @@ import argparse
 import inspect
 import math
 import re
+import sys
+from typing import NoReturn
 
 from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
+
+
+def data_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Stop with ``<prog>: error: <message>`` on stderr and exit status 2, as argparse does for
+    a bad argument but without the usage block: the command line was well formed, a file it
+    names was not."""
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _whole_number(text: str, least: int) -> int:

@@ -54,9 +54,14 @@ NOT_RUN = ("benchmarks/results", "benchmarks/figures", "docs", "*.md")
 
 def git_revision() -> str:
     """``<commit>`` of the source tree, with ``+dirty`` when code or data differ from it
-    (uncommitted changes outside :data:`NOT_RUN`), or ``unknown``."""
+    (uncommitted changes outside :data:`NOT_RUN`), or ``unknown`` and why: an installed package
+    (its folder named, so that a run from inside a clone is not mistaken for the clone's), or no
+    git."""
     if not (SOURCE_ROOT / ".git").exists():
-        return "unknown (not a git checkout)"
+        return (
+            f"unknown (the installed mara-env {package_version()} in {SOURCE_ROOT}, not a git "
+            "checkout)"
+        )
     try:
         commit = _git("rev-parse", "HEAD")
         excluded = [f":(exclude){path}" for path in NOT_RUN]

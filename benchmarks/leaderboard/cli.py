@@ -35,6 +35,7 @@ from benchmarks.leaderboard.grid import (
 from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
 from benchmarks.leaderboard.labels import agent_labels
 from benchmarks.leaderboard.own_workloads import (
+    check_arrivals_file,
     check_workloads,
     family_and_alpha,
     traces_and_workloads,
@@ -318,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"--reference {args.reference!r} is not among the agents {list(labels.values())}."
         )
     traces, workloads = traces_and_workloads(parser, args)
+    check_arrivals_file(parser, args.arrivals)
     shared = shared_manifest(traces)
     try:
         seeds = parse_seeds(args.seeds or [str(QUICK_SEEDS if args.quick else DEFAULT_SEEDS)])

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import math
 
+from benchmarks.common.arguments import data_error
 from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, Grid
 from mara_env import WORKLOADS
-from mara_env.errors import TraceError
+from mara_env.arrivals import NAMED, load_arrivals
+from mara_env.errors import ConfigError, TraceError
 from mara_env.families import FAMILIES
 from mara_env.sources import resolve_trace_source
 from mara_env.workload import build_workload
@@ -45,7 +47,14 @@ def traces_and_workloads(
     try:
         families = set(resolve_trace_source(args.traces).families)
     except TraceError as error:
-        parser.error(f"--traces: {error}")
+        data_error(parser, f"--traces: {error}")
+    except UnicodeDecodeError as error:
+        data_error(
+            parser,
+            f"--traces {args.traces}: not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start}); a curves CSV is UTF-8 text, with the columns "
+            "docs/curves.md describes.",
+        )
     own = [name for name, _ in args.own_families]
     undeclared = sorted(families - set(FAMILIES) - set(own))
     if undeclared:
@@ -76,4 +85,22 @@ def check_workloads(parser: argparse.ArgumentParser, grid: Grid) -> None:
         try:
             build_workload(grid.config(*stratum), source)
         except TraceError as error:
-            parser.error(f"{grid.label(*stratum)}: {error}")
+            data_error(parser, f"{grid.label(*stratum)}: {error}")
+
+
+def check_arrivals_file(parser: argparse.ArgumentParser, arrivals: str) -> None:
+    """Read ``--arrivals`` here, before any episode, when it names a file: one that is not an
+    arrival trace (or not text) is refused with the reason instead of failing in every worker."""
+    if arrivals in NAMED:
+        return
+    try:
+        load_arrivals(arrivals)
+    except ConfigError as error:
+        data_error(parser, f"--arrivals: {error}")
+    except UnicodeDecodeError as error:
+        data_error(
+            parser,
+            f"--arrivals {arrivals}: not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start}); a submission-times CSV is UTF-8 text with a timestamp "
+            "column (docs/curves.md).",
+        )
