@@ -33,18 +33,17 @@ from typing import Any
 import numpy as np
 
 from benchmarks.prediction.ladder_episodes import smoothed_log_curve
-from mara_env.simulator import ClusterSimulator
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from predictors.oracle import Oracle
 
 
-class DenoisedOracle:
-    """Remaining work to the target along each task's smoothed hidden curve (module docstring)."""
-
-    name = "denoised_oracle"
-    privileged = True
+class DenoisedOracle(Oracle):
+    """Remaining work to the target along each task's smoothed hidden curve (module docstring).
+    It binds as :class:`predictors.oracle.Oracle` does."""
 
     def __init__(self) -> None:
-        self._simulator: ClusterSimulator | None = None
+        super().__init__()
+        self.name = "denoised_oracle"
         self._trends: dict[int, np.ndarray] = {}
 
     def bind(self, env: Any) -> None:
@@ -53,15 +52,7 @@ class DenoisedOracle:
         Raises:
             TypeError: If ``env`` is not a mara_env environment or its simulator.
         """
-        simulator = env
-        if not isinstance(env, ClusterSimulator):
-            simulator = getattr(getattr(env, "unwrapped", env), "simulator", None)
-        if not isinstance(simulator, ClusterSimulator):
-            raise TypeError(
-                "DenoisedOracle.bind takes a mara_env environment or its simulator, got "
-                f"{type(env).__name__}."
-            )
-        self._simulator = simulator
+        super().bind(env)
         self._trends = {}
 
     def predict(
