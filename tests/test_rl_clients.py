@@ -26,7 +26,7 @@ from mara_env.infos import INFO_FIELDS
 USAGE = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", USAGE, flags=re.DOTALL)
 SKIP_REASON = (
-    "{} is not installed: it is kept out of the dev extra (see docs/usage.md); .ci/run's third "
+    "{} is not installed: it is kept out of the dev extra (see docs/usage.md); .ci/run's RL-clients "
     "leg installs .ci/rl-clients.txt and runs this file"
 )
 
