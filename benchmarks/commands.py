@@ -9,8 +9,9 @@ checking (:func:`mara_env.installation_problems`) that no other installed distri
 names of mara-env's four import packages and that every shipped data file is there unchanged. A
 user's module resolves from where they stand, while a folder there named like one of the
 packages (a clone of this repository, say) can shadow them neither in this process nor in the
-worker processes, which start with this process's ``sys.path`` and do the same. This module imports only the
-standard library at import time, so that the checks run before anything they guard.
+worker processes, which start with this process's ``sys.path`` and do the same. This module
+imports only the standard library at import time, so that the checks run before anything they
+guard.
 """
 
 from __future__ import annotations

@@ -18,10 +18,12 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -29,6 +31,7 @@ from tqdm.auto import tqdm
 
 from agents import Scheduler
 from agents.clairvoyant import NEVER, task_epochs_to_target
+from benchmarks.common.arguments import positive_int
 from benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     evaluation_seeds,
@@ -167,24 +170,56 @@ def start_episode(
     return config, env, driver, predictor_generators(list(predictors), seed, offset=offset)
 
 
-def command_line_settings(
-    worlds: Sequence[str], seeds: int, predictors: Sequence[str], *, quick: bool
-) -> AuditSettings:
-    """The settings of a command line: ``seeds`` training seeds from 100 and as many evaluation
-    seeds from 1000; ``quick``: 2 of each, arrivals over 20 epochs, 50 resamples.
-
-    Raises:
-        ValueError: As :class:`AuditSettings` does.
-    """
-    count = 2 if quick else seeds
-    return AuditSettings(
-        worlds=tuple(worlds),
-        train_seeds=training_seeds(100, count, where="--seeds"),
-        eval_seeds=evaluation_seeds(count),
-        predictors=tuple(predictors),
-        arrival_horizon=20 if quick else None,
-        resamples=50 if quick else 500,
+def add_settings_arguments(
+    parser: argparse.ArgumentParser, *, output: Path, writes: str, quick: str
+) -> None:
+    """The options :func:`command_line_settings` reads, on ``parser``: ``--worlds``,
+    ``--seeds``, ``--output`` (default ``output``, where ``writes`` go), ``--quick`` (what the
+    smoke run leaves out, ``quick``) and ``--no-progress``."""
+    parser.add_argument(
+        "--worlds",
+        nargs="+",
+        default=list(WORLDS),
+        choices=list(WORLDS),
+        help="The worlds measured side by side (default: all).",
     )
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        default=20,
+        help="Episodes of each preset: training seeds from 100 to fit on, evaluation seeds "
+        "from 1000 for the figures (default 20).",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=output, help=f"Where {writes} go (default {output})."
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"A smoke run: 2 seeds, arrivals over 20 epochs, {quick}.",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
+
+
+def command_line_settings(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, predictors: Sequence[str]
+) -> AuditSettings:
+    """The settings of a command line parsed with :func:`add_settings_arguments`: ``--seeds``
+    training seeds from 100 and as many evaluation seeds from 1000; ``--quick``: 2 of each,
+    arrivals over 20 epochs, 50 resamples. Bad settings end the command through
+    ``parser.error`` with the reason."""
+    count = 2 if args.quick else args.seeds
+    try:
+        return AuditSettings(
+            worlds=tuple(args.worlds),
+            train_seeds=training_seeds(100, count, where="--seeds"),
+            eval_seeds=evaluation_seeds(count),
+            predictors=tuple(predictors),
+            arrival_horizon=20 if args.quick else None,
+            resamples=50 if args.quick else 500,
+        )
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def play_episode(

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.prediction.ladder_episodes import smoothed_log_curve
+from benchmarks.prediction.ladder_episodes import smoothed_log_curve, steps_to_target
 from predictors.base import PredictorInputError, RemainingWork, TaskHistory
 from predictors.oracle import Oracle
 
@@ -79,10 +79,8 @@ class DenoisedOracle(Oracle):
                 )
             task = int(state.slots[history.slot])
             trend = self._trend(int(state.tasks.curve_row[task]))
-            position = float(history.work[-1])
-            start = min(math.floor(position) + 1, len(trend) - 1)
-            below = np.flatnonzero(trend[start:] <= math.log(float(state.tasks.target[task])))
-            need[index] = start + below[0] - position if below.size else math.inf
+            log_target = math.log(float(state.tasks.target[task]))
+            need[index] = steps_to_target(trend, float(history.work[-1]), log_target)
         return RemainingWork(np.repeat(need[:, None], n_samples, axis=1))
 
     def _trend(self, row: int) -> np.ndarray:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
-import io
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -63,6 +62,7 @@ from benchmarks.common.provenance import git_revision
 from benchmarks.common.seeds import evaluation_seeds
 from benchmarks.prediction.curve_posterior import CurvePosterior, PosteriorPredictor
 from benchmarks.prediction.denoised_oracle import DenoisedOracle
+from benchmarks.prediction.ladder_report import csv_text
 from mara_env import get_config
 from predictors.base import Predictor
 from predictors.oracle import Oracle
@@ -207,15 +207,6 @@ def page(rows: Sequence[dict[str, Any]], seeds: Sequence[int], note: str) -> str
     )
 
 
-def csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as CSV."""
-    handle = io.StringIO()
-    writer = csv.DictWriter(handle, fieldnames=list(FIELDS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return handle.getvalue()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Play every variant on the same episodes; write ``feature_swaps.csv`` and
     ``feature_swaps.md``; returns 0."""
@@ -258,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     text = page(rows, seeds, note)
     args.output.mkdir(parents=True, exist_ok=True)
-    write_atomically(args.output / "feature_swaps.csv", csv_text(rows))
+    write_atomically(args.output / "feature_swaps.csv", csv_text(rows, FIELDS))
     write_atomically(args.output / "feature_swaps.md", text)
     print(text)
     print(f"Wrote feature_swaps.csv and feature_swaps.md to {args.output}.")

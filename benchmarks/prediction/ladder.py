@@ -56,16 +56,15 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from benchmarks.common.arguments import positive_int
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
 from benchmarks.common.statistics import auc, episode_bootstrap
 from benchmarks.prediction.audit_episodes import (
     DRIVER,
     WORLD_DESCRIPTIONS,
-    WORLDS,
     AuditSettings,
     Record,
+    add_settings_arguments,
     command_line_settings,
 )
 from benchmarks.prediction.audit_statistics import fitted_probe_scores
@@ -290,33 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
         "finish: the observation, flow matching, the loss-history posterior, the denoised "
         "oracle, the exact remaining work.",
     )
-    parser.add_argument(
-        "--worlds",
-        nargs="+",
-        default=list(WORLDS),
-        choices=list(WORLDS),
-        help="The worlds measured side by side (default: all).",
+    add_settings_arguments(
+        parser,
+        output=DEFAULT_OUTPUT,
+        writes="ladder.csv, bandwidths.csv, README.md and ladder.png",
+        quick="no flow matching",
     )
-    parser.add_argument(
-        "--seeds",
-        type=positive_int,
-        default=20,
-        help="Episodes of each preset: training seeds from 100 for the probes and the "
-        "posterior's bandwidths, evaluation seeds from 1000 for the figures (default 20).",
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=DEFAULT_OUTPUT,
-        help=f"Where ladder.csv, bandwidths.csv, README.md and ladder.png go (default "
-        f"{DEFAULT_OUTPUT}).",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="A smoke run: 2 seeds, arrivals over 20 epochs, no flow matching.",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
     return parser
 
 
@@ -324,15 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure the ladder and write its results; returns 0."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        settings = command_line_settings(
-            args.worlds,
-            args.seeds,
-            () if args.quick else (SHIPPED,),
-            quick=args.quick,
-        )
-    except ValueError as error:
-        parser.error(str(error))
+    settings = command_line_settings(parser, args, () if args.quick else (SHIPPED,))
     start = time.perf_counter()
     rows: list[Record] = []
     searched: list[Record] = []

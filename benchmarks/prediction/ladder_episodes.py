@@ -87,6 +87,14 @@ def smoothed_log_curve(log_curve: np.ndarray, length: int) -> np.ndarray:
     return np.concatenate([trend, np.full(len(log_curve) - length, trend[-1])])
 
 
+def steps_to_target(trend: np.ndarray, position: float, log_target: float) -> float:
+    """Curve steps from ``position`` to the first later step at which ``trend`` (a log-loss
+    curve, padded with its last value) is at or below ``log_target``; ``inf`` if it never is."""
+    start = min(math.floor(position) + 1, len(trend) - 1)
+    below = np.flatnonzero(trend[start:] <= log_target)
+    return float(start + below[0] - position) if below.size else math.inf
+
+
 def denoised_margin(
     log_curve: np.ndarray, length: int, position: float, budget: float, log_target: float
 ) -> tuple[float, float]:
@@ -99,9 +107,8 @@ def denoised_margin(
     start = min(math.floor(position) + 1, len(trend) - 1)
     stop = min(math.floor(position + budget), len(trend) - 1)
     lowest = float(trend[start : max(stop, start) + 1].min())
-    below = np.flatnonzero(trend[start:] <= log_target)
-    need = float(start + below[0] - position) if below.size else math.inf
-    return float(np.clip((lowest - log_target) / noise, -20.0, 20.0)), need
+    margin = float(np.clip((lowest - log_target) / noise, -20.0, 20.0))
+    return margin, steps_to_target(trend, position, log_target)
 
 
 def play_ladder_episode(

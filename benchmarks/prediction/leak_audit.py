@@ -57,7 +57,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.arguments import positive_int
 from benchmarks.common.atomic import write_atomically
 from benchmarks.common.machine import platform_line
 from benchmarks.common.provenance import git_revision
@@ -65,9 +64,9 @@ from benchmarks.prediction.audit_episodes import (
     DEFAULT_PREDICTORS,
     DRIVER,
     WORLD_DESCRIPTIONS,
-    WORLDS,
     AuditSettings,
     Record,
+    add_settings_arguments,
     collect,
     command_line_settings,
 )
@@ -167,19 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks.prediction.leak_audit",
         description="Measure what the observation gives away of a task's hidden effort.",
     )
-    parser.add_argument(
-        "--worlds",
-        nargs="+",
-        default=list(WORLDS),
-        choices=list(WORLDS),
-        help="The worlds audited side by side (default: all).",
-    )
-    parser.add_argument(
-        "--seeds",
-        type=positive_int,
-        default=20,
-        help="Episodes of each preset: training seeds from 100 for the probes, "
-        "evaluation seeds from 1000 for the figures (default 20).",
+    add_settings_arguments(
+        parser, output=DEFAULT_OUTPUT, writes="audit.csv and README.md", quick="wls only"
     )
     parser.add_argument(
         "--predictors",
@@ -188,18 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Predictors whose features the probes read (default: "
         f"{' '.join(DEFAULT_PREDICTORS)}).",
     )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=DEFAULT_OUTPUT,
-        help=f"Where audit.csv and README.md go (default {DEFAULT_OUTPUT}).",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="A smoke run: 2 seeds, arrivals over 20 epochs, wls only.",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
     return parser
 
 
@@ -207,15 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the audit; returns 0."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        settings = command_line_settings(
-            args.worlds,
-            args.seeds,
-            ("wls",) if args.quick else tuple(args.predictors),
-            quick=args.quick,
-        )
-    except ValueError as error:
-        parser.error(str(error))
+    settings = command_line_settings(
+        parser, args, ("wls",) if args.quick else tuple(args.predictors)
+    )
     start = time.perf_counter()
     rows: list[Record] = []
     for world in settings.worlds:
