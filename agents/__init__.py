@@ -1,13 +1,13 @@
 """Schedulers for mara-env: one protocol, the classic heuristics, and the evaluation harness.
 
-Every scheduler follows :class:`agents.base.Scheduler`: ``reset(config, seed)`` then
+Every scheduler follows :class:`mara_env.agents.base.Scheduler`: ``reset(config, seed)`` then
 ``act(observation, node) -> action`` with the AEC observation of one node. Build the shipped
 ones by name with :func:`make_agent` (names in :data:`AGENTS`, paper variants and ablations in
 :data:`VARIANTS`), or your own from an import path
 ``"package.module:ClassName"``, and run them with :func:`evaluate`.
 
 Example:
-    >>> from agents import evaluate, make_agent, mean_ci
+    >>> from mara_env.agents import evaluate, make_agent, mean_ci
     >>> rows = evaluate(make_agent("edf"), "tiny", seeds=range(3))
     >>> summary = mean_ci([row["completion_rate"] for row in rows])
     >>> summary.low <= summary.mean <= summary.high
@@ -16,22 +16,22 @@ Example:
 
 from __future__ import annotations
 
-from agents.base import (
+from mara_env.agents.base import (
     EpochScheduler,
     NotResetError,
     Observation,
     PrivilegedScheduler,
     Scheduler,
 )
-from agents.clairvoyant import Clairvoyant
-from agents.evaluation import SchedulerError, evaluate, scheduler_seed, start_episode
-from agents.laira import Laira, LairaSettings
-from agents.lara import Lara, LaraSettings
-from agents.least_slack import LeastSlack, estimated_remaining_work
-from agents.observed_history import HistoryScheduler, ObservedHistories
-from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed, PriorityScheduler
-from agents.random_agent import RandomScheduler
-from agents.registry import (
+from mara_env.agents.clairvoyant import Clairvoyant
+from mara_env.agents.evaluation import SchedulerError, evaluate, scheduler_seed, start_episode
+from mara_env.agents.laira import Laira, LairaSettings
+from mara_env.agents.lara import Lara, LaraSettings
+from mara_env.agents.least_slack import LeastSlack, estimated_remaining_work
+from mara_env.agents.observed_history import HistoryScheduler, ObservedHistories
+from mara_env.agents.priority import EarliestDeadlineFirst, FirstComeFirstServed, PriorityScheduler
+from mara_env.agents.random_agent import RandomScheduler
+from mara_env.agents.registry import (
     AGENTS,
     VARIANTS,
     AgentBuildError,
@@ -40,11 +40,11 @@ from agents.registry import (
     known_agents,
     make_agent,
 )
-from agents.round_robin import RoundRobin
-from agents.statistics import Summary, mean_ci
-from agents.successive_halving import SuccessiveHalving
-from agents.successive_halving_stream import SuccessiveHalvingStream
-from agents.uniform import UniformShare
+from mara_env.agents.round_robin import RoundRobin
+from mara_env.agents.statistics import Summary, mean_ci
+from mara_env.agents.successive_halving import SuccessiveHalving
+from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
+from mara_env.agents.uniform import UniformShare
 
 __all__ = [
     "AGENTS",

@@ -4,7 +4,7 @@ A scheduler is reset with the cluster configuration and a seed, then asked for o
 node: ``act(observation, node)`` receives exactly what the AEC environment gives that node, the
 dict ``{"observation": float32 vector, "action_mask": int8 vector}``, and returns a slot index or
 ``config.idle_action``. Nothing else crosses the boundary: a scheduler never sees the simulator,
-so it knows only what a real cluster scheduler knows (see :mod:`mara_env.observation`).
+so it knows only what a real cluster scheduler knows (see :mod:`mara_env.sim.observation`).
 
 Most heuristics decide the whole epoch at once. :class:`EpochScheduler` does that bookkeeping:
 its subclasses implement :meth:`EpochScheduler.plan`, called at the first node of each epoch,
@@ -14,7 +14,7 @@ forbids it).
 Example:
     >>> import numpy as np
     >>> import mara_env
-    >>> from agents.base import EpochScheduler
+    >>> from mara_env.agents.base import EpochScheduler
     >>> class EveryoneOnSlotZero(EpochScheduler):
     ...     name = "slot_zero"
     ...     def plan(self, view, mask):
@@ -37,10 +37,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.tracking import SlotTracker
 from mara_env import ClusterConfig, decode_observation
-from mara_env.env_base import ClusterEnvBase
-from mara_env.observation import SlotView, nodes_decided
+from mara_env.agents.tracking import SlotTracker
+from mara_env.envs.env_base import ClusterEnvBase
+from mara_env.sim.observation import SlotView, nodes_decided
 
 #: What ``act`` receives: the AEC observation dict of one node.
 Observation = Mapping[str, np.ndarray]
@@ -71,9 +71,9 @@ class PrivilegedScheduler(Scheduler, Protocol):
     schedulers fed the oracle predictor).
 
     It breaks the information boundary by design, so it says so (``privileged = True``, which
-    result tables show) and must be handed the environment: :func:`agents.evaluation.evaluate`
+    result tables show) and must be handed the environment: :func:`mara_env.agents.evaluation.evaluate`
     calls :meth:`bind` after resetting the environment and the scheduler, every episode, on
-    every scheduler :func:`predictors.base.is_privileged` calls privileged. Other harnesses
+    every scheduler :func:`mara_env.predictors.base.is_privileged` calls privileged. Other harnesses
     must do the same. A scheduler whose ``privileged`` is false is never bound, so it cannot
     read what it does not declare.
     """

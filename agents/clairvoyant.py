@@ -1,8 +1,8 @@
 """A clairvoyant reference: schedules with the true remaining work of the tasks present.
 
 **It breaks the information boundary on purpose.** Every other scheduler sees only observations;
-this one is handed the environment (:class:`agents.base.PrivilegedScheduler`, ``bind(env)``,
-which :func:`agents.evaluation.evaluate` calls) and reads the hidden rest of each visible task's
+this one is handed the environment (:class:`mara_env.agents.base.PrivilegedScheduler`, ``bind(env)``,
+which :func:`mara_env.agents.evaluation.evaluate` calls) and reads the hidden rest of each visible task's
 loss curve. It does not know the future: tasks that have not arrived, or wait in the queue, are
 invisible to it as to everyone. It is a strong reference that bounds what schedulers without
 that knowledge reach in practice, **not a proven optimum**: scheduling on discrete nodes with
@@ -14,13 +14,13 @@ Each epoch:
 1. **Exact need.** For every visible task and every node count ``k``, the epochs it needs to
    report a loss at or below its target when ``k`` nodes train it from now on, found by
    stepping its true curve exactly as the simulator will
-   (:func:`mara_env.rules.epochs_to_target`): :func:`mara_env.rules.progress_gain` per epoch,
+   (:func:`mara_env.sim.rules.epochs_to_target`): :func:`mara_env.sim.rules.progress_gain` per epoch,
    the switch cost on the first epoch for nodes that did not train it last epoch, and the loss
    read at the point each epoch lands on (so a target skipped between two landing points is not
    counted as reached). Its **cost** is the node-epochs of the cheapest ``k`` (up to the
    config's ``task_node_limit``) that meets the deadline; a task that no ``k`` gets there in
    time is hopeless and gets nothing.
-2. **Largest feasible set.** Moore–Hodgson (:func:`agents.lara.moore_hodgson`) on
+2. **Largest feasible set.** Moore–Hodgson (:func:`mara_env.agents.lara.moore_hodgson`) on
    earliest-deadline order over those costs, with the cluster's ``n_nodes`` node-epochs per
    epoch as capacity.
 3. **Placement.** The chosen tasks get their ``k`` nodes in order of least laxity (deadline
@@ -29,11 +29,11 @@ Each epoch:
    moved back and forth between tasks of equal urgency (each move costs ``switch_cost``).
    Nodes left over go to the hopeful tasks outside the set, cheapest first, then as extra
    nodes to the chosen ones, so no node idles while a task could use it. Nodes stay on the
-   task they trained whenever the counts allow (:func:`agents.assignment.keep_nodes_in_place`).
+   task they trained whenever the counts allow (:func:`mara_env.agents.assignment.keep_nodes_in_place`).
 
 Example:
-    >>> from agents import evaluate
-    >>> from agents.clairvoyant import Clairvoyant
+    >>> from mara_env.agents import evaluate
+    >>> from mara_env.agents.clairvoyant import Clairvoyant
     >>> rows = evaluate(Clairvoyant(), "tiny", seeds=[0])
     >>> rows[0]["agent"], rows[0]["illegal_actions"]
     ('clairvoyant', 0.0)
@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place
-from agents.base import EpochScheduler
-from agents.lara import moore_hodgson
-from mara_env.env_base import ClusterEnvBase
-from mara_env.observation import SlotView
-from mara_env.rules import NEVER, epochs_to_target
-from mara_env.simulator import ClusterSimulator
+from mara_env.agents.assignment import keep_nodes_in_place
+from mara_env.agents.base import EpochScheduler
+from mara_env.agents.lara import moore_hodgson
+from mara_env.envs.env_base import ClusterEnvBase
+from mara_env.sim.observation import SlotView
+from mara_env.sim.rules import NEVER, epochs_to_target
+from mara_env.sim.simulator import ClusterSimulator
 
 __all__ = ["NEVER", "Clairvoyant", "UnboundError", "epochs_to_target", "task_epochs_to_target"]
 
@@ -64,7 +64,7 @@ def task_epochs_to_target(
     """**Privileged**: the exact epochs slotted task ``task`` of ``simulator`` needs to report a
     loss at or below its target with ``nodes[j]`` nodes from now on (``NEVER``: not within
     ``horizon`` epochs), asked of the simulator's privileged view
-    (:meth:`mara_env.simulator.ClusterSimulator.privileged_epochs_to_target`).
+    (:meth:`mara_env.sim.simulator.ClusterSimulator.privileged_epochs_to_target`).
 
     ``held`` nodes trained the task last epoch and keep their whole share in the first epoch;
     the other nodes pay the switch cost. Only clairvoyant references and diagnostics that
@@ -174,7 +174,7 @@ class Clairvoyant(EpochScheduler):
         if self._env is None:
             raise UnboundError(
                 "Clairvoyant needs the environment: it reads hidden curves. Call "
-                "bind(env) after env.reset() and reset(); agents.evaluate does this for you."
+                "bind(env) after env.reset() and reset(); mara_env.agents.evaluate does this for you."
             )
         config = self.config
         simulator = self._env.simulator

@@ -4,7 +4,7 @@
 for speed): for every seed it resets the environment with that seed, resets the scheduler with
 a seed derived from it (:func:`scheduler_seed`, so the scheduler's random stream is not the
 workload's), and asks the scheduler for each node's action until the episode ends. The scheduler
-only ever receives ``env.observe(agent)``, except that a :class:`agents.base.PrivilegedScheduler`
+only ever receives ``env.observe(agent)``, except that a :class:`mara_env.agents.base.PrivilegedScheduler`
 (a clairvoyant reference) is handed the environment with ``bind(env)`` after the resets.
 
 A scheduler that returns a masked action does not stop the run: the environment turns it into
@@ -15,8 +15,8 @@ scheduler, not a choice: it stops the run with a :class:`SchedulerError` naming 
 type and where it happened, as does an exception raised by the scheduler.
 
 Example:
-    >>> from agents import make_agent
-    >>> from agents.evaluation import evaluate
+    >>> from mara_env.agents import make_agent
+    >>> from mara_env.agents.evaluation import evaluate
     >>> rows = evaluate(make_agent("edf"), "tiny", seeds=[0, 1])
     >>> [row["seed"] for row in rows]
     [0, 1]
@@ -33,10 +33,10 @@ from typing import Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents.base import PrivilegedScheduler, Scheduler
 from mara_env import ClusterConfig, get_config, node_turns, raw_env
-from mara_env.traces import TraceSourceLike
-from predictors.base import is_privileged
+from mara_env.agents.base import PrivilegedScheduler, Scheduler
+from mara_env.curves.traces import TraceSourceLike
+from mara_env.predictors.base import is_privileged
 
 #: Keys :func:`evaluate` adds to the environment's ``episode_metrics()``.
 EXTRA_KEYS = ("agent", "seed", "invalid_actions", "decision_ms_per_epoch", "episode_seconds")
@@ -64,13 +64,13 @@ def start_episode(scheduler: Scheduler, env: raw_env, seed: int) -> None:
     """Ready ``scheduler`` for the episode ``env`` was just reset to with ``seed``.
 
     Resets it with :func:`scheduler_seed` of ``seed`` and, for a privileged scheduler
-    (:func:`predictors.base.is_privileged`: the clairvoyant reference, a scheduler fed the
+    (:func:`mara_env.predictors.base.is_privileged`: the clairvoyant reference, a scheduler fed the
     oracle), binds it to ``env``: what :func:`evaluate` does every episode, and what any other
     harness must do to play the same episode.
 
     Example:
         >>> import mara_env
-        >>> from agents import make_agent
+        >>> from mara_env.agents import make_agent
         >>> env = mara_env.raw_env(config="tiny")
         >>> env.reset(seed=3)
         >>> start_episode(make_agent("edf"), env, seed=3)
@@ -91,7 +91,7 @@ def evaluate(
     """Run ``scheduler`` for one episode per seed and return each episode's metrics.
 
     Args:
-        scheduler: Any object following :class:`agents.base.Scheduler`.
+        scheduler: Any object following :class:`mara_env.agents.base.Scheduler`.
         config: A preset name or a :class:`mara_env.ClusterConfig`.
         seeds: Environment seeds, one episode each.
         trace_source: Where curves come from (default: the package's default source).

@@ -5,17 +5,17 @@ counted in node-epochs of one node (curve steps over the task's speed). At the s
 slice:
 
 1. **Look-ahead feasibility (DKF).** Every visible task's loss is tracked by the Dynamic Kalman
-   Filter of :mod:`predictors.dkf` (a power law with drifting parameters, updated at constant
+   Filter of :mod:`mara_env.predictors.dkf` (a power law with drifting parameters, updated at constant
    cost per new report). Its state is projected to the deadline assuming the task got all the
    nodes it can (``max(T, 1) * progress_gain(1, K, alpha)`` node-epochs of one node's work for
-   ``K = task_node_limit`` nodes, :func:`mara_env.rules.progress_gain`); a task whose **success
+   ``K = task_node_limit`` nodes, :func:`mara_env.sim.rules.progress_gain`); a task whose **success
    probability** there is below ``success_threshold`` is **infeasible** for this slice. The
    probability comes from the filter's margin (how many predicted standard deviations the best
    predicted log-loss lies below the target) through a per-family logistic calibration
    (:meth:`LairaSettings.success_probability`). The test is repeated every slice, once a task
    has ``min_reports`` reports.
 2. **Immediate evaluation with a confidence bound.** A discounted ridge least-squares fit
-   (:class:`predictors.wls.DiscountedLeastSquares`, features ``[ln(s + s0), 1]``) gives a
+   (:class:`mara_env.predictors.wls.DiscountedLeastSquares`, features ``[ln(s + s0), 1]``) gives a
    lower confidence bound on the log-loss after one more slice:
    ``r_hat = <x_hat, theta_hat> - beta ||x_hat||_{V^-1}`` at ``x_hat = [ln(s + M + s0), 1]``.
 3. **UCB ratio.** Optimistic slope over the slice ``rho_hat = (ln l_fit(s) - r_hat) /
@@ -34,7 +34,7 @@ Rules of this adaptation (:class:`LairaSettings` holds the hyperparameters;
 
 * **Discrete nodes** (``allocation``). Feasible tasks are served in rank order, each getting
   (``"need"``) the whole nodes its look-ahead's mean path needs to reach the target by the
-  deadline (:func:`mara_env.rules.whole_nodes_needed`; one node when the mean path does not
+  deadline (:func:`mara_env.sim.rules.whole_nodes_needed`; one node when the mean path does not
   reach it), or (``"one_each"``) one node each; nodes left go round the ranking again, never
   more than the config's ``task_node_limit`` per task.
 * **The verdict** drops a task when its calibrated success probability is below
@@ -50,18 +50,18 @@ Rules of this adaptation (:class:`LairaSettings` holds the hyperparameters;
 * **Too little data.** Before ``min_reports`` reports after arrival a task is presumed feasible.
 * **Units.** ``s0`` is in node-epochs of one node, for the fit and the DKF alike, and ``N`` in
   ``rho_hat`` and ``rho`` is one node-epoch per epoch; losses are relative to the loss at
-  arrival (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant only.
+  arrival (:mod:`mara_env.agents.observed_history`), which shifts ``ln a`` by a constant only.
 * **Switches.** Nodes stay on their task whenever the new allocation keeps it served
-  (:func:`agents.assignment.keep_nodes_in_place`), and allocations are held for a slice; the
+  (:func:`mara_env.agents.assignment.keep_nodes_in_place`), and allocations are held for a slice; the
   switch cost is not added to predicted needs.
 
-Variants (:data:`agents.registry.VARIANTS`): ``sta`` (LaiRA's paper baseline STA: no look-ahead),
+Variants (:data:`mara_env.agents.registry.VARIANTS`): ``sta`` (LaiRA's paper baseline STA: no look-ahead),
 ``laira_no_ucb`` (``beta=0``) and ``laira_no_pd`` (fixed slices), each with LaiRA's tuned
 settings otherwise.
 
 Example:
-    >>> from agents import evaluate
-    >>> from agents.laira import Laira
+    >>> from mara_env.agents import evaluate
+    >>> from mara_env.agents.laira import Laira
     >>> rows = evaluate(Laira(), "tiny", seeds=[0])
     >>> rows[0]["agent"], rows[0]["illegal_actions"]
     ('laira', 0.0)
@@ -76,14 +76,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place
-from agents.observed_history import HistoryScheduler
-from mara_env.families import FAMILY_NAMES, observed_name
-from mara_env.observation import SlotView
-from mara_env.rules import progress_gain, whole_nodes_needed
-from predictors.base import Predictor
-from predictors.dkf import DKF, Feasibility, FilterState
-from predictors.wls import DiscountedLeastSquares
+from mara_env.agents.assignment import keep_nodes_in_place
+from mara_env.agents.observed_history import HistoryScheduler
+from mara_env.curves.families import FAMILY_NAMES, observed_name
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.dkf import DKF, Feasibility, FilterState
+from mara_env.predictors.wls import DiscountedLeastSquares
+from mara_env.sim.observation import SlotView
+from mara_env.sim.rules import progress_gain, whole_nodes_needed
 
 #: How the ranked tasks share the nodes: ``"need"`` gives each the nodes its look-ahead says it
 #: needs, ``"one_each"`` one node each down the ranking (both then wrap around).
@@ -93,7 +93,7 @@ ALLOCATIONS = ("need", "one_each")
 @dataclass(frozen=True)
 class LairaSettings:
     """LaiRA's hyperparameters (the paper gives no values; these defaults are ours, and
-    ``make_agent("laira")`` uses the ones ``python -m benchmarks.baselines.tuning`` chose).
+    ``make_agent("laira")`` uses the ones ``python -m mara_env.benchmarks.baselines.tuning`` chose).
 
     Attributes:
         gamma: Forgetting factor of the discounted least-squares fit, in (0, 1].
@@ -124,7 +124,7 @@ class LairaSettings:
             (``False``: they idle, as in the paper).
         calibration: ``{family: (scale, shift)}`` of the logistic map from the DKF's margin to
             a success probability, fitted on training episodes
-            (:mod:`benchmarks.baselines.lookahead_calibration`); ``None`` or a missing family: the DKF's
+            (:mod:`mara_env.benchmarks.baselines.lookahead_calibration`); ``None`` or a missing family: the DKF's
             own normal probability.
         dkf: The Dynamic Kalman Filter used for the look-ahead (its ``offset`` is replaced by
             this ``offset``).
@@ -201,7 +201,7 @@ class LairaSettings:
             ("allocation", self.allocation in ALLOCATIONS, f"one of {ALLOCATIONS}"),
             ("fitted_loss", isinstance(self.fitted_loss, bool), "True or False"),
             ("probe_excluded", isinstance(self.probe_excluded, bool), "True or False"),
-            ("dkf", isinstance(self.dkf, DKF), "a predictors.dkf.DKF"),
+            ("dkf", isinstance(self.dkf, DKF), "a mara_env.predictors.dkf.DKF"),
         )
         for name, ok, rule in checks:
             if not ok:
@@ -238,7 +238,7 @@ class LairaSettings:
         Without a ``calibration`` entry for ``family`` it is the DKF's own normal CDF of the
         margin; with ``(scale, shift)`` it is the logistic ``1 / (1 + exp(-(scale * margin +
         shift)))`` fitted to outcomes on training episodes
-        (:mod:`benchmarks.baselines.lookahead_calibration`).
+        (:mod:`mara_env.benchmarks.baselines.lookahead_calibration`).
 
         Example:
             >>> LairaSettings().success_probability(0.0, "rl")

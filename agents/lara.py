@@ -4,7 +4,7 @@ The paper's three parts (``PAPERS.md`` §2 of the project notes summarises them)
 
 1. **Online progress estimation.** Each task's loss is fitted by a power law in log space,
    ``ln l = -b ln(s + s0) + ln a``, with a discounted ridge weighted least-squares fit
-   (:class:`predictors.wls.DiscountedLeastSquares`, updated recursively with each newly reported
+   (:class:`mara_env.predictors.wls.DiscountedLeastSquares`, updated recursively with each newly reported
    point). Extrapolating gives the work still needed, ``s* = (a / target) ** (1 / b) - s0``
    (never when ``b <= 0``), and the **processing time** ``p = s* - s`` in node-epochs of one
    node (:meth:`Lara.predicted_processing`).
@@ -18,7 +18,7 @@ Rules of this adaptation (:class:`LaraSettings` holds the hyperparameters;
 ``make_agent("lara")`` uses the tuned ones):
 
 * **Need in nodes.** A task that needs ``p`` node-epochs of one node's work within ``T``
-  epochs needs :func:`mara_env.rules.nodes_for_rate` ``(p, T, alpha)`` nodes on average (alpha
+  epochs needs :func:`mara_env.sim.rules.nodes_for_rate` ``(p, T, alpha)`` nodes on average (alpha
   from the config and the task's family); its cost in the search is that share times ``T``,
   and a task that would need more than the config's ``task_node_limit`` is left out.
 * **Serving the chosen set** (``allocation``). ``"edf"`` (the default): each chosen task, by
@@ -34,15 +34,15 @@ Rules of this adaptation (:class:`LaraSettings` holds the hyperparameters;
   each to the tasks outside the set, cheapest predicted need first, then as extra nodes to the
   chosen tasks; no node idles while a task could use it.
 * **Switches.** Nodes stay on their task whenever the allocation keeps it served
-  (:func:`agents.assignment.keep_nodes_in_place`); the switch cost is not added to the need.
+  (:func:`mara_env.agents.assignment.keep_nodes_in_place`); the switch cost is not added to the need.
 * **Units.** Work is in node-epochs of one node (curve steps over the task's speed), so ``s0``
   means the same for fast and slow tasks (the paper counts samples); losses are relative to the
-  loss at arrival (:mod:`agents.observed_history`), which shifts ``ln a`` by a constant only.
+  loss at arrival (:mod:`mara_env.agents.observed_history`), which shifts ``ln a`` by a constant only.
   A fit that says the target should already be reached gives one node-epoch of need.
 
 Example:
-    >>> from agents import evaluate
-    >>> from agents.lara import Lara
+    >>> from mara_env.agents import evaluate
+    >>> from mara_env.agents.lara import Lara
     >>> rows = evaluate(Lara(), "tiny", seeds=[0])
     >>> rows[0]["agent"], rows[0]["illegal_actions"]
     ('lara', 0.0)
@@ -58,12 +58,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place
-from agents.observed_history import HistoryScheduler
-from mara_env.observation import SlotView
-from mara_env.rules import nodes_for_rate
-from predictors.base import Predictor
-from predictors.wls import DiscountedLeastSquares
+from mara_env.agents.assignment import keep_nodes_in_place
+from mara_env.agents.observed_history import HistoryScheduler
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.wls import DiscountedLeastSquares
+from mara_env.sim.observation import SlotView
+from mara_env.sim.rules import nodes_for_rate
 
 #: Largest exponent taken when extrapolating (keeps ``exp`` finite).
 _MAX_LOG_STEPS = 700.0

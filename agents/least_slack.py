@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.priority import PriorityScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.priority import PriorityScheduler
+from mara_env.sim.observation import SlotView
 
 #: Priority offset that sends estimated-late tasks behind every task with non-negative slack.
 _LATE = 1e9
@@ -66,7 +66,7 @@ class LeastSlack(PriorityScheduler):
 
     Example:
         >>> import mara_env
-        >>> from agents.evaluation import evaluate
+        >>> from mara_env.agents.evaluation import evaluate
         >>> evaluate(LeastSlack(), "tiny", seeds=[0])[0]["agent"]
         'least_slack'
     """

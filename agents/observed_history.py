@@ -2,7 +2,7 @@
 
 The observation shows each slotted task's current state, not its past. :class:`ObservedHistories`
 remembers the past: at every update it follows tasks across slots with a
-:class:`agents.tracking.SlotTracker` (by arrival serial) and, whenever a task's curve steps grew since the previous
+:class:`mara_env.agents.tracking.SlotTracker` (by arrival serial) and, whenever a task's curve steps grew since the previous
 update, appends the point ``(curve steps, loss)`` to that task's history. Everything is in the
 units a scheduler can observe:
 
@@ -14,7 +14,7 @@ units a scheduler can observe:
 * time left in epochs, speed in curve steps per node-epoch (``speed * SPEED_SCALE``), family;
 * budget: the step budget in curve steps (``SlotView.budget`` in node-epochs, times the speed).
 
-So :meth:`ObservedHistories.history` gives a :class:`predictors.base.TaskHistory` any predictor
+So :meth:`ObservedHistories.history` gives a :class:`mara_env.predictors.base.TaskHistory` any predictor
 accepts. For schedulers that keep per-task recursive fits, :meth:`ObservedHistories.new_points`
 returns just the points added at the latest update, and :attr:`ObservedHistories.departed_ids`
 the tasks that left, so a fit costs constant time per new point.
@@ -23,15 +23,15 @@ Values come from a float32 observation, so they match the simulator's records to
 precision. Curve steps saturate where the observation is clipped (``FEATURE_BOUND *
 STEP_SCALE`` = 10,000 steps); a task past that adds no more points.
 
-:class:`HistoryScheduler` is an :class:`agents.base.EpochScheduler` whose histories are brought
+:class:`HistoryScheduler` is an :class:`mara_env.agents.base.EpochScheduler` whose histories are brought
 up to date before each :meth:`HistoryScheduler.plan_epoch`; it may hold a
-:class:`predictors.base.Predictor` that replaces a scheduler's own estimates (LARA's and LaiRA's
+:class:`mara_env.predictors.base.Predictor` that replaces a scheduler's own estimates (LARA's and LaiRA's
 ``predictor`` argument), and is privileged exactly when that predictor is (the oracle).
 
 Example:
     >>> import numpy as np
     >>> import mara_env
-    >>> from agents.observed_history import ObservedHistories
+    >>> from mara_env.agents.observed_history import ObservedHistories
     >>> env = mara_env.raw_env(config="tiny", load=4.0)
     >>> env.reset(seed=0)
     >>> histories = ObservedHistories()
@@ -54,14 +54,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from agents.base import EpochScheduler, NotResetError
-from agents.tracking import NO_TASK, SlotTracker
 from mara_env import ClusterConfig, decode_observation
-from mara_env.families import observed_name
-from mara_env.observation import (
+from mara_env.agents.base import EpochScheduler, NotResetError
+from mara_env.agents.tracking import NO_TASK, SlotTracker
+from mara_env.curves.families import observed_name
+from mara_env.predictors.base import Predictor, RemainingWork, TaskHistory, is_privileged
+from mara_env.sim.observation import (
     SlotView,
 )
-from predictors.base import Predictor, RemainingWork, TaskHistory, is_privileged
 
 _NO_POINTS = np.zeros(0)
 
@@ -131,10 +131,10 @@ class ObservedHistories:
 
         Args:
             observation: A node's float32 observation vector (``obs["observation"]``), or its
-                :class:`~mara_env.observation.SlotView` if the caller decoded it already.
+                :class:`~mara_env.sim.observation.SlotView` if the caller decoded it already.
 
         Raises:
-            agents.base.NotResetError: Before :meth:`reset`.
+            mara_env.agents.base.NotResetError: Before :meth:`reset`.
             ValueError: If the observation does not fit the config given to :meth:`reset`.
         """
         config = self._require_config()

@@ -2,12 +2,12 @@
 
 A :class:`PriorityScheduler` ranks the tasks it is willing to serve, gives one node to each in
 rank order and, when nodes remain, wraps around to give the top tasks extra nodes (see
-:mod:`agents.assignment`). Ties go to the task seen first. Nodes stay on the task they trained
+:mod:`mara_env.agents.assignment`). Ties go to the task seen first. Nodes stay on the task they trained
 last epoch whenever that task still gets nodes, since switching costs ``switch_cost`` of an epoch.
 
 Example:
     >>> import mara_env
-    >>> from agents.evaluation import evaluate
+    >>> from mara_env.agents.evaluation import evaluate
     >>> metrics = evaluate(EarliestDeadlineFirst(), mara_env.get_config("tiny"), seeds=[0])
     >>> metrics[0]["agent"], metrics[0]["illegal_actions"]
     ('edf', 0.0)
@@ -19,9 +19,9 @@ from abc import abstractmethod
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place, nodes_per_slot
-from agents.base import EpochScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.assignment import keep_nodes_in_place, nodes_per_slot
+from mara_env.agents.base import EpochScheduler
+from mara_env.sim.observation import SlotView
 
 
 class PriorityScheduler(EpochScheduler):

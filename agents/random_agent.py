@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Observation
 from mara_env import ClusterConfig
+from mara_env.agents.base import Observation
 
 
 class RandomScheduler:

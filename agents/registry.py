@@ -9,19 +9,19 @@ remaining need). :func:`make_agent` builds a scheduler from such a name or from 
 path ``"package.module:ClassName"``, which is how your own scheduler joins the leaderboard.
 
 The baselines with settings (LARA, LaiRA, successive halving, ...) are built with the settings
-``python -m benchmarks.baselines.tuning`` chose on training seeds (:mod:`agents.tuned`); keyword
+``python -m mara_env.benchmarks.baselines.tuning`` chose on training seeds (:mod:`mara_env.agents.tuned`); keyword
 arguments to :func:`make_agent` override them.
 
 Example:
-    >>> from agents.registry import make_agent
+    >>> from mara_env.agents.registry import make_agent
     >>> make_agent("edf").name
     'edf'
-    >>> make_agent("agents.priority:FirstComeFirstServed").name
+    >>> make_agent("mara_env.agents.priority:FirstComeFirstServed").name
     'fcfs'
     >>> make_agent("edff")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    agents.registry.UnknownAgentError: Unknown agent 'edff'. Did you mean 'edf'? Known agents: random, ...ClassName'.
+    mara_env.agents.registry.UnknownAgentError: Unknown agent 'edff'. Did you mean 'edf'? Known agents: random, ...ClassName'.
 """
 
 from __future__ import annotations
@@ -33,25 +33,25 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from agents.base import Scheduler
-from agents.clairvoyant import Clairvoyant
-from agents.laira import Laira
-from agents.lara import Lara
-from agents.least_slack import LeastSlack
-from agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
-from agents.random_agent import RandomScheduler
-from agents.round_robin import RoundRobin
-from agents.successive_halving import SuccessiveHalving
-from agents.successive_halving_stream import SuccessiveHalvingStream
-from agents.tuned import tuned_settings
-from agents.uniform import UniformShare
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
-from predictors.oracle import Oracle
+from mara_env.agents.base import Scheduler
+from mara_env.agents.clairvoyant import Clairvoyant
+from mara_env.agents.laira import Laira
+from mara_env.agents.lara import Lara
+from mara_env.agents.least_slack import LeastSlack
+from mara_env.agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
+from mara_env.agents.random_agent import RandomScheduler
+from mara_env.agents.round_robin import RoundRobin
+from mara_env.agents.successive_halving import SuccessiveHalving
+from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
+from mara_env.agents.tuned import tuned_settings
+from mara_env.agents.uniform import UniformShare
+from mara_env.predictors.oracle import Oracle
+from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 
 def _mara(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
     """MARA from the checkpoint shipped for ``world_version`` (imports torch only now)."""
-    from agents.mara.agent import Mara
+    from mara_env.agents.mara.agent import Mara
 
     return Mara.load(world_version=world_version, **kwargs)
 
@@ -59,7 +59,7 @@ def _mara(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Schedu
 def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
     """MARA's imitation warm start, before PPO, from the checkpoint shipped for
     ``world_version`` (named ``mara_imitation``), so the gain of PPO can be measured."""
-    from agents.mara.agent import Mara, imitation_checkpoint
+    from mara_env.agents.mara.agent import Mara, imitation_checkpoint
 
     kwargs.setdefault("path", imitation_checkpoint(world_version))
     agent = Mara.load(**kwargs)
@@ -68,7 +68,7 @@ def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any)
 
 
 def _oracle_fed(scheduler: Callable[..., Scheduler]) -> Callable[..., Scheduler]:
-    """``scheduler`` built with a fresh oracle (:mod:`predictors.oracle`; keyword ``noise``:
+    """``scheduler`` built with a fresh oracle (:mod:`mara_env.predictors.oracle`; keyword ``noise``:
     its sigma) in place of its own predictor: privileged, named ``<scheduler>_oracle``."""
 
     def build(*, noise: float = 0.0, **settings: Any) -> Scheduler:
@@ -182,7 +182,7 @@ def make_agent(
 
     Raises:
         UnknownAgentError: For a name that is not known and not an import path, or a
-            ``world_version`` that is not one of :data:`mara_env.config.WORLD_VERSIONS`.
+            ``world_version`` that is not one of :data:`mara_env.worlds.config.WORLD_VERSIONS`.
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
         AgentBuildError: If an import path's class or factory raises when called (a registered
@@ -217,7 +217,7 @@ def make_agent(
         raise AgentImportError(
             f"{name_or_path!r} built a {type(scheduler).__name__}, which is not a scheduler: it "
             "needs a 'name' attribute and reset(config, seed) and act(observation, node) "
-            "methods (see agents.base.Scheduler)."
+            "methods (see mara_env.agents.base.Scheduler)."
         )
     return scheduler
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place, nodes_per_slot
-from agents.base import EpochScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.assignment import keep_nodes_in_place, nodes_per_slot
+from mara_env.agents.base import EpochScheduler
+from mara_env.sim.observation import SlotView
 
 
 class RoundRobin(EpochScheduler):
@@ -16,11 +16,11 @@ class RoundRobin(EpochScheduler):
     one per task starting just after the task that got the last node in the previous epoch, so
     with fewer nodes than tasks every task is trained in turn (one epoch per turn), and with
     more nodes than tasks the extra nodes rotate. Tasks change nodes often, so round robin pays
-    many switch costs; :class:`agents.uniform.UniformShare` is its switch-averse sibling.
+    many switch costs; :class:`mara_env.agents.uniform.UniformShare` is its switch-averse sibling.
 
     Example:
         >>> import mara_env
-        >>> from agents.evaluation import evaluate
+        >>> from mara_env.agents.evaluation import evaluate
         >>> evaluate(RoundRobin(), "tiny", seeds=[0])[0]["switches"] > 0
         True
     """

@@ -1,7 +1,7 @@
 """Summaries of per-episode results: the mean with a bootstrap confidence interval.
 
 The interval is the percentile bootstrap of the mean (linear quantiles), resampled by
-:func:`predictors.bootstrap.percentile_bootstrap` from a generator with a fixed seed, so that
+:func:`mara_env.predictors.bootstrap.percentile_bootstrap` from a generator with a fixed seed, so that
 tables are reproducible.
 
 Example:
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictors.bootstrap import percentile_bootstrap
+from mara_env.predictors.bootstrap import percentile_bootstrap
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Successive halving (Karnin et al. 2013; Jamieson & Talwalkar 2016, the inner loo
 trains a fixed set of candidates for a budget split equally among them, keeps the better half,
 doubles the budget per survivor and repeats until one is left. On this cluster a candidate is a
 task, the budget is node-epochs and "better" is the observed normalised progress toward the
-target (``progress`` in :mod:`mara_env.observation`), so the rule reads observations only.
+target (``progress`` in :mod:`mara_env.sim.observation`), so the rule reads observations only.
 
 **One bracket** (a run of successive halving on a cohort):
 
@@ -34,14 +34,14 @@ survivors carried over and the tasks that waited). Nodes go to the survivors fir
 cannot take (beyond the config's ``task_node_limit`` each) go to waiting tasks, earliest
 deadline first. So no node idles while a survivor (or a waiting task) could use it; nodes idle
 only when every visible task has been dropped. Nodes stay on the task they trained whenever the
-counts allow (:func:`agents.assignment.keep_nodes_in_place`).
+counts allow (:func:`mara_env.agents.assignment.keep_nodes_in_place`).
 
 The streaming rule registered as ``successive_halving`` before this one (rungs judged against
 recent peers, survivors served earliest deadline first) is
-:class:`agents.successive_halving_stream.SuccessiveHalvingStream`.
+:class:`mara_env.agents.successive_halving_stream.SuccessiveHalvingStream`.
 
 Example:
-    >>> from agents.evaluation import evaluate
+    >>> from mara_env.agents.evaluation import evaluate
     >>> rows = evaluate(SuccessiveHalving(), "tiny", seeds=[0])
     >>> rows[0]["agent"], rows[0]["illegal_actions"]
     ('successive_halving', 0.0)
@@ -53,9 +53,9 @@ import math
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place
-from agents.base import EpochScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.assignment import keep_nodes_in_place
+from mara_env.agents.base import EpochScheduler
+from mara_env.sim.observation import SlotView
 
 
 def halving_rounds(n: int, eta: int = 2) -> int:

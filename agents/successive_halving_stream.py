@@ -1,6 +1,6 @@
 """Successive halving over a stream: rungs judged against recent peers (an asynchronous variant).
 
-The classical rule on a fixed cohort is :class:`agents.successive_halving.SuccessiveHalving`.
+The classical rule on a fixed cohort is :class:`mara_env.agents.successive_halving.SuccessiveHalving`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from agents.priority import PriorityScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.priority import PriorityScheduler
+from mara_env.sim.observation import SlotView
 
 
 class SuccessiveHalvingStream(PriorityScheduler):
@@ -25,7 +25,7 @@ class SuccessiveHalvingStream(PriorityScheduler):
     (its peers). If it is below their median, the task is dropped and never trained again;
     otherwise it goes on to the next rung. The comparison only starts once ``min_peers`` peers
     have been recorded at that rung. Surviving tasks are served earliest deadline first (see
-    :class:`agents.priority.PriorityScheduler`). This rule was registered as
+    :class:`mara_env.agents.priority.PriorityScheduler`). This rule was registered as
     ``successive_halving`` before the classical rule took that name.
 
     Args:
@@ -35,7 +35,7 @@ class SuccessiveHalvingStream(PriorityScheduler):
 
     Example:
         >>> import mara_env
-        >>> from agents.evaluation import evaluate
+        >>> from mara_env.agents.evaluation import evaluate
         >>> evaluate(SuccessiveHalvingStream(), "tiny", seeds=[0])[0]["agent"]
         'successive_halving_stream'
     """

@@ -8,7 +8,7 @@ facts.
 
 Example:
     >>> import mara_env
-    >>> from agents.tracking import SlotTracker
+    >>> from mara_env.agents.tracking import SlotTracker
     >>> env = mara_env.raw_env(config="tiny")
     >>> env.reset(seed=0)
     >>> tracker = SlotTracker()
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_env.observation import SlotView
+from mara_env.sim.observation import SlotView
 
 #: Task id of an empty slot.
 NO_TASK = -1

@@ -1,16 +1,16 @@
-"""The baselines' tuned settings, as ``python -m benchmarks.baselines.tuning`` chose them.
+"""The baselines' tuned settings, as ``python -m mara_env.benchmarks.baselines.tuning`` chose them.
 
-Each world has its own file, since settings tuned on one world's rules are not the best on
-another's: ``agents/tuned_settings_v3.json`` (Cluster-v3, the default), and those of the older
-worlds, kept so that their results stay reproducible (``tuned_settings_v2.json``,
-``tuned_settings_v1.json``). A file
+Each world has its own file in its shipped folder, since settings tuned on one world's rules are
+not the best on another's: ``agents/worlds/v3/tuned_settings.json`` (Cluster-v3, the default),
+and those of the older worlds, kept so that their results stay reproducible
+(``agents/worlds/v2/tuned_settings.json``, ``agents/worlds/v1/tuned_settings.json``). A file
 holds, per agent name, the keyword arguments the tuning script chose on training seeds (below
 1000) and the train split of the curves, with the same search budget for every baseline; the
-registry (:mod:`agents.registry`) builds those agents with them. An agent without an entry is
+registry (:mod:`mara_env.agents.registry`) builds those agents with them. An agent without an entry is
 built with its class defaults. The search log is in ``benchmarks/results/tuning/`` (one page per world, ``v<N>.md``).
 
 Example:
-    >>> from agents.tuned import tuned_settings
+    >>> from mara_env.agents.tuned import tuned_settings
     >>> sorted(tuned_settings("lara"))  # doctest: +ELLIPSIS
     [...]
     >>> tuned_settings("edf")
@@ -26,30 +26,25 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.errors import ConfigError
+from mara_env.worlds.world import LATEST_WORLD_VERSION, world
 
-#: Where the tuning script writes the chosen settings and the registry reads them, per world.
-#: Each file is named literally, so that the results keyed by an agent's source name it too.
-TUNED_SETTINGS_PATHS: dict[int, Path] = {
-    1: Path(__file__).with_name("tuned_settings_v1.json"),
-    2: Path(__file__).with_name("tuned_settings_v2.json"),
-    3: Path(__file__).with_name("tuned_settings_v3.json"),
-}
+#: The file in each world's shipped folder (:attr:`mara_env.worlds.world.World.shipped`) where
+#: the tuning script writes the chosen settings and the registry reads them. Named literally, so
+#: that a result keyed by an agent's source holds the file of the world it played.
+SETTINGS_FILE = "tuned_settings.json"
 
 
 def tuned_settings_path(world_version: int = LATEST_WORLD_VERSION) -> Path:
-    """The settings file of ``world_version`` (:data:`mara_env.config.WORLD_VERSIONS`).
+    """The settings file of ``world_version`` (:data:`mara_env.worlds.world.WORLDS`).
 
     Raises:
-        TunedSettingsError: For a world without a settings file.
+        TunedSettingsError: For a world that does not exist.
     """
-    path = TUNED_SETTINGS_PATHS.get(world_version)
-    if path is None:
-        raise TunedSettingsError(
-            f"No tuned settings for world_version {world_version!r}; the worlds with settings "
-            f"are {sorted(TUNED_SETTINGS_PATHS)}."
-        )
-    return path
+    try:
+        return world(world_version).folder / SETTINGS_FILE
+    except ConfigError as error:
+        raise TunedSettingsError(f"No tuned settings: {error}") from None
 
 
 class TunedSettingsError(ValueError):
@@ -63,14 +58,14 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
             f"The tuned settings file {path} is missing, so the baselines would run with other "
             "settings than the published results. It ships with mara-env: reinstall the "
             "package (pip install --force-reinstall --no-deps mara-env, or pip install . in a "
-            "clone), or write it again with python -m benchmarks.baselines.tuning."
+            "clone), or write it again with python -m mara_env.benchmarks.baselines.tuning."
         )
     try:
         document = json.loads(path.read_text())
     except json.JSONDecodeError as error:
         raise TunedSettingsError(
             f"{path} is not valid JSON ({error}); restore it from the package or rerun "
-            "python -m benchmarks.baselines.tuning."
+            "python -m mara_env.benchmarks.baselines.tuning."
         ) from error
     agents = document.get("agents") if isinstance(document, dict) else None
     if not isinstance(agents, dict) or not all(
@@ -79,7 +74,7 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
     ):
         raise TunedSettingsError(
             f"{path} must hold {{'agents': {{name: {{'settings': {{...}}, ...}}}}}}; restore it "
-            "from the package or rerun python -m benchmarks.baselines.tuning."
+            "from the package or rerun python -m mara_env.benchmarks.baselines.tuning."
         )
     return {name: dict(entry["settings"]) for name, entry in agents.items()}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.assignment import keep_nodes_in_place, nodes_per_slot
-from agents.base import EpochScheduler
-from mara_env.observation import SlotView
+from mara_env.agents.assignment import keep_nodes_in_place, nodes_per_slot
+from mara_env.agents.base import EpochScheduler
+from mara_env.sim.observation import SlotView
 
 
 class UniformShare(EpochScheduler):
@@ -25,7 +25,7 @@ class UniformShare(EpochScheduler):
 
     Example:
         >>> import mara_env
-        >>> from agents.evaluation import evaluate
+        >>> from mara_env.agents.evaluation import evaluate
         >>> evaluate(UniformShare(quantum=5.0), "tiny", seeds=[0])[0]["illegal_actions"]
         0.0
     """

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 
 def leaderboard(argv: Sequence[str] | None = None) -> int:
-    """The ``mara-leaderboard`` command (also ``python -m benchmarks.leaderboard``).
+    """The ``mara-leaderboard`` command (also ``python -m mara_env.benchmarks.leaderboard``).
 
     Args:
         argv: The arguments (default: the command line's).
@@ -30,7 +30,7 @@ def leaderboard(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code: 2 if mara-env's import packages are hidden or shared, or a shipped data
         file is missing or changed (with a message on stderr saying which and what to do), else
-        that of :func:`benchmarks.leaderboard.main`.
+        that of :func:`mara_env.benchmarks.leaderboard.main`.
     """
     from mara_env.installation import installation_problems, put_working_directory_last
 
@@ -42,6 +42,6 @@ def leaderboard(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:  # a console script; python -m puts it first itself
         put_working_directory_last()  # import paths resolve here, after the installation
 
-    from benchmarks.leaderboard.cli import main
+    from mara_env.benchmarks.leaderboard.cli import main
 
     return main(argv)

@@ -1,14 +1,14 @@
 """The committed results stores: does every row still follow from the code, and why not.
 
 Every resumable result under ``benchmarks/results`` carries the digest of the manifest of what
-produced it (:mod:`benchmarks.common.keys`). :data:`STORES` names each store, how to read it,
+produced it (:mod:`mara_env.benchmarks.common.keys`). :data:`STORES` names each store, how to read it,
 which column holds that digest, what the digest should be now for a given row, and the command
 that regenerates it. Then:
 
-- ``python -m benchmarks.stores`` says, store by store, how many rows are current and, for the
+- ``python -m mara_env.benchmarks.stores`` says, store by store, how many rows are current and, for the
   others, what changed since their manifest was recorded (the modules, files or settings), with
   the command that replays them; it exits 1 if any row is stale;
-- ``python -m benchmarks.stores --prune`` drops the rows of old keys (and their manifests) from
+- ``python -m mara_env.benchmarks.stores --prune`` drops the rows of old keys (and their manifests) from
   the resumable stores, so a file holds only what the current code would write.
 
 A docstring, comment or layout edit changes no digest, so it leaves every store current.
@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common.manifest import Manifest, describe_changes
-from benchmarks.common.provenance import SOURCE_ROOT
-from benchmarks.common.store import ResultsStore, Row
+from mara_env.benchmarks.common.manifest import Manifest, describe_changes
+from mara_env.benchmarks.common.provenance import SOURCE_ROOT
+from mara_env.benchmarks.common.store import ResultsStore, Row
 
 #: Where the committed results live.
 RESULTS = SOURCE_ROOT / "benchmarks" / "results"
@@ -44,7 +44,7 @@ class CommittedStore:
         path: The file.
         column: The column holding the digest of what produced the row.
         command: The command that regenerates (or resumes) it.
-        open: Reads the file as a :class:`~benchmarks.common.store.ResultsStore` (``None`` for
+        open: Reads the file as a :class:`~mara_env.benchmarks.common.store.ResultsStore` (``None`` for
             the leaderboard's journal, which :func:`leaderboard_status` reads).
         current: The manifest a row should carry now.
     """
@@ -73,28 +73,28 @@ class CommittedStore:
 
 # ------------------------------------------------------------------------------ the stores
 def _trial_store(path: Path) -> ResultsStore:
-    from benchmarks.baselines.trials import TrialJournal
+    from mara_env.benchmarks.baselines.trials import TrialJournal
 
     return TrialJournal(path, Manifest({})).store
 
 
 @functools.cache
-def _tuning() -> Manifest:
-    from benchmarks.baselines.tuning import tuning_manifest
+def _tuning(world_version: int) -> Manifest:
+    from mara_env.benchmarks.baselines.tuning import tuning_manifest
 
-    return tuning_manifest()
+    return tuning_manifest(world_version)
 
 
 @functools.cache
-def _trials() -> Manifest:
-    from benchmarks.baselines.trial_keys import trial_manifest
+def _trials(world_version: int) -> Manifest:
+    from mara_env.benchmarks.baselines.trial_keys import trial_manifest
 
-    return trial_manifest()
+    return trial_manifest(world_version)
 
 
 def _prediction_store(path: Path) -> ResultsStore:
-    from benchmarks.prediction.pairs import PairsTable
-    from benchmarks.prediction.results import ResultsTable
+    from mara_env.benchmarks.prediction.pairs import PairsTable
+    from mara_env.benchmarks.prediction.results import ResultsTable
 
     table = ResultsTable if path.name == "results.csv" else PairsTable
     return table(path, resume=True).store
@@ -102,22 +102,22 @@ def _prediction_store(path: Path) -> ResultsStore:
 
 @functools.cache
 def _scored() -> Manifest:
-    from benchmarks.prediction.runs import scored_manifest
+    from mara_env.benchmarks.prediction.runs import scored_manifest
 
     return scored_manifest()
 
 
 def _bundle_store(path: Path) -> ResultsStore:
-    from benchmarks.baselines.static_bundle import BundleLog
+    from mara_env.benchmarks.baselines.static_bundle import BundleLog
 
     return BundleLog(path, resume=True).store
 
 
 @functools.cache
 def _bundle(name: str) -> Manifest:
-    from benchmarks.baselines.static_bundle import setup_manifest
-    from benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config
     from mara_env import default_trace_source
+    from mara_env.benchmarks.baselines.static_bundle import setup_manifest
+    from mara_env.benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config
 
     if name not in BUNDLES:
         return Manifest({"bundle": "no longer defined"})
@@ -125,14 +125,14 @@ def _bundle(name: str) -> Manifest:
 
 
 def _evaluation_store(path: Path) -> ResultsStore:
-    from benchmarks.mara.evaluate import open_results
+    from mara_env.benchmarks.mara.evaluate import open_results
 
     return open_results(path)
 
 
 @functools.cache
 def _evaluated(folder: str, label: str, world_version: int) -> Manifest:
-    from benchmarks.mara.evaluate import build_with_manifest
+    from mara_env.benchmarks.mara.evaluate import build_with_manifest
 
     checkpoint = RESULTS / folder / f"{label}.pt"
     agent = str(checkpoint) if checkpoint.exists() else label
@@ -151,14 +151,14 @@ _MARA_EVALUATIONS = (
 
 
 def _generalisation_store(path: Path) -> ResultsStore:
-    from benchmarks.leaderboard.generalisation import open_episodes
+    from mara_env.benchmarks.leaderboard.generalisation import open_episodes
 
     return open_episodes(path)
 
 
 @functools.cache
 def _generalised(agent: str) -> Manifest:
-    from benchmarks.leaderboard.generalisation import agent_manifests
+    from mara_env.benchmarks.leaderboard.generalisation import agent_manifests
 
     return agent_manifests([agent])[agent]
 
@@ -172,7 +172,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard",
         RESULTS / "leaderboard" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
+        "python -m mara_env.benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
         None,
         lambda row: Manifest({}),
     ),
@@ -180,7 +180,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard on Cluster-v2",
         RESULTS / "leaderboard_v2" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --world-version 2 --no-resume --output "
+        "python -m mara_env.benchmarks.leaderboard --world-version 2 --no-resume --output "
         "benchmarks/results/leaderboard_v2",
         None,
         lambda row: Manifest({}),
@@ -189,7 +189,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard on Cluster-v1",
         RESULTS / "leaderboard_v1" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --world-version 1 --no-resume --output "
+        "python -m mara_env.benchmarks.leaderboard --world-version 1 --no-resume --output "
         "benchmarks/results/leaderboard_v1",
         None,
         lambda row: Manifest({}),
@@ -198,7 +198,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard with the Philly arrivals",
         RESULTS / "leaderboard_philly" / "episodes.jsonl",
         "cell",
-        f"python -m benchmarks.leaderboard --arrivals philly --agents {EXAMPLE_AGENTS} "
+        f"python -m mara_env.benchmarks.leaderboard --arrivals philly --agents {EXAMPLE_AGENTS} "
         "--no-resume --output benchmarks/results/leaderboard_philly",
         None,
         lambda row: Manifest({}),
@@ -207,7 +207,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard on the Pollux curves",
         RESULTS / "leaderboard_pollux" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
+        "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --agents {EXAMPLE_AGENTS} --no-resume "
         "--output benchmarks/results/leaderboard_pollux",
         None,
@@ -217,7 +217,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard on the Pollux curves with their recorded durations",
         RESULTS / "leaderboard_pollux_recorded" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
+        "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
         f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/leaderboard_pollux_recorded",
         None,
@@ -227,7 +227,7 @@ STORES: tuple[CommittedStore, ...] = (
         "quick leaderboard",
         RESULTS / "leaderboard_quick" / "episodes.jsonl",
         "cell",
-        "python -m benchmarks.leaderboard --quick --no-resume --output "
+        "python -m mara_env.benchmarks.leaderboard --quick --no-resume --output "
         "benchmarks/results/leaderboard_quick",
         None,
         lambda row: Manifest({}),
@@ -236,7 +236,7 @@ STORES: tuple[CommittedStore, ...] = (
         "generalisation",
         RESULTS / "generalisation" / "episodes.csv",
         "code",
-        "python -m benchmarks.leaderboard.generalisation",
+        "python -m mara_env.benchmarks.leaderboard.generalisation",
         _generalisation_store,
         lambda row: _generalised(row["agent"]),
     ),
@@ -244,24 +244,24 @@ STORES: tuple[CommittedStore, ...] = (
         "tuning",
         RESULTS / "tuning" / "trials.jsonl",
         "code",
-        "python -m benchmarks.baselines tune",
+        "python -m mara_env.benchmarks.baselines tune",
         _trial_store,
-        lambda row: _tuning(),
+        lambda row: _tuning(int(row["world_version"])),
     ),
     CommittedStore(
         "deviations",
         RESULTS / "deviations" / "trials.jsonl",
         "code",
-        "python -m benchmarks.baselines deviations",
+        "python -m mara_env.benchmarks.baselines deviations",
         _trial_store,
-        lambda row: _trials(),
+        lambda row: _trials(int(row["world_version"])),
     ),
     *(
         CommittedStore(
             f"prediction {name}",
             RESULTS / "predictors" / name,
             "code",
-            "python -m benchmarks.prediction benchmark",
+            "python -m mara_env.benchmarks.prediction benchmark",
             _prediction_store,
             lambda row: _scored(),
         )
@@ -271,7 +271,7 @@ STORES: tuple[CommittedStore, ...] = (
         "static bundle",
         RESULTS / "static_bundle" / "bundle.csv",
         "setup",
-        "python -m benchmarks.baselines static-bundle --bundle paper (and --bundle tight)",
+        "python -m mara_env.benchmarks.baselines static-bundle --bundle paper (and --bundle tight)",
         _bundle_store,
         lambda row: _bundle(row["bundle"]),
     ),
@@ -280,7 +280,7 @@ STORES: tuple[CommittedStore, ...] = (
             f"MARA {name}",
             RESULTS / name,
             "code",
-            f"python -m benchmarks.mara evaluate (see {Path(name).parent}/README.md)",
+            f"python -m mara_env.benchmarks.mara evaluate (see {Path(name).parent}/README.md)",
             _evaluation_store,
             functools.partial(
                 lambda folder, world, row: _evaluated(folder, row["agent"], world),
@@ -296,9 +296,9 @@ STORES: tuple[CommittedStore, ...] = (
 def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
     """``(episodes, {why: stale episodes})`` of a leaderboard journal: an episode is stale when
     its agent's or the shared manifest's digest is not the one the installed code gives."""
-    from benchmarks.common.keys import build_agent
-    from benchmarks.leaderboard.fingerprints import shared_manifest
-    from benchmarks.leaderboard.journal import read_journal
+    from mara_env.benchmarks.common.keys import build_agent
+    from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+    from mara_env.benchmarks.leaderboard.journal import read_journal
 
     contents = read_journal(path)
     shared_of = functools.cache(shared_manifest)  # by the episodes' own curves (--traces)
@@ -325,9 +325,9 @@ def leaderboard_status(path: Path) -> tuple[int, dict[str, int]]:
 
 # ------------------------------------------------------------------------------ command line
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.stores [--prune]``; returns 1 if a row is stale (and not pruned)."""
+    """``python -m mara_env.benchmarks.stores [--prune]``; returns 1 if a row is stale (and not pruned)."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.stores",
+        prog="python -m mara_env.benchmarks.stores",
         description="Say whether every committed result follows from the current code, and "
         "why not; optionally drop the rows of old keys.",
     )
@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--prune", action="store_true", help="Drop the rows of old keys from the resumable stores."
     )
     args = parser.parse_args(argv)
-    from predictors.checkpoint import CheckpointError
+    from mara_env.predictors.checkpoint import CheckpointError
 
     stale_stores = 0
     for store in STORES:

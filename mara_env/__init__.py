@@ -16,18 +16,19 @@ Example:
 
 from __future__ import annotations
 
-from mara_env.aec_env import ENV_ID, env, node_turns, raw_env
-from mara_env.batched_nodes import BatchedNodesEnv
-from mara_env.config import (
-    LATEST_WORLD_VERSION,
-    PRESETS,
-    TRAINING_LOAD,
-    WORLD_VERSIONS,
-    ClusterConfig,
-    env_id,
-    get_config,
-)
-from mara_env.core import ClusterBatch
+from types import ModuleType
+
+from mara_env import moved
+from mara_env.curves.sources import SHIPPED_TRACES, CompositeTraceSource, default_trace_source
+from mara_env.curves.synthetic import SyntheticTraceSource
+from mara_env.curves.traces import CurvePool, TraceFileSource, TraceSource, save_traces
+from mara_env.curves.workloads import WORKLOADS
+from mara_env.envs.aec_env import ENV_ID, env, node_turns, raw_env
+from mara_env.envs.batched_nodes import BatchedNodesEnv
+from mara_env.envs.gym_env import ClusterGymEnv
+from mara_env.envs.parallel_env import ClusterParallelEnv, parallel_env
+from mara_env.envs.registration import register_envs
+from mara_env.envs.vector_env import ClusterVectorEnv
 from mara_env.errors import (
     ActionError,
     ConfigError,
@@ -37,19 +38,16 @@ from mara_env.errors import (
     TraceError,
     UnexpectedArgumentError,
 )
-from mara_env.gym_env import ClusterGymEnv
 from mara_env.installation import check_installation, installation_problems
-from mara_env.observation import decode_observation
-from mara_env.parallel_env import ClusterParallelEnv, parallel_env
-from mara_env.registration import register_envs
-from mara_env.simulator import ClusterSimulator
-from mara_env.sources import SHIPPED_TRACES, CompositeTraceSource, default_trace_source
-from mara_env.synthetic import SyntheticTraceSource
-from mara_env.traces import CurvePool, TraceFileSource, TraceSource, save_traces
-from mara_env.vector_env import ClusterVectorEnv
-from mara_env.workloads import WORKLOADS
+from mara_env.installation import installed_version as _installed_version
+from mara_env.sim.core import ClusterBatch
+from mara_env.sim.observation import decode_observation
+from mara_env.sim.simulator import ClusterSimulator
+from mara_env.worlds.config import PRESETS, TRAINING_LOAD, ClusterConfig, env_id, get_config
+from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLD_VERSIONS, WORLDS, World, world
 
-__version__ = "0.3.0"
+#: The installed distribution's version (``pyproject.toml`` is its one home).
+__version__ = _installed_version()
 
 __all__ = [
     "ENV_ID",
@@ -58,6 +56,7 @@ __all__ = [
     "SHIPPED_TRACES",
     "TRAINING_LOAD",
     "WORKLOADS",
+    "WORLDS",
     "WORLD_VERSIONS",
     "ActionError",
     "BatchedNodesEnv",
@@ -78,6 +77,7 @@ __all__ = [
     "TraceFileSource",
     "TraceSource",
     "UnexpectedArgumentError",
+    "World",
     "check_installation",
     "decode_observation",
     "default_trace_source",
@@ -90,6 +90,15 @@ __all__ = [
     "raw_env",
     "register_envs",
     "save_traces",
+    "world",
 ]
 
 register_envs()
+moved.install()
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``mara_env.config`` and the other module paths that moved in 0.4.0 (:mod:`mara_env.moved`)."""
+    if f"mara_env.{name}" in moved.MOVED:
+        return moved.moved_module(f"mara_env.{name}")
+    raise AttributeError(f"module 'mara_env' has no attribute {name!r}")

@@ -8,7 +8,7 @@ given number of nodes.
 
 Work is in the task's own units (the simulator's curve steps); ``speed`` converts it to
 node-epochs: one node advances ``speed`` units per epoch, ``k`` nodes
-``progress_gain(speed, k, alpha)`` (:func:`mara_env.rules.progress_gain`).
+``progress_gain(speed, k, alpha)`` (:func:`mara_env.sim.rules.progress_gain`).
 
 Example:
     >>> import numpy as np
@@ -27,7 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
-from mara_env.rules import progress_gain
+from mara_env.sim.rules import progress_gain
 
 #: The family of a history that names none: no model reads it as one it was trained on, so the
 #: learned predictors predict from the curve alone.
@@ -50,13 +50,13 @@ class TaskHistory:
         speed: Work units one node advances per epoch.
         family: The task's family name; by default :data:`UNKNOWN_FAMILY`, which (like any
             name a model was not trained on) the learned predictors read as unknown. Name a
-            shipped family (``mara_env.families.FAMILY_NAMES``) only for curves of that kind.
+            shipped family (``mara_env.curves.families.FAMILY_NAMES``) only for curves of that kind.
         budget: The job's step budget, in work units: the work after which its loss no longer
             changes (a training run configured for that many steps; in the simulator, the
             curve's length, after which its last loss repeats). ``inf`` if unknown.
         slot: The environment slot the task was shown in when this history was taken (-1: not
             taken from an environment). Only privileged predictors read it, to ask the
-            environment's privileged view about the same task (:mod:`predictors.oracle`).
+            environment's privileged view about the same task (:mod:`mara_env.predictors.oracle`).
     """
 
     work: np.ndarray
@@ -108,7 +108,7 @@ class TaskHistory:
     ) -> TaskHistory:
         """A history built without the checks of the constructor, for producers whose values
         meet them by construction (the environment's histories in
-        :mod:`predictors.env_histories`, :class:`agents.observed_history.ObservedHistories`,
+        :mod:`mara_env.predictors.env_histories`, :class:`mara_env.agents.observed_history.ObservedHistories`,
         which checks each observation once): ``work`` and ``loss`` must already be float64
         arrays. It saves the checks' cost on every task of every epoch."""
         history = object.__new__(cls)
@@ -148,7 +148,7 @@ class RemainingWork:
     ) -> np.ndarray:
         """Probability that each task reaches its target in ``time_left`` epochs on ``nodes``
         nodes (``progress_gain(speed, nodes, alpha)`` work per epoch,
-        :func:`mara_env.rules.progress_gain`)."""
+        :func:`mara_env.sim.rules.progress_gain`)."""
         per_node = np.asarray(time_left, dtype=np.float64) * np.asarray(speed)
         budget = per_node * progress_gain(1.0, nodes, alpha)
         return np.mean(self.samples <= budget[:, None], axis=1)
@@ -159,12 +159,12 @@ def is_privileged(component: object) -> bool:
 
     A component says so with ``privileged = True`` (the clairvoyant reference, the oracle
     predictor, a scheduler built on the oracle); one that says nothing but has a ``bind``
-    method (the :class:`agents.base.PrivilegedScheduler` protocol) counts as privileged too.
+    method (the :class:`mara_env.agents.base.PrivilegedScheduler` protocol) counts as privileged too.
     Harnesses bind privileged components to the environment every episode, and result tables
     mark them, since no real scheduler could do what they do.
 
     Example:
-        >>> from predictors.wls import WLS
+        >>> from mara_env.predictors.wls import WLS
         >>> is_privileged(WLS())
         False
     """

@@ -3,7 +3,7 @@ benchmark's intervals built on it (95% by default).
 
 * :func:`percentile_bootstrap`: the interval of any statistic of resampled indices, drawn in
   chunks from a generator; every bootstrap interval of the packages is computed by it (also
-  :func:`agents.statistics.mean_ci` and :func:`agents.statistics.ratio_ci`);
+  :func:`mara_env.agents.statistics.mean_ci` and :func:`mara_env.agents.statistics.ratio_ci`);
 * :func:`bootstrap_median_interval` / :func:`bootstrap_mean_interval`: intervals of a median
   (errors) and of a mean (a share, e.g. coverage);
   :func:`bootstrap_median_difference_interval`: of the difference of two medians over the same

@@ -3,21 +3,21 @@
 Learned predictors are trained on the **train split** only. :func:`split_train_curves` sets a
 share of each family's train-split curves aside (by curve, seeded) as **validation curves**;
 :class:`CurveSubset` serves them as a trace source, so prediction cases are drawn from them by
-the very rule of the prediction benchmark (:func:`predictors.cases.draw_tasks`), and
+the very rule of the prediction benchmark (:func:`mara_env.predictors.cases.draw_tasks`), and
 :func:`validation_cases` observes them at several fractions.
 
 The validation cases come in :data:`VALIDATION_SETS`: the tasks as drawn, and the same tasks
 under each length or resolution shift of the prediction benchmark
-(:data:`predictors.shifted_curves.SHIFTS`), so that a calibration is checked, and fitted, on
+(:data:`mara_env.predictors.shifted_curves.SHIFTS`), so that a calibration is checked, and fitted, on
 jobs longer or more finely sampled than the shipped curves too, without reading a test curve.
 
 :func:`fit_spread` is a split-conformal recalibration of sampled remaining work: it picks the
 factor by which each task's samples are spread around their median sample in log-work
-(:func:`predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
+(:func:`mara_env.predictors.window_predictor.spread_samples`) so that the 10-90% interval covers
 :data:`TARGET_COVERAGE` of the validation outcomes. :func:`fit_spread_in_every_cell` asks it of
 every cell of the validation cases (:func:`calibration_cells`: in each task set, each family at
 each observed fraction, and all families pooled at each fraction, if the cell has
-:data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases; the validation families include
+:data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases; the validation families include
 ``synthetic``, which the benchmark does not score): one factor for all, the largest of the
 cells' own, so that no family, stage of training or shift is left under-covered by the others'
 being easy.
@@ -38,11 +38,11 @@ from typing import NamedTuple
 import numpy as np
 
 from mara_env import get_config
-from mara_env.traces import CurvePool, TraceSource
-from predictors.cases import PredictionCases, draw_tasks, make_cases
-from predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
-from predictors.shifted_curves import SHIFTS, shift_tasks
-from predictors.window_predictor import spread_samples
+from mara_env.curves.traces import CurvePool, TraceSource
+from mara_env.predictors.cases import PredictionCases, draw_tasks, make_cases
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES, interval_covered
+from mara_env.predictors.shifted_curves import SHIFTS, shift_tasks
+from mara_env.predictors.window_predictor import spread_samples
 
 #: Share of each family's train-split curves kept for validation.
 VALIDATION_SHARE = 0.1
@@ -171,7 +171,7 @@ def fit_spread(
         truth: ``(n_cases,)`` true remaining work (``inf``: never).
         target: The coverage wanted.
         centre: Around which median the samples are spread
-            (:data:`predictors.window_predictor.SPREAD_CENTRES`).
+            (:data:`mara_env.predictors.window_predictor.SPREAD_CENTRES`).
     """
     gaps = [
         abs(
@@ -194,7 +194,7 @@ def calibration_cells(
     <fraction>"`` for all families at it, within each task set (``task_sets``, one name per
     case; default: all :data:`DRAWN`); the cells of a shifted set are named after it, e.g.
     ``"duration_x2 rl 40%"``. Only cells with at least
-    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases (finite ``truth``) are kept
+    :data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases (finite ``truth``) are kept
     (a small cell's cases still count in the pooled cell of their fraction).
 
     Example:

@@ -1,20 +1,20 @@
 """Prediction cases: held-out tasks drawn as the simulator draws them, observed up to a fraction.
 
-The prediction benchmark (``python -m benchmarks.prediction.benchmark``) scores predictors on these cases;
+The prediction benchmark (``python -m mara_env.benchmarks.prediction.benchmark``) scores predictors on these cases;
 other code (training diagnostics, wrappers' tests) can reuse them.
 
-**Tasks** (:func:`draw_tasks`). For a workload (``mara_env.workloads.WORKLOADS``: its families
+**Tasks** (:func:`draw_tasks`). For a workload (``mara_env.curves.workloads.WORKLOADS``: its families
 and weights) and a config (default: the ``evaluation`` preset, i.e. ``ClusterConfig`` defaults on
 the **test split**), ``draws_per_curve * (test curves of the workload's families)`` tasks are
 drawn, split across families by the workload's weights (rounded). Within a family the curves
 are dealt in shuffled rounds, so every curve is used once before any is used again. Each task's
 speed, target and deadline (epochs after arrival) are drawn by the simulator's rule of the
-config's world: in Cluster-v1 on the dealt curve by :func:`mara_env.rules.draw_task_terms`; in
-Cluster-v2 the world picks the curves itself (:func:`mara_env.workload.draw_hidden_effort_terms`:
+config's world: in Cluster-v1 on the dealt curve by :func:`mara_env.sim.rules.draw_task_terms`; in
+Cluster-v2 the world picks the curves itself (:func:`mara_env.curves.workload.draw_hidden_effort_terms`:
 a target drawn on one of the family's improving curves, a hopeless one moved to a curve that
 never reaches it), so the family's count of tasks is drawn that way instead of dealt. Deadlines
-by :func:`mara_env.rules.deadlines`; steps to target ``T`` by
-:func:`mara_env.rules.first_step_at_or_below` (``inf``: infeasible).
+by :func:`mara_env.sim.rules.deadlines`; steps to target ``T`` by
+:func:`mara_env.sim.rules.first_step_at_or_below` (``inf``: infeasible).
 
 A task with ``speed >= T`` is dropped (:func:`done_at_first_report`): it completes at its first
 report, so there is nothing to predict. The generator is ``default_rng([seed, crc32(workload)])``: one seed gives the same
@@ -22,12 +22,12 @@ tasks on every machine, and workloads get independent draws.
 
 **Cases** (:func:`make_cases`). At observed fraction ``f`` of its curve a task has had ``k``
 epochs on one node: the largest ``k >= 1`` whose progress after ``k`` epochs of ``speed`` curve
-steps (:func:`mara_env.rules.progress_after_epochs`) is ``<= f * length``. Tasks that have reached their
+steps (:func:`mara_env.sim.rules.progress_after_epochs`) is ``<= f * length``. Tasks that have reached their
 target by then (progress ``>= T``) are left out: there is nothing left to predict. Cutting at a
 fraction of the curve, not of ``T``, keeps the cut independent of the hidden future, so a
 calibrated predictor is calibrated on these cases. Its history is
 what a single node reports: the arrival point ``(0, curve[0])`` and, after each epoch, the
-progress and the loss there (:func:`mara_env.rules.loss_at`). Losses and the target are divided by
+progress and the loss there (:func:`mara_env.sim.rules.loss_at`). Losses and the target are divided by
 ``curve[0]``: schedulers only observe ratios to the loss at arrival. The true remaining work is
 ``T - progress`` curve steps (``inf`` when infeasible), as
 ``ClusterSimulator.privileged_remaining_work`` counts it. Time left is ``max(deadline - k, 0)``
@@ -35,10 +35,10 @@ epochs: infeasible tasks observed long enough can be past their deadline. Scores
 beyond :data:`CAP_CURVE_LENGTHS` curve lengths (the case's ``cap``) as "never".
 
 **Hiding the family** (:meth:`PredictionCases.relabelled`). Cases whose histories carry
-:data:`predictors.base.UNKNOWN_FAMILY` instead of their family score a predictor on a family
+:data:`mara_env.predictors.base.UNKNOWN_FAMILY` instead of their family score a predictor on a family
 it is not told (the prediction benchmark's leave-one-family-out protocol);
 :func:`concatenate_cases` pools cases of one fraction. Curves of another length or resolution made from these tasks are in
-:mod:`predictors.shifted_curves`.
+:mod:`mara_env.predictors.shifted_curves`.
 
 Trajectories. A predictor that can also sample future loss curves implements the optional
 :class:`TrajectoryPredictor` protocol; :func:`sample_trajectories` calls it with checks.
@@ -63,11 +63,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mara_env import ClusterConfig, ConfigError, get_config, rules
-from mara_env.sources import default_trace_source
-from mara_env.traces import CurvePool, TraceSource
-from mara_env.workload import build_workload, draw_hidden_effort_terms
-from predictors.base import TaskHistory
+from mara_env import ClusterConfig, ConfigError, get_config
+from mara_env.curves.sources import default_trace_source
+from mara_env.curves.traces import CurvePool, TraceSource
+from mara_env.curves.workload import build_workload, draw_hidden_effort_terms
+from mara_env.predictors.base import TaskHistory
+from mara_env.sim import rules
 
 #: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
 CAP_CURVE_LENGTHS = 4.0
@@ -81,7 +82,7 @@ class CaseError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class PredictionTask:
-    """One drawn task, with everything hidden from predictors.
+    """One drawn task, with everything hidden from mara_env.predictors.
 
     Attributes:
         workload: The workload it was drawn for.
@@ -93,7 +94,7 @@ class PredictionTask:
         steps_to_target: First curve step ``>= 1`` at or below the target (``inf``: never).
         deadline: Epochs from arrival to its deadline.
         source_length: Points of the recorded curve that ``curve`` was resampled from
-            (:mod:`predictors.shifted_curves`); ``None`` when ``curve`` is the recorded curve.
+            (:mod:`mara_env.predictors.shifted_curves`); ``None`` when ``curve`` is the recorded curve.
     """
 
     workload: str
@@ -138,7 +139,7 @@ class PredictionTask:
         return math.isfinite(self.steps_to_target) and self.steps_to_target > split
 
     def loss_at(self, progress: np.ndarray) -> np.ndarray:
-        """The loss reported after ``progress`` curve steps (:func:`mara_env.rules.loss_at`)."""
+        """The loss reported after ``progress`` curve steps (:func:`mara_env.sim.rules.loss_at`)."""
         return rules.loss_at(self.curve[None, :], 0, progress)
 
     def report_progress(self, fraction: float) -> np.ndarray:
@@ -325,7 +326,7 @@ def draw_tasks(
     """Draw the tasks of ``workload`` (see the module docstring), families in config order.
 
     Args:
-        workload: A name from ``mara_env.workloads.WORKLOADS``; it sets the families unless
+        workload: A name from ``mara_env.curves.workloads.WORKLOADS``; it sets the families unless
             ``config`` is given, in which case it is only a label and the seed's salt.
         seed: Seed of the draws (an int >= 0).
         draws_per_curve: Tasks per test curve of the workload, on average (an int >= 1).
@@ -380,7 +381,7 @@ def _draw_family_tasks(
     """Tasks on ``rows`` of ``pool`` (Cluster-v1), or as many of the family drawn by
     Cluster-v2's rule (module docstring)."""
     n = len(rows)
-    if config.world_version == 1:
+    if not config.world.hides_effort:
         terms = rules.draw_task_terms(
             pool.losses[rows], pool.lengths[rows], config.alpha_for(family), config, rng
         )

@@ -16,7 +16,7 @@ Example:
     >>> load_checkpoint(path, expected_config={"width": 3})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was made for another version of this code: its width: 2, expected 3...
+    mara_env.predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was made for another version of this code: its width: 2, expected 3...
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from predictors.loaded_checkpoints import note_checkpoint_load
+from mara_env.predictors.loaded_checkpoints import note_checkpoint_load
 
 CHECKPOINT_FORMAT = 1
 
@@ -211,7 +211,7 @@ def load_checkpoint(
         expected_config: Entries the card's config must have (e.g. the sizes this code's
             feature layout produces).
 
-    Every successful load is reported to :mod:`predictors.loaded_checkpoints` (so that the
+    Every successful load is reported to :mod:`mara_env.predictors.loaded_checkpoints` (so that the
     leaderboard can key its results by the weights an agent runs).
 
     Raises:

@@ -11,7 +11,7 @@ node does in one epoch, which a scheduler knows), so nothing depends on a curve'
 the same curve recorded at twice the resolution, with twice the speed and twice the step budget,
 has the same context and the same window, and its remaining work in curve steps is simply twice
 as large (``tests/test_flow_matching.py`` checks it). A job's **step budget**
-(:attr:`predictors.base.TaskHistory.budget`, the work after which its loss stops changing) is
+(:attr:`mara_env.predictors.base.TaskHistory.budget`, the work after which its loss stops changing) is
 an explicit input: when known it enters in node-epochs, when unknown (``inf``) a flag says so
 and the model predicts without it.
 
@@ -26,7 +26,7 @@ Context layout (:data:`CONTEXT_SIZE` values)
     - ``2K + 3``: 1 if the step budget is known, else 0;
     - ``2K + 4``: ln(1 + budget in node-epochs) / ln(1 + MAX_EPOCHS) (0 if unknown);
     - ``2K + 5``: share of the budget done, at most :data:`MAX_BUDGET_SHARE` (0 if unknown);
-    - the family one-hot in :data:`mara_env.families.FAMILY_NAMES` order (all zeros for a family
+    - the family one-hot in :data:`mara_env.curves.families.FAMILY_NAMES` order (all zeros for a family
       the model does not know);
     - for a model that **reads the target** (:data:`TARGET_FEATURES` more values, see
       :func:`context_size`): ln(last loss / target), divided by the scale, at most
@@ -34,15 +34,15 @@ Context layout (:data:`CONTEXT_SIZE` values)
 
 **Why the target is an input.** In the simulator (and the prediction benchmark) a task's target is
 drawn from its own curve: the loss the curve reports at a random point
-(:func:`mara_env.rules.draw_task_terms`), and only a small share of targets are moved below
+(:func:`mara_env.sim.rules.draw_task_terms`), and only a small share of targets are moved below
 anything the curve reaches. So a target far below the current loss says that this curve will fall
 far; a model blind to it predicts "never" for many reachable targets. A model that reads the
-target is trained on tasks whose targets are drawn by that rule (:mod:`predictors.training`), so
+target is trained on tasks whose targets are drawn by that rule (:mod:`mara_env.predictors.training`), so
 it answers for tasks set the simulator's way; a target chosen another way (a fixed loss a user
 wants) is read as if it had been drawn from the curve.
 
 Log-loss values are divided by a scale fixed at training time (see
-:class:`predictors.flow_matching.FlowMatchingConfig`), so the network sees values of order one.
+:class:`mara_env.predictors.flow_matching.FlowMatchingConfig`), so the network sees values of order one.
 
 Example:
     >>> import numpy as np
@@ -62,9 +62,9 @@ from collections.abc import Collection, Sequence
 import numpy as np
 from numba import njit
 
-from mara_env import rules
-from mara_env.families import FAMILY_NAMES
-from predictors.base import TaskHistory
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors.base import TaskHistory
+from mara_env.sim import rules
 
 #: Largest look-ahead and look-back, in node-epochs (four times the longest default job).
 MAX_EPOCHS = 160.0
@@ -341,7 +341,7 @@ def future_window(log_curve: np.ndarray, current: float, speed: float) -> np.nda
     steps (the running minimum), minus the log-loss now. A task completes the first time its
     loss reaches the target, so the running minimum crosses the target exactly when the task
     would, even if the curve dips between two offsets. The running minimum at a progress is read
-    by the simulator's rule for the loss at a progress (:func:`mara_env.rules.loss_at`).
+    by the simulator's rule for the loss at a progress (:func:`mara_env.sim.rules.loss_at`).
 
     Args:
         log_curve: ln of the curve's losses at steps 0, 1, ...

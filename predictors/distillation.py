@@ -12,7 +12,7 @@ sample instead of ``2 * steps`` for the midpoint solver.
 
 Example:
     >>> import torch
-    >>> from predictors.flow_matching import FlowMatchingConfig, VelocityField
+    >>> from mara_env.predictors.flow_matching import FlowMatchingConfig, VelocityField
     >>> teacher = VelocityField(FlowMatchingConfig(hidden=8, blocks=1))
     >>> contexts = torch.zeros((4, teacher.context_net[0].in_features))
     >>> noise, target = teacher_pairs(teacher, contexts, torch.Generator().manual_seed(0))
@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from predictors.curve_windows import WINDOW_SIZE
-from predictors.flow_matching import FlowMatchingConfig, VelocityField, integrate
-from predictors.training import TrainingSettings, fit
+from mara_env.predictors.curve_windows import WINDOW_SIZE
+from mara_env.predictors.flow_matching import FlowMatchingConfig, VelocityField, integrate
+from mara_env.predictors.training import TrainingSettings, fit
 
 #: The teacher's solver when making targets.
 TEACHER_SOLVER = ("midpoint", 4)
@@ -141,7 +141,7 @@ def distill(
     context, and the teacher takes a few of those draws far from all the others: a handful of
     pairs can carry a large share of that mean, so the weights of its lowest value may come
     from early in training, chosen by those few pairs. The prediction cases on which the
-    student is then calibrated (``benchmarks.prediction.train``) score it instead.
+    student is then calibrated (``mara_env.benchmarks.prediction.train``) score it instead.
 
     Returns:
         The student (eval mode, final weights) and the ``fit`` log.

@@ -2,7 +2,7 @@
 
 Model (Wang, Liu, Zhou, AAAI 2026, "LaiRA", §3.1 of the project's PAPERS.md). The loss follows
 ``ln l = -b ln(s + s0) + ln a`` (the features ``[ln(s + s0), 1]`` and ``s0`` of
-:mod:`predictors.wls`), but ``theta = [-b, ln a]`` drifts. The filter's state is the 6-d
+:mod:`mara_env.predictors.wls`), but ``theta = [-b, ln a]`` drifts. The filter's state is the 6-d
 ``Theta = [theta, theta', theta'']`` (ordered ``[-b, ln a, -b', (ln a)', -b'', (ln a)'']``) with
 the second-order transition ``F = [[I, dt I, dt^2/2 I], [0, I, dt I], [0, 0, I]]`` and the
 observation ``ln l(s_n) = [ln(s_n + s0), 1, 0, 0, 0, 0] . Theta + noise``. Each reported point
@@ -47,7 +47,7 @@ Deviations, each with its reason:
   as a plain power law. The drift is taken at its posterior mean in samples and only ``theta``
   is sampled (from its marginal covariance), which keeps the drift's contribution smooth.
 * **Remaining work distribution.** The paper uses the DKF only for the feasibility test. As a
-  :class:`predictors.base.Predictor` it also returns samples of the remaining work: ``theta``
+  :class:`mara_env.predictors.base.Predictor` it also returns samples of the remaining work: ``theta``
   is drawn from the filtered posterior, the drifting curve is followed on a grid of log-work up
   to the drift horizon (first crossing of the target, linearly interpolated), then the frozen
   power law is solved in closed form; ``inf`` when the target is never crossed.
@@ -78,7 +78,7 @@ from functools import cached_property
 
 import numpy as np
 
-from predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.predictors.base import PredictorInputError, RemainingWork, TaskHistory
 
 #: Dimension of the filter state ``[theta, theta', theta'']``.
 STATE_SIZE = 6
@@ -170,7 +170,7 @@ def _check_positive(name: str, value: object, *, allow_zero: bool = False) -> No
 
 @dataclass(frozen=True)
 class DKF:
-    """LaiRA's Dynamic Kalman Filter as a :class:`predictors.base.Predictor`.
+    """LaiRA's Dynamic Kalman Filter as a :class:`mara_env.predictors.base.Predictor`.
 
     Defaults were chosen on the train split of the shipped curves (see the module docstring
     for the model and its deviations from the paper).
@@ -201,7 +201,7 @@ class DKF:
         >>> DKF(observation_noise=0.0)
         Traceback (most recent call last):
         ...
-        predictors.base.PredictorInputError: DKF: observation_noise must be a finite number > 0, got 0.0. See the DKF docstring for what it controls and its default.
+        mara_env.predictors.base.PredictorInputError: DKF: observation_noise must be a finite number > 0, got 0.0. See the DKF docstring for what it controls and its default.
     """
 
     step: float = 1.0

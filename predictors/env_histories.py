@@ -1,12 +1,12 @@
 """What a scheduler knows about the tasks in a running simulation, as predictor inputs.
 
 :func:`task_histories` turns the simulator's records of arrived tasks into
-:class:`predictors.base.TaskHistory` objects holding exactly what a scheduler can observe:
+:class:`mara_env.predictors.base.TaskHistory` objects holding exactly what a scheduler can observe:
 
 * ``work``: curve steps done when each loss was reported (``history_progress``; 0 at arrival);
 * ``loss``: each reported loss **divided by the loss at arrival** (1 at arrival), and ``target``
   likewise, because schedulers see only loss ratios (``log_loss_ratio``, ``log_target_ratio``
-  in :mod:`mara_env.observation`); predictors are scale-invariant, so this changes nothing for
+  in :mod:`mara_env.sim.observation`); predictors are scale-invariant, so this changes nothing for
   them but keeps the absolute scale of the hidden curve out of their inputs;
 * ``time_left``: ``deadline - epoch``; ``speed``: curve steps one node advances per epoch;
   ``family``: the family name; ``budget``: the task's step budget in curve steps, the points
@@ -37,9 +37,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mara_env.families import observed_name
-from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
-from predictors.base import TaskHistory
+from mara_env.curves.families import observed_name
+from mara_env.predictors.base import TaskHistory
+from mara_env.sim.simulator import NO_TASK, ClusterSimulator, ClusterState
 
 
 def slotted_tasks(simulator: ClusterSimulator) -> np.ndarray:

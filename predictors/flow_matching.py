@@ -4,43 +4,43 @@ A velocity field ``v(x_t, t | context)`` is trained on pairs of Gaussian noise `
 future windows ``x_1`` (independent pairing) by regressing ``x_1 - x_0`` at
 ``x_t = (1 - t) x_0 + t x_1``, ``t ~ U(0, 1)``. Sampling integrates ``dx/dt = v`` from noise at
 ``t = 0`` to ``t = 1`` with a fixed-step midpoint or RK4 solver, for all tasks and samples of an
-epoch in one batch. The context and the window are described in :mod:`predictors.curve_windows`
+epoch in one batch. The context and the window are described in :mod:`mara_env.predictors.curve_windows`
 (work in node-epochs, so nothing depends on a curve's length or sampling rate); the remaining
 work of each sample is where it first reaches the target (``inf`` if it does not within
-:data:`predictors.curve_windows.MAX_EPOCHS` node-epochs; see
-:class:`predictors.window_predictor.WindowPredictor`).
+:data:`mara_env.predictors.curve_windows.MAX_EPOCHS` node-epochs; see
+:class:`mara_env.predictors.window_predictor.WindowPredictor`).
 
 **Calibration.** The remaining-work samples of each task are spread around their median
 sample in log-work by the factor ``spread`` of the config (``ln r' = ln m + spread * (ln r -
-ln m)``; :func:`predictors.window_predictor.spread_samples`), so the point prediction stays
+ln m)``; :func:`mara_env.predictors.window_predictor.spread_samples`), so the point prediction stays
 where it was sampled. The factor is fitted after training so that the 10-90% interval covers
 80% of the outcomes (or more) in every cell of family and observed fraction of validation
-cases from the train split (:mod:`predictors.calibration`). Families the model was not trained
+cases from the train split (:mod:`mara_env.predictors.calibration`). Families the model was not trained
 on (``known_families``) read as unknown.
 
 **The target.** A model whose config has ``reads_target`` (the shipped one) also reads how far
-the target lies below the last loss (:mod:`predictors.curve_windows` says why and what it assumes
+the target lies below the last loss (:mod:`mara_env.predictors.curve_windows` says why and what it assumes
 of how targets are set); ``flow_matching_without_target`` is the previous, target-blind
 checkpoint, kept because MARA's shipped policy was trained on its features.
 
 **Cost.** Sampling runs without torch on copies of the weights: the matrix products in NumPy,
-the biases, residuals and activations between them in compiled code (:mod:`predictors.silu`),
+the biases, residuals and activations between them in compiled code (:mod:`mara_env.predictors.silu`),
 with noise from the caller's NumPy generator (:class:`SamplingField`); torch is used to train
 and to load checkpoints. The shipped
 checkpoint is a one-step sampler distilled from the trained velocity field
-(:mod:`predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
+(:mod:`mara_env.predictors.distillation`; ``solver="euler"``, ``solver_steps=1``): one network pass per
 sample. The teacher it was distilled from ships beside it (``flow_matching_teacher.pt``) and
 samples with its midpoint solver.
 
 The network: the context goes through a two-layer MLP once per task; the noisy window and
 sinusoidal features of ``t`` go through a linear layer, are added to the context embedding, and
 pass through residual SiLU blocks to the velocity. The shipped checkpoint (trained on the
-**train split** by ``python -m benchmarks.prediction.train``) loads with
+**train split** by ``python -m mara_env.benchmarks.prediction.train``) loads with
 :meth:`FlowMatching.load`.
 
 Example:
     >>> import numpy as np
-    >>> from predictors.base import TaskHistory
+    >>> from mara_env.predictors.base import TaskHistory
     >>> model = FlowMatching.load()
     >>> steps = np.arange(0.0, 40.0, 4.0)
     >>> history = TaskHistory(steps, (steps + 1.0) ** -0.3, target=0.25, family="vision")
@@ -63,18 +63,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from mara_env.families import FAMILY_NAMES
-from predictors.base import TaskHistory
-from predictors.checkpoint import CheckpointError, check_config, load_checkpoint
-from predictors.curve_windows import (
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors.base import TaskHistory
+from mara_env.predictors.checkpoint import CheckpointError, check_config, load_checkpoint
+from mara_env.predictors.curve_windows import (
     FUTURE_EPOCHS,
     LOOKBACK_EPOCHS,
     WINDOW_SIZE,
     context_size,
     encode_contexts,
 )
-from predictors.silu import add_and_silu
-from predictors.window_predictor import SPREAD_CENTRES, WindowPredictor
+from mara_env.predictors.silu import add_and_silu
+from mara_env.predictors.window_predictor import SPREAD_CENTRES, WindowPredictor
 
 SOLVERS = ("euler", "midpoint", "rk4")
 TIME_FEATURES = 8
@@ -143,10 +143,10 @@ class FlowMatchingConfig:
             log-work (1: as sampled).
         known_families: Families whose one-hot the model was trained with.
         reads_target: Whether the context holds the gap to the target
-            (:func:`predictors.curve_windows.context_size`); checkpoints saved before it existed
+            (:func:`mara_env.predictors.curve_windows.context_size`); checkpoints saved before it existed
             load as ``False``.
         spread_centre: Around which median ``spread`` acts
-            (:data:`predictors.window_predictor.SPREAD_CENTRES`); checkpoints calibrated before
+            (:data:`mara_env.predictors.window_predictor.SPREAD_CENTRES`); checkpoints calibrated before
             it existed load as ``"finite_median"``.
     """
 
@@ -276,8 +276,8 @@ class SamplingField:
     into blocks of rows small enough that OpenBLAS (NumPy's BLAS) runs each on the calling
     thread (:func:`single_thread_product`). Between two products, the bias, the residual
     branch (or each task's context embedding, which is never repeated per sample) and the next
-    SiLU take one compiled call (:func:`predictors.silu.add_and_silu`), and the input layer's
-    time features are computed once per solver time. ``benchmarks.perf.wrapper_throughput``
+    SiLU take one compiled call (:func:`mara_env.predictors.silu.add_and_silu`), and the input layer's
+    time features are computed once per solver time. ``mara_env.benchmarks.perf.wrapper_throughput``
     measures what sampling adds to an epoch. The numbers are the module's own, up to float
     rounding (``tests/test_flow_matching.py``).
 
@@ -405,7 +405,7 @@ def sample_windows(
 
 
 class FlowMatching(WindowPredictor):
-    """The conditional flow-matching predictor (a :class:`predictors.base.Predictor`).
+    """The conditional flow-matching predictor (a :class:`mara_env.predictors.base.Predictor`).
 
     Args:
         model: A trained :class:`VelocityField`.
@@ -442,7 +442,7 @@ class FlowMatching(WindowPredictor):
         """The predictor stored at ``path`` (default: the shipped checkpoint).
 
         Raises:
-            predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt or
+            mara_env.predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt or
                 made for a different feature layout.
         """
         path = shipped_checkpoint() if path is None else Path(path)

@@ -1,6 +1,6 @@
 """A record of the checkpoints loaded while some code runs (what a cached result depends on).
 
-:func:`predictors.checkpoint.load_checkpoint` is the one place a checkpoint is read; it reports
+:func:`mara_env.predictors.checkpoint.load_checkpoint` is the one place a checkpoint is read; it reports
 every load (path and verified SHA-256) here. Inside :func:`recording_checkpoint_loads`, those
 loads are collected, so that code building a scheduler can learn which weights it runs, and key
 cached results by them. This module does not import torch.

@@ -4,10 +4,10 @@ Every function takes predictions as samples, ``samples[i, j]`` = the ``j``-th sa
 work of case ``i`` (``inf``: the target is never reached), and the true remaining work
 ``truth[i]`` (``inf`` for an infeasible case). Work is in curve steps; ``cap[i] >= 1`` bounds
 the work that is scored as a finite amount (the prediction benchmark uses four curve lengths, see
-:mod:`predictors.cases`): :func:`score_predictions` and :func:`score_cell` read every sample
+:mod:`mara_env.predictors.cases`): :func:`score_predictions` and :func:`score_cell` read every sample
 beyond it as "never" (:func:`beyond_cap_as_never`), so that all their scores agree on what a
 prediction of "never" is. Quantiles are sample values (the inverted-CDF rule, as in
-:meth:`predictors.base.RemainingWork.quantiles`): the ``q``-quantile of ``n`` samples is the
+:meth:`mara_env.predictors.base.RemainingWork.quantiles`): the ``q``-quantile of ``n`` samples is the
 ``ceil(q * n)``-th smallest, so no interpolation ever meets an ``inf``.
 
 Metrics (all pure NumPy):
@@ -38,7 +38,7 @@ Metrics (all pure NumPy):
 * :func:`median_says_never` / :func:`never_share`: whether a case's sample median is "never",
   and the share of such cases among some of them (e.g. the reachable targets past a curve length).
 
-Intervals (:mod:`predictors.bootstrap`; 95% by default) resample whole groups of cases (the
+Intervals (:mod:`mara_env.predictors.bootstrap`; 95% by default) resample whole groups of cases (the
 prediction benchmark passes each case's curve): cases drawn from one curve are not independent.
 
 :func:`score_predictions` computes all point scores for one batch; :func:`score_cell` adds the
@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from predictors.bootstrap import (
+from mara_env.predictors.bootstrap import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
     MetricInputError,
@@ -72,7 +72,7 @@ from predictors.bootstrap import (
 #: The central interval scored by :func:`interval_coverage` by default.
 INTERVAL_LEVEL = 0.8
 #: Cells with fewer feasible cases than this are too small to score: the prediction benchmark
-#: reports them as such, and calibration (:mod:`predictors.calibration`) does not fit to them.
+#: reports them as such, and calibration (:mod:`mara_env.predictors.calibration`) does not fit to them.
 MIN_FEASIBLE_CASES = 30
 #: Bins of predicted probability of :func:`success_reliability` (equal widths on [0, 1]).
 RELIABILITY_BINS = 5
@@ -350,7 +350,7 @@ def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> f
     """Mean of ``(P(work <= budget) - 1{truth <= budget})^2`` over cases.
 
     ``P`` is the share of samples within the budget, as in
-    :meth:`predictors.base.RemainingWork.success_probability`.
+    :meth:`mara_env.predictors.base.RemainingWork.success_probability`.
 
     Example:
         >>> brier_score(np.array([[1.0, 3.0], [np.inf, np.inf]]), np.array([1.0, np.inf]),

@@ -1,16 +1,16 @@
 """An extra baseline: a conditional neural spline flow over the same future windows.
 
-A normalising flow models the density of the future window (:mod:`predictors.curve_windows`)
-given the same context as :mod:`predictors.flow_matching`, through invertible monotone
+A normalising flow models the density of the future window (:mod:`mara_env.predictors.curve_windows`)
+given the same context as :mod:`mara_env.predictors.flow_matching`, through invertible monotone
 rational-quadratic spline transforms (Durkan et al., 2019) built with ``zuko``. It is trained by
 maximum likelihood on the same train-split examples, and samples a window in one pass per
 transform (coupling layers, ``passes=2``), so it isolates the question "does flow matching beat
 a likelihood-trained flow with the same inputs?". Its checkpoint is trained by
-``python -m benchmarks.prediction.train --model spline_flow``.
+``python -m mara_env.benchmarks.prediction.train --model spline_flow``.
 
 Example:
     >>> import numpy as np
-    >>> from predictors.base import TaskHistory
+    >>> from mara_env.predictors.base import TaskHistory
     >>> model = SplineFlow.load()
     >>> steps = np.arange(0.0, 40.0, 4.0)
     >>> history = TaskHistory(steps, (steps + 1.0) ** -0.3, target=0.25, family="vision")
@@ -29,11 +29,16 @@ import numpy as np
 import torch
 import zuko
 
-from predictors.base import TaskHistory
-from predictors.checkpoint import load_checkpoint
-from predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_contexts
-from predictors.flow_matching import FlowMatchingConfig, check_threads, load_weights, torch_threads
-from predictors.window_predictor import WindowPredictor
+from mara_env.predictors.base import TaskHistory
+from mara_env.predictors.checkpoint import load_checkpoint
+from mara_env.predictors.curve_windows import CONTEXT_SIZE, WINDOW_SIZE, encode_contexts
+from mara_env.predictors.flow_matching import (
+    FlowMatchingConfig,
+    check_threads,
+    load_weights,
+    torch_threads,
+)
+from mara_env.predictors.window_predictor import WindowPredictor
 
 
 def shipped_checkpoint() -> Path:
@@ -94,7 +99,7 @@ def negative_log_likelihood(
 
 
 class SplineFlow(WindowPredictor):
-    """The spline-flow predictor (a :class:`predictors.base.Predictor`).
+    """The spline-flow predictor (a :class:`mara_env.predictors.base.Predictor`).
 
     Args:
         flow: A trained flow from :func:`build_flow`.
@@ -114,7 +119,7 @@ class SplineFlow(WindowPredictor):
         """The predictor stored at ``path`` (default: the shipped checkpoint).
 
         Raises:
-            predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt or
+            mara_env.predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt or
                 made for a different feature layout.
         """
         path = shipped_checkpoint() if path is None else Path(path)

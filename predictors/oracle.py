@@ -4,13 +4,13 @@ It answers what a perfect predictor would, so that the worth of prediction can b
 scheduler fed the oracle shows how far better predictions could take it, and one fed a noisy
 oracle how that worth falls as predictions get worse. No real predictor can do this: it reads
 the environment's hidden curves through the simulator's privileged view
-(:meth:`mara_env.simulator.ClusterSimulator.privileged_remaining_work`), like the clairvoyant
+(:meth:`mara_env.sim.simulator.ClusterSimulator.privileged_remaining_work`), like the clairvoyant
 reference, and is marked ``privileged`` so harnesses bind it and result tables say so.
 
 **What it predicts.** For a task in a visible slot, the curve steps still needed to report a
 loss at or below its target (``inf``: never), read from the task's own hidden curve. Every
 predictor's success probabilities follow from its samples by the same rule
-(:meth:`predictors.base.RemainingWork.success_probability`), so the oracle's say whether the
+(:meth:`mara_env.predictors.base.RemainingWork.success_probability`), so the oracle's say whether the
 true need fits in the time left.
 
 **Noise** (``noise = sigma > 0``). A predictor whose point estimate is off by a log-normal
@@ -24,13 +24,13 @@ is the exact oracle, whose samples all equal the truth.
 
 **Binding.** Call :meth:`Oracle.bind` with the environment of the episode about to be played
 (every episode: it also forgets the errors of the previous one). Schedulers holding an oracle
-do this in their own ``bind(env)``, which :func:`agents.evaluation.evaluate` and the training
+do this in their own ``bind(env)``, which :func:`mara_env.agents.evaluation.evaluate` and the training
 rollouts call; the prediction wrappers bind it to the environment they wrap. It predicts only
 histories taken from that environment (their ``slot`` names where the task is shown).
 
 Example:
     >>> import mara_env
-    >>> from predictors.env_histories import slotted_tasks, task_histories
+    >>> from mara_env.predictors.env_histories import slotted_tasks, task_histories
     >>> env = mara_env.raw_env(config="tiny")
     >>> env.reset(seed=3)
     >>> simulator = env.unwrapped.simulator
@@ -53,8 +53,8 @@ from typing import Any
 
 import numpy as np
 
-from mara_env.simulator import ClusterSimulator
-from predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.sim.simulator import ClusterSimulator
 
 #: A noisy oracle's name is this prefix and its sigma (``oracle_noise_0.5``).
 NOISY_PREFIX = "oracle_noise_"
@@ -117,7 +117,7 @@ class Oracle:
 
         Args:
             env: A mara_env environment (any form, wrapped or not) or its
-                :class:`mara_env.simulator.ClusterSimulator`.
+                :class:`mara_env.sim.simulator.ClusterSimulator`.
 
         Raises:
             TypeError: If ``env`` is neither.

@@ -1,13 +1,13 @@
 """Predictor names.
 
 :data:`PREDICTORS` maps the short names used on the command line, in wrappers and in result tables
-to factories of :class:`predictors.base.Predictor` objects; :data:`PRIVILEGED_PREDICTORS` adds the
-oracle (:mod:`predictors.oracle`), which reads the hidden truth and serves to measure what
+to factories of :class:`mara_env.predictors.base.Predictor` objects; :data:`PRIVILEGED_PREDICTORS` adds the
+oracle (:mod:`mara_env.predictors.oracle`), which reads the hidden truth and serves to measure what
 prediction is worth. :func:`make_predictor` builds either kind; benchmarks that score
 observation-only predictors refuse the privileged ones (:func:`require_observation_only`).
 
 Example:
-    >>> from predictors.registry import make_predictor
+    >>> from mara_env.predictors.registry import make_predictor
     >>> make_predictor("wls").name
     'wls'
     >>> make_predictor("oracle", noise=0.5).name
@@ -15,7 +15,7 @@ Example:
     >>> make_predictor("wsl")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    predictors.registry.UnknownPredictorError: Unknown predictor 'wsl'. Known predictors: wls...
+    mara_env.predictors.registry.UnknownPredictorError: Unknown predictor 'wsl'. Known predictors: wls...
 """
 
 from __future__ import annotations
@@ -24,22 +24,22 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, cast
 
-from predictors.base import Predictor
-from predictors.dkf import DKF
-from predictors.oracle import Oracle
-from predictors.wls import WLS
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.dkf import DKF
+from mara_env.predictors.oracle import Oracle
+from mara_env.predictors.wls import WLS
 
 
 def _flow_matching(**kwargs: Any) -> Predictor:
     """The flow-matching predictor from its shipped checkpoint (imports torch only now)."""
-    from predictors.flow_matching import FlowMatching
+    from mara_env.predictors.flow_matching import FlowMatching
 
     return FlowMatching.load(**kwargs)
 
 
 def _flow_matching_without_target(**kwargs: Any) -> Predictor:
     """The target-blind flow-matching predictor MARA's shipped policy was trained with."""
-    from predictors.flow_matching import WITHOUT_TARGET, FlowMatching, shipped_checkpoint
+    from mara_env.predictors.flow_matching import WITHOUT_TARGET, FlowMatching, shipped_checkpoint
 
     predictor = FlowMatching.load(shipped_checkpoint(WITHOUT_TARGET), **kwargs)
     predictor.name = WITHOUT_TARGET
@@ -48,7 +48,7 @@ def _flow_matching_without_target(**kwargs: Any) -> Predictor:
 
 def _spline_flow(**kwargs: Any) -> Predictor:
     """The spline-flow baseline from its shipped checkpoint (imports torch only now)."""
-    from predictors.normalizing_flow import SplineFlow
+    from mara_env.predictors.normalizing_flow import SplineFlow
 
     return SplineFlow.load(**kwargs)
 
@@ -95,7 +95,7 @@ def require_observation_only(names: Sequence[str], where: str) -> None:
         >>> require_observation_only(["oracle"], "the prediction benchmark")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        predictors.registry.PrivilegedPredictorError: the prediction benchmark scores ...
+        mara_env.predictors.registry.PrivilegedPredictorError: the prediction benchmark scores ...
     """
     for name in names:
         if name in PRIVILEGED_PREDICTORS:

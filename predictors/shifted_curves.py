@@ -1,7 +1,7 @@
 """Length and resolution shifts: prediction tasks on the shipped curves, resampled.
 
 A user's own training jobs report at another rate, or run longer, than the shipped curves (100 or
-120 points). These shifts make such tasks from the tasks of :func:`predictors.cases.draw_tasks`
+120 points). These shifts make such tasks from the tasks of :func:`mara_env.predictors.cases.draw_tasks`
 (the simulator's drawing rule is applied to the recorded curve first; a shift then changes the
 curve and, as stated below, the speed or the deadline; the target loss stays the same):
 
@@ -21,14 +21,14 @@ curve and, as stated below, the speed or the deadline; the target loss stays the
   ===================  ============  ==============  ==============================================
 
 The steps to the target are found again on the resampled curve by the simulator's rule
-(:func:`predictors.cases.first_step_at_or_below`): ``2 T`` or ``2 T - 1`` for a target first
+(:func:`mara_env.predictors.cases.first_step_at_or_below`): ``2 T`` or ``2 T - 1`` for a target first
 reached at recorded step ``T``. Each shifted task remembers its ``source_length`` (``L``), so
 scores can be split by whether the target is crossed before or after the recorded curve's last
-point (:attr:`predictors.cases.PredictionTask.crossed_late`). A shifted task that would
+point (:attr:`mara_env.predictors.cases.PredictionTask.crossed_late`). A shifted task that would
 be done at its first report is dropped, as drawn tasks are.
 
 Example:
-    >>> from predictors.cases import draw_tasks, make_cases
+    >>> from mara_env.predictors.cases import draw_tasks, make_cases
     >>> tasks = draw_tasks("rl", seed=0, draws_per_curve=1)
     >>> shifted = shift_tasks(tasks, SHIFTS["resolution_x2"])
     >>> shifted[0].length == 2 * tasks[0].length, shifted[0].speed == 2 * tasks[0].speed
@@ -47,7 +47,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from predictors.cases import PredictionTask, done_at_first_report, first_step_at_or_below
+from mara_env.predictors.cases import PredictionTask, done_at_first_report, first_step_at_or_below
 
 
 class ShiftError(ValueError):
@@ -138,7 +138,7 @@ def shift_task(task: PredictionTask, shift: Shift) -> PredictionTask:
         ShiftError: If ``task`` was already resampled.
 
     Example:
-        >>> from predictors.cases import draw_tasks
+        >>> from mara_env.predictors.cases import draw_tasks
         >>> task = draw_tasks("vision", seed=0, draws_per_curve=1)[0]
         >>> longer = shift_task(task, SHIFTS["duration_x2"])
         >>> longer.speed == task.speed, longer.deadline == 2 * task.deadline, longer.target == task.target

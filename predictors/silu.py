@@ -4,7 +4,7 @@ NumPy's float32 ``exp`` costs about 1.8 ns per value on the 2-core machine the b
 and a SiLU over NumPy ufuncs makes four passes over the array. :func:`silu` makes two compiled
 passes whose ``exp`` is range reduction plus a polynomial (no library call), which the compiler
 turns into vector instructions: about a third of the time on the flow-matching sampler's
-``(rows, 128)`` batches (``benchmarks.perf.wrapper_throughput`` measures what sampling adds to an
+``(rows, 128)`` batches (``mara_env.benchmarks.perf.wrapper_throughput`` measures what sampling adds to an
 epoch).
 
 Accuracy: within 1e-6 of the exact value relative to it, or within 1e-30 of it where the exact

@@ -1,7 +1,7 @@
 """The per-slot prediction features, from samples of remaining work: one definition for all users.
 
-The observation wrappers (:mod:`predictors.wrappers`, reading the simulator's observable state)
-and the MARA scheduler (:mod:`agents.mara.features`, reading observations) compute the same
+The observation wrappers (:mod:`mara_env.predictors.wrappers`, reading the simulator's observable state)
+and the MARA scheduler (:mod:`mara_env.agents.mara.features`, reading observations) compute the same
 features with :func:`slot_features`. Per task, with ``L`` quantile levels:
 
     0 .. L-1 ``need_q``: quantiles of the remaining curve steps divided by the curve steps one
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from mara_env.rules import progress_gain
+from mara_env.sim.rules import progress_gain
 
 #: Default quantile levels of the ``need`` features.
 QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.5, 0.9)
@@ -55,7 +55,7 @@ def success_thresholds(alpha: np.ndarray, max_nodes: float) -> np.ndarray:
     """``(n_tasks, 2)`` needed / available ratios that count as a success for tasks with
     parallel-scaling exponents ``alpha``: 1 on one node, and on ``max_nodes`` nodes the work
     they do per epoch in node-epochs of one node, ``progress_gain(1, max_nodes, alpha)``
-    (:func:`mara_env.rules.progress_gain`) (the ``thresholds`` of :func:`slot_features`).
+    (:func:`mara_env.sim.rules.progress_gain`) (the ``thresholds`` of :func:`slot_features`).
 
     Example:
         >>> success_thresholds(np.array([1.0, 0.5]), 4).round(12).tolist()

@@ -2,10 +2,10 @@
 
 An **example** is what the predictor would see at some moment of a task's life, with the truth
 that followed. Examples are drawn so that no prediction can hinge on a curve's length or
-sampling rate, which a scheduler does not know (:mod:`predictors.curve_windows` measures work in
+sampling rate, which a scheduler does not know (:mod:`mara_env.predictors.curve_windows` measures work in
 node-epochs):
 
-* work is in node-epochs (:mod:`predictors.curve_windows`), so a curve's sampling rate cannot
+* work is in node-epochs (:mod:`mara_env.predictors.curve_windows`), so a curve's sampling rate cannot
   matter; one node's speed is ``length / E`` curve steps per epoch, ``E`` the node-epochs of
   the whole curve, drawn as the simulator's tasks have it (``U(EPOCHS_PER_CURVE)``) except for a
   share :data:`WIDE_SHARE` of examples, drawn from the wider ``U_log(WIDE_EPOCHS_PER_CURVE)``
@@ -23,7 +23,7 @@ node-epochs):
   with noisier curves. With probability :data:`UNKNOWN_BUDGET_SHARE` the step budget (the
   curve's length) is hidden, so it also predicts without one;
 * for a model that reads the target, each example is a task as the simulator sets it: a target
-  drawn from the curve by :func:`mara_env.rules.draw_task_terms` (the ``training`` preset's
+  drawn from the curve by :func:`mara_env.sim.rules.draw_task_terms` (the ``training`` preset's
   ``target_fraction`` and ``infeasible_share``), and the history ends before the first report
   at or below it (a task that has reached its target is done: nothing is predicted for it); a
   cut past that report moves to a report before it, drawn uniformly.
@@ -51,16 +51,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from mara_env import ClusterConfig, get_config, rules
-from mara_env.traces import TraceSource
-from predictors.base import UNKNOWN_FAMILY
-from predictors.curve_windows import (
+from mara_env import ClusterConfig, get_config
+from mara_env.curves.traces import TraceSource
+from mara_env.predictors.base import UNKNOWN_FAMILY
+from mara_env.predictors.curve_windows import (
     WINDOW_SIZE,
     context_size,
     encode_context,
     future_window,
 )
-from predictors.flow_matching import FlowMatchingConfig, VelocityField, flow_matching_loss
+from mara_env.predictors.flow_matching import FlowMatchingConfig, VelocityField, flow_matching_loss
+from mara_env.sim import rules
 
 #: A curve as ln(loss) at steps 0, 1, ... and its family name.
 LogCurve = tuple[np.ndarray, str]

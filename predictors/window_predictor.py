@@ -1,6 +1,6 @@
 """Predictors that sample future windows: remaining work and trajectories from one method.
 
-A learned predictor here only has to sample future windows (:mod:`predictors.curve_windows`): the
+A learned predictor here only has to sample future windows (:mod:`mara_env.predictors.curve_windows`): the
 lowest log-loss reached within each of :data:`FUTURE_EPOCHS` node-epochs, relative to the last
 reported log-loss. :class:`WindowPredictor` turns those samples into remaining work (where a
 sampled window first reaches the target, times the task's speed) and into best-so-far loss
@@ -8,8 +8,8 @@ trajectories.
 
 Example:
     >>> import numpy as np
-    >>> from predictors.base import TaskHistory
-    >>> from predictors.curve_windows import FUTURE_EPOCHS
+    >>> from mara_env.predictors.base import TaskHistory
+    >>> from mara_env.predictors.curve_windows import FUTURE_EPOCHS
     >>> class HalvesEveryTenEpochs(WindowPredictor):
     ...     name = "halves"
     ...     def sample_log_windows(self, histories, n_samples, rng):
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from predictors.base import PredictorInputError, RemainingWork, TaskHistory
-from predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_level
+from mara_env.predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.predictors.curve_windows import WINDOW_OFFSETS, WINDOW_SIZE, epochs_to_level
 
 #: Centres of :func:`spread_samples`: ``"median"``, the row's median sample (the prediction's
 #: point, which spreading then never moves); ``"finite_median"``, the median of the row's finite
@@ -107,7 +107,7 @@ def spread_samples(samples: np.ndarray, spread: float, centre: str = "median") -
 
     ``ln r' = ln c + spread * (ln r - ln c)``. With ``centre="median"``, ``c`` is the row's
     median sample (its ``ceil(n / 2)``-th smallest, the point prediction of
-    :meth:`predictors.base.RemainingWork.quantiles` and of the metrics) if that is finite and
+    :meth:`mara_env.predictors.base.RemainingWork.quantiles` and of the metrics) if that is finite and
     positive, so spreading widens or narrows the intervals and never moves the point; if the
     median is "never" or 0, which no spread changes, ``c`` is the median of the positive finite
     samples. With ``centre="finite_median"`` it is always the latter (a rule that moves the

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.predictors.base import PredictorInputError, RemainingWork, TaskHistory
 
 
 @dataclass
@@ -118,7 +118,7 @@ class BatchFit:
 
 @dataclass(frozen=True)
 class WLS:
-    """The LARA estimator as a :class:`predictors.base.Predictor`.
+    """The LARA estimator as a :class:`mara_env.predictors.base.Predictor`.
 
     :meth:`predict` takes the weighted sums of every task of the batch at once (as
     :meth:`fit_batch` does), solves each task's 2x2 system in plain floats and draws all

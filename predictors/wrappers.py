@@ -8,12 +8,12 @@
 | Any form | ``add_predictions(env, predictor="wls", n_samples=32)`` picks the wrapper |
 | Added features | ``n_slots * (len(quantile_levels) + 2)`` float32 values at the end of the vector |
 
-Any :class:`predictors.base.Predictor` works, given as an object or by its registered name
-(:func:`predictors.registry.make_predictor`). The wrappers append the same block of prediction
+Any :class:`mara_env.predictors.base.Predictor` works, given as an object or by its registered name
+(:func:`mara_env.predictors.registry.make_predictor`). The wrappers append the same block of prediction
 features to every node's observation, to ``state()`` and, in the Gymnasium form, to the central
 observation (which is the state vector); everything else (action masks, rewards, infos,
 rendering, spaces of actions) is the wrapped env's. The original vector comes first, unchanged, so
-:func:`mara_env.observation.decode_observation` still reads its part.
+:func:`mara_env.sim.observation.decode_observation` still reads its part.
 
 Prediction features (appended; ``n_slots`` blocks of ``len(quantile_levels) + 2`` values,
 slot-major; index within a block: meaning; all 0 for an empty slot). With the default levels
@@ -27,12 +27,12 @@ slot-major; index within a block: meaning; all 0 for an empty slot). With the de
     L+1 ``success_all_nodes``: the same on all the nodes the task may get,
       ``m = ClusterConfig.task_node_limit``: P(remaining curve steps <= time_left *
       progress_gain(speed, m, alpha)) with the task's alpha
-      (:func:`mara_env.rules.progress_gain`). Both ignore switch costs.
+      (:func:`mara_env.sim.rules.progress_gain`). Both ignore switch costs.
 
 :func:`decode_predictions` turns the block back into named arrays.
 
 Inputs and timing:
-    Predictions use only what a scheduler observes (:mod:`predictors.env_histories`: losses
+    Predictions use only what a scheduler observes (:mod:`mara_env.predictors.env_histories`: losses
     relative to the loss at arrival, curve steps, target, time left, speed, family). They are
     computed once per epoch, in one batched ``predict`` call, and shared by every node's
     observation and ``state()``. A task whose history did not change since its last prediction
@@ -40,7 +40,7 @@ Inputs and timing:
     covers only the tasks trained in the last epoch and new arrivals; its time left still
     changes, so its features are recomputed from the kept samples every epoch.
 
-    The privileged oracle (``predictor="oracle"``, :mod:`predictors.oracle`) is the one
+    The privileged oracle (``predictor="oracle"``, :mod:`mara_env.predictors.oracle`) is the one
     exception: the wrapper binds it to the environment it wraps, so the appended block carries
     the true remaining need. Observations from such a wrapper are privileged; a policy that
     reads them must say so (``privileged = True``) wherever its results are shown.
@@ -76,11 +76,10 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
-from mara_env.simulator import NO_TASK, ClusterSimulator, ClusterState
-from predictors.base import Predictor, is_privileged
-from predictors.env_histories import HistoryBuffers
-from predictors.registry import make_predictor
-from predictors.slot_features import (
+from mara_env.predictors.base import Predictor, is_privileged
+from mara_env.predictors.env_histories import HistoryBuffers
+from mara_env.predictors.registry import make_predictor
+from mara_env.predictors.slot_features import (
     NEED_CAP,
     PREDICTION_FEATURES,
     QUANTILE_LEVELS,
@@ -88,6 +87,7 @@ from predictors.slot_features import (
     slot_features,
     success_thresholds,
 )
+from mara_env.sim.simulator import NO_TASK, ClusterSimulator, ClusterState
 
 #: Indices within a slot's block of prediction features, for the default quantile levels.
 NEED_Q10, NEED_Q50, NEED_Q90, SUCCESS_ONE_NODE, SUCCESS_ALL_NODES = range(PREDICTION_FEATURES)
@@ -216,7 +216,7 @@ def resolve_predictor(predictor: str | Predictor) -> Predictor:
     """A predictor object from a registered name or a predictor.
 
     Raises:
-        predictors.registry.UnknownPredictorError: For an unknown name.
+        mara_env.predictors.registry.UnknownPredictorError: For an unknown name.
         TypeError: For a class instead of an instance, or an object without ``predict``.
     """
     if isinstance(predictor, str):
@@ -431,7 +431,7 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
 
     Args:
         env: ``mara_env.env(...)``, ``mara_env.raw_env(...)`` or a PettingZoo wrapper of them.
-        predictor: A :class:`predictors.base.Predictor` or a registered name.
+        predictor: A :class:`mara_env.predictors.base.Predictor` or a registered name.
         n_samples: Samples of remaining work drawn per task (:class:`PredictionOptions`).
         quantile_levels: Levels of the ``need`` features (:class:`PredictionOptions`).
         need_cap: Cap of the ``need`` features (:class:`PredictionOptions`).
@@ -440,7 +440,7 @@ class PredictionAECWrapper(BaseWrapper[str, dict[str, np.ndarray], int]):
 
     Raises:
         TypeError: If ``env`` is not a mara_env AEC env or ``predictor`` is not a predictor.
-        predictors.registry.UnknownPredictorError: For an unknown predictor name.
+        mara_env.predictors.registry.UnknownPredictorError: For an unknown predictor name.
         ValueError: For bad options.
 
     Example:

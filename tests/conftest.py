@@ -17,10 +17,10 @@ import numpy as np
 import pettingzoo
 import pytest
 
-from agents import PrivilegedScheduler
 from mara_env import ClusterConfig, CurvePool, node_turns, raw_env
-from mara_env.families import FAMILY_NAMES
-from mara_env.workload import TaskTable
+from mara_env.agents import PrivilegedScheduler
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.workload import TaskTable
 
 #: Short configurations covering the edge cases of the API (keyword overrides of a preset).
 #: Loads are set so that an episode expects >= ~15 arrivals (load * n_nodes / mean demand of
@@ -202,7 +202,7 @@ def isolated_workload_cache() -> Iterator[None]:
     Workloads are cached per process, so without this a test could see a workload built by an
     earlier test, and its outcome would depend on test order.
     """
-    from mara_env import workload
+    from mara_env.curves import workload
 
     cached = getattr(workload, "_build_workload_cached", None)
     clear = getattr(cached, "cache_clear", lambda: None)
@@ -215,7 +215,7 @@ def isolated_workload_cache() -> Iterator[None]:
 def one_torch_thread() -> Iterator[None]:
     """Run a module on one torch thread, then restore the count: tiny networks train fastest
     there (and as the project's workers do), and other modules see no change."""
-    from predictors.flow_matching import torch_threads
+    from mara_env.predictors.flow_matching import torch_threads
 
     with torch_threads(1):
         yield

@@ -3,7 +3,7 @@ slow, obviously-sequential reference for the equivalence tests (not part of the 
 
 ``ReferenceSimulator`` steps one cluster with Python dicts and lists; ``ReferenceObservationBuilder``
 caches per-task feature rows and updates them incrementally. The batched core
-(:mod:`mara_env.core`) must reproduce both exactly, step for step.
+(:mod:`mara_env.sim.core`) must reproduce both exactly, step for step.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mara_env.config import ClusterConfig
+from mara_env.curves.traces import TraceSource
+from mara_env.curves.workload import (
+    TaskTable,
+    Workload,
+    build_workload,
+    sample_tasks,
+    validate_tasks,
+)
 from mara_env.errors import EnvStateError
-from mara_env.observation import (
+from mara_env.sim.observation import (
     FEATURE_BOUND,
     G_DECIDED,
     G_IDLE,
@@ -44,8 +51,7 @@ from mara_env.observation import (
     TIME_SCALE,
     observation_size,
 )
-from mara_env.traces import TraceSource
-from mara_env.workload import TaskTable, Workload, build_workload, sample_tasks, validate_tasks
+from mara_env.worlds.config import ClusterConfig
 
 _TRAINED_COLUMNS = np.array([S_LOG_LOSS, S_PROGRESS, S_WORK, S_STEPS, S_SLOPE])
 _TIME_COLUMNS = np.array([S_TIME_LEFT, S_TIME_FRACTION, S_AGE])
@@ -163,7 +169,7 @@ class ReferenceSimulator:
 
     def __init__(self, config: ClusterConfig, trace_source: TraceSource | None = None) -> None:
         if trace_source is None:
-            from mara_env.sources import default_trace_source
+            from mara_env.curves.sources import default_trace_source
 
             trace_source = default_trace_source()
         self.config = config

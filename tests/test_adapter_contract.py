@@ -18,10 +18,10 @@ from pettingzoo.test import api_test, parallel_api_test
 
 import mara_env
 from mara_env import ConfigError, EnvStateError
-from mara_env.batched_nodes import BatchedNodesEnv
+from mara_env.envs.batched_nodes import BatchedNodesEnv
+from mara_env.envs.infos import INFO_FIELDS, TASK_ID_FIELDS
+from mara_env.envs.vector_env import ClusterVectorEnv
 from mara_env.errors import UnexpectedArgumentError
-from mara_env.infos import INFO_FIELDS, TASK_ID_FIELDS
-from mara_env.vector_env import ClusterVectorEnv
 
 BUSY = {"config": "tiny", "load": 4.0}  # episodes of a few dozen epochs with many events
 
@@ -161,7 +161,10 @@ def test_unknown_keywords_are_all_named_and_conventions_get_a_hint() -> None:
 
 # ------------------------------------------------------------------------------ max_cycles
 def test_max_cycles_only_truncates_the_world_it_would_otherwise_play() -> None:
-    cut, whole = mara_env.parallel_env(max_cycles=5, **BUSY), mara_env.parallel_env(**BUSY)
+    cut, whole = (
+        mara_env.parallel_env(max_cycles=5, **BUSY),
+        mara_env.parallel_env(**BUSY),
+    )
     seen = [cut.reset(seed=4)[0], whole.reset(seed=4)[0]]
     for epoch in range(5):
         actions = {agent: epoch % 4 for agent in cut.agents}
@@ -271,7 +274,7 @@ def test_the_observation_key_renames_the_vector_in_both_pettingzoo_forms() -> No
     renamed, _ = parallel.reset(seed=1)
     plain, _ = mara_env.parallel_env("tiny").reset(seed=1)
     np.testing.assert_array_equal(renamed["node_1"]["observations"], plain["node_1"]["observation"])
-    from predictors.wrappers import PredictionParallelWrapper
+    from mara_env.predictors.wrappers import PredictionParallelWrapper
 
     wrapped = PredictionParallelWrapper(parallel, "wls", n_samples=4)
     observations, _ = wrapped.reset(seed=1)

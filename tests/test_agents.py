@@ -16,9 +16,9 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-import agents
 import mara_env
-from agents import (
+import mara_env.agents
+from mara_env.agents import (
     AGENTS,
     AgentBuildError,
     AgentImportError,
@@ -35,9 +35,9 @@ from agents import (
     mean_ci,
     scheduler_seed,
 )
-from agents.assignment import keep_nodes_in_place, nodes_per_slot
-from agents.statistics import ratio_ci
-from agents.tracking import NO_TASK, SlotTracker
+from mara_env.agents.assignment import keep_nodes_in_place, nodes_per_slot
+from mara_env.agents.statistics import ratio_ci
+from mara_env.agents.tracking import NO_TASK, SlotTracker
 
 #: Timing keys differ between identical runs; everything else must not.
 TIMING_KEYS = ("decision_ms_per_epoch", "episode_seconds")
@@ -134,7 +134,7 @@ def test_priority_schedulers_keep_nodes_on_their_tasks() -> None:
 # ---------------------------------------------------------------------------- acceptance
 ACCEPTANCE_SCRIPT = """
 import json
-from agents import evaluate, make_agent, mean_ci
+from mara_env.agents import evaluate, make_agent, mean_ci
 result = {}
 for name in ("edf", "random"):
     rows = evaluate(make_agent(name), "training", seeds=range(10))
@@ -207,7 +207,7 @@ def test_agent_modules_never_reach_into_the_simulator() -> None:
     """No shipped agent module reads the simulator, its state or the privileged API, except the
     clairvoyant reference, whose whole point that is."""
     forbidden_attributes = {"simulator", "state", "workload", "privileged_remaining_work", "tasks"}
-    for path in Path(agents.__file__).parent.rglob("*.py"):
+    for path in Path(mara_env.agents.__file__).parent.rglob("*.py"):
         if path.name == "clairvoyant.py":
             continue
         tree = ast.parse(path.read_text())
@@ -215,7 +215,9 @@ def test_agent_modules_never_reach_into_the_simulator() -> None:
             if isinstance(node, ast.Attribute):
                 assert node.attr not in forbidden_attributes, f"{path.name}: .{node.attr}"
             if isinstance(node, ast.ImportFrom):
-                assert node.module not in ("mara_env.simulator", "mara_env.workload"), path.name
+                assert node.module not in ("mara_env.sim.simulator", "mara_env.curves.workload"), (
+                    path.name
+                )
                 names = {alias.name for alias in node.names}
                 assert not names & {"ClusterSimulator", "privileged_remaining_work"}, path.name
 
@@ -317,11 +319,11 @@ def test_unknown_agent_lists_known_names() -> None:
     ("path", "message"),
     [
         ("no_such_module_xyz:Agent", "Cannot import module 'no_such_module_xyz'"),
-        ("agents.priority:NoSuchClass", "has no attribute 'NoSuchClass'"),
-        ("agents.priority:", "expected 'package.module:ClassName'"),
+        ("mara_env.agents.priority:NoSuchClass", "has no attribute 'NoSuchClass'"),
+        ("mara_env.agents.priority:", "expected 'package.module:ClassName'"),
         (":EarliestDeadlineFirst", "expected 'package.module:ClassName'"),
-        ("agents.registry:AGENTS", "not a class or factory"),
-        ("agents.tracking:SlotTracker", "not a scheduler"),
+        ("mara_env.agents.registry:AGENTS", "not a class or factory"),
+        ("mara_env.agents.tracking:SlotTracker", "not a scheduler"),
     ],
 )
 def test_bad_import_paths_say_what_failed(path: str, message: str) -> None:
@@ -331,9 +333,9 @@ def test_bad_import_paths_say_what_failed(path: str, message: str) -> None:
 
 def test_a_factory_that_raises_is_a_build_error() -> None:
     with pytest.raises(
-        AgentBuildError, match=r"Building agent 'agents\.statistics:Summary' failed"
+        AgentBuildError, match=r"Building agent 'mara_env\.agents\.statistics:Summary' failed"
     ):
-        make_agent("agents.statistics:Summary")
+        make_agent("mara_env.agents.statistics:Summary")
 
 
 def test_a_dot_for_the_colon_suggests_the_import_path() -> None:
@@ -498,8 +500,8 @@ def test_planned_actions_that_become_masked_turn_into_idle() -> None:
 
 
 def test_every_public_name_is_documented() -> None:
-    for name in agents.__all__:
-        obj = getattr(agents, name)
+    for name in mara_env.agents.__all__:
+        obj = getattr(mara_env.agents, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert inspect.getdoc(obj), name
 

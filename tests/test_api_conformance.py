@@ -16,14 +16,6 @@ import gymnasium as gym
 import numpy as np
 import pettingzoo
 import pytest
-from conftest import (
-    AEC_IDS,
-    CONFIG_CASES,
-    GYM_IDS,
-    PARALLEL_IDS,
-    run_aec_episode,
-    unexpected_warnings,
-)
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import (
     api_test,
@@ -37,6 +29,14 @@ from pettingzoo.test import (
 from pettingzoo.utils import aec_to_parallel, parallel_to_aec
 
 import mara_env
+from conftest import (
+    AEC_IDS,
+    CONFIG_CASES,
+    GYM_IDS,
+    PARALLEL_IDS,
+    run_aec_episode,
+    unexpected_warnings,
+)
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import evaluate, make_agent
-from benchmarks.collect.arrival_pack import main as arrivals_main
-from benchmarks.leaderboard import main as leaderboard_main
-from mara_env.arrivals import ArrivalTrace, arrival_counts, arrivals_from_csv, load_arrivals
+from mara_env.agents import evaluate, make_agent
+from mara_env.benchmarks.collect.arrival_pack import main as arrivals_main
+from mara_env.benchmarks.leaderboard import main as leaderboard_main
+from mara_env.curves.arrivals import ArrivalTrace, arrival_counts, arrivals_from_csv, load_arrivals
 from mara_env.errors import ConfigError
 
 

@@ -13,11 +13,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-import benchmarks
 import mara_env
-from benchmarks.baselines import maskable_ppo as maskable_ppo_example
-from benchmarks.common import random_policy
-from benchmarks.perf import env_throughput, episode_memory, runners
+import mara_env.benchmarks
+from mara_env.benchmarks.baselines import maskable_ppo as maskable_ppo_example
+from mara_env.benchmarks.common import random_policy
+from mara_env.benchmarks.perf import env_throughput, episode_memory, runners
 
 NUMBER = r"([0-9][0-9,]*\.?[0-9]*)"
 
@@ -148,7 +148,7 @@ def test_output_keeps_the_printed_report_as_a_results_page(
     printed = capsys.readouterr().out.rstrip("\n")
     text = page.read_text()
     assert text.startswith("# Peak memory of one episode\n")
-    command = "python -m benchmarks.perf.episode_memory " + " ".join(argv)
+    command = "python -m mara_env.benchmarks.perf.episode_memory " + " ".join(argv)
     assert f"Made by `{command}` at commit " in text
     assert f"```text\n{printed}\n```\n" in text  # the report, exactly as printed
 
@@ -233,7 +233,7 @@ def _parser_of(module: ModuleType, monkeypatch: pytest.MonkeyPatch) -> argparse.
     return parsed.value.parser
 
 
-BENCHMARKS = Path(benchmarks.__path__[0])
+BENCHMARKS = Path(mara_env.benchmarks.__path__[0])
 #: Every module of ``benchmarks`` whose ``main(argv)`` parses a command line.
 COMMAND_LINES = sorted(
     ".".join(path.relative_to(BENCHMARKS.parent).with_suffix("").parts)

@@ -1,8 +1,8 @@
 """The layout of ``benchmarks/``: groups of scripts over one shared ``common`` package.
 
-Read from the source with :mod:`ast` (nothing is imported): ``benchmarks.common`` imports no
+Read from the source with :mod:`ast` (nothing is imported): ``mara_env.benchmarks.common`` imports no
 group; a group imports only ``common``, itself and mara-env's packages; every group runs as
-``python -m benchmarks.<group>``; and no file is longer than :data:`MAX_LINES` unless its first
+``python -m mara_env.benchmarks.<group>``; and no file is longer than :data:`MAX_LINES` unless its first
 lines say why.
 """
 
@@ -24,7 +24,7 @@ MAX_LINES = 400
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(BENCHMARKS.parent).with_suffix("").parts
+    parts = ("mara_env", *path.relative_to(BENCHMARKS.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -36,12 +36,12 @@ def benchmark_imports(path: Path) -> set[str]:
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
-    return {name for name in found if name.split(".")[0] == "benchmarks"}
+    return {name for name in found if name.startswith("mara_env.benchmarks.")}
 
 
 def group_of(module: str) -> str | None:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else None
+    return parts[2] if len(parts) > 2 else None
 
 
 MODULES = sorted(BENCHMARKS.rglob("*.py"))
@@ -64,7 +64,7 @@ def test_common_imports_no_group() -> None:
         for path in (BENCHMARKS / "common").rglob("*.py")
     }
     wrong = {module: names for module, names in wrong.items() if names}
-    assert not wrong, f"benchmarks.common must not import the groups: {wrong}"
+    assert not wrong, f"mara_env.benchmarks.common must not import the groups: {wrong}"
 
 
 def test_no_group_imports_another_group() -> None:
@@ -78,7 +78,7 @@ def test_no_group_imports_another_group() -> None:
         )
         if others:
             wrong[module_name(path)] = others
-    assert not wrong, f"a group imports only benchmarks.common and itself: {wrong}"
+    assert not wrong, f"a group imports only mara_env.benchmarks.common and itself: {wrong}"
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -97,6 +97,6 @@ def test_no_file_is_long_without_saying_why() -> None:
 
 def test_the_checks_see_a_violation() -> None:
     source = BENCHMARKS / "common" / "seeds.py"
-    assert group_of("benchmarks.mara.train") == "mara"
-    assert "benchmarks.common.atomic" not in benchmark_imports(source)
-    assert benchmark_imports(BENCHMARKS / "mara" / "__main__.py") >= {"benchmarks.mara"}
+    assert group_of("mara_env.benchmarks.mara.train") == "mara"
+    assert "mara_env.benchmarks.common.atomic" not in benchmark_imports(source)
+    assert benchmark_imports(BENCHMARKS / "mara" / "__main__.py") >= {"mara_env.benchmarks.mara"}

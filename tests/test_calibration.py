@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import predictors
+import mara_env.predictors
 from mara_env import get_config
-from mara_env.sources import default_trace_source
-from predictors.base import TaskHistory
-from predictors.calibration import (
+from mara_env.curves.sources import default_trace_source
+from mara_env.predictors.base import TaskHistory
+from mara_env.predictors.calibration import (
     VALIDATION_SETS,
     VALIDATION_WORLD_VERSION,
     CurveSubset,
@@ -24,11 +24,11 @@ from predictors.calibration import (
     split_train_curves,
     validation_cases,
 )
-from predictors.cases import draw_tasks
-from predictors.curve_windows import FUTURE_EPOCHS
-from predictors.metrics import interval_coverage, sample_quantiles
-from predictors.shifted_curves import SHIFTS, shift_task
-from predictors.window_predictor import WindowPredictor, spread_samples
+from mara_env.predictors.cases import draw_tasks
+from mara_env.predictors.curve_windows import FUTURE_EPOCHS
+from mara_env.predictors.metrics import interval_coverage, sample_quantiles
+from mara_env.predictors.shifted_curves import SHIFTS, shift_task
+from mara_env.predictors.window_predictor import WindowPredictor, spread_samples
 
 
 class SteadySlopes(WindowPredictor):
@@ -221,7 +221,9 @@ CALIBRATED_CARDS = (
 
 @pytest.mark.parametrize("name", CALIBRATED_CARDS)
 def test_shipped_checkpoints_are_calibrated_on_every_validation_set(name: str) -> None:
-    card = json.loads((Path(predictors.__file__).parent / "checkpoints" / name).read_text())
+    card = json.loads(
+        (Path(mara_env.predictors.__file__).parent / "checkpoints" / name).read_text()
+    )
     facts = card["facts"]
     scores = facts.get("distillation", facts)["validation"]
     assert scores["task_sets"] == list(VALIDATION_SETS)

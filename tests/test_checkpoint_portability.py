@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.mara.agent import Mara
-from predictors.checkpoint import CONFIG_RELATIVE_TOLERANCE, CheckpointError, card_path
-from predictors.flow_matching import FlowMatching
-from predictors.normalizing_flow import SplineFlow
+from mara_env.agents.mara.agent import Mara
+from mara_env.predictors.checkpoint import CONFIG_RELATIVE_TOLERANCE, CheckpointError, card_path
+from mara_env.predictors.flow_matching import FlowMatching
+from mara_env.predictors.normalizing_flow import SplineFlow
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(
     [
         *(ROOT / "predictors" / "checkpoints").rglob("*.pt"),
-        *(ROOT / "agents" / "checkpoints").rglob("*.pt"),
+        *(ROOT / "agents" / "worlds").rglob("*.pt"),
     ]
 )
 
@@ -35,7 +35,7 @@ FLOW_MATCHING = ROOT / "predictors" / "checkpoints" / "flow_matching.pt"
 
 def loader(path: Path) -> Callable[[Path], Any]:
     """How the package loads the checkpoint ``path``."""
-    if ROOT / "agents" / "checkpoints" in path.parents:
+    if ROOT / "agents" / "worlds" in path.parents:
         return Mara.load
     return SplineFlow.load if path.stem == "spline_flow" else FlowMatching.load
 

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import make_tasks, play, prepared_env
 
 import mara_env
-from agents import PrivilegedScheduler, evaluate, make_agent
-from agents.clairvoyant import NEVER, Clairvoyant, UnboundError, epochs_to_target
-from agents.lara import Lara
-from mara_env.simulator import COMPLETED, EXPIRED
-from mara_env.workload import TaskTable, sample_tasks
+from conftest import make_tasks, play, prepared_env
+from mara_env.agents import PrivilegedScheduler, evaluate, make_agent
+from mara_env.agents.clairvoyant import NEVER, Clairvoyant, UnboundError, epochs_to_target
+from mara_env.agents.lara import Lara
+from mara_env.curves.workload import TaskTable, sample_tasks
+from mara_env.sim.simulator import COMPLETED, EXPIRED
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import mara_env
-from benchmarks.collect.pack import pack, split_by_hash
-from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.collect.store import CurveStore
 from mara_env import TraceFileSource
-from mara_env.sources import CompositeTraceSource
-from mara_env.synthetic import SyntheticTraceSource
+from mara_env.benchmarks.collect.pack import pack, split_by_hash
+from mara_env.benchmarks.collect.spec import Curve, RunSpec
+from mara_env.benchmarks.collect.store import CurveStore
+from mara_env.curves.sources import CompositeTraceSource
+from mara_env.curves.synthetic import SyntheticTraceSource
 
 FAMILIES = ["tabular", "vision", "rl"]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.collect import rl
-from benchmarks.collect.__main__ import main
-from benchmarks.collect.spec import LOSS_FLOOR, MIN_POINTS, Curve, RunSpec
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect import rl
+from mara_env.benchmarks.collect.__main__ import main
+from mara_env.benchmarks.collect.spec import LOSS_FLOOR, MIN_POINTS, Curve, RunSpec
+from mara_env.benchmarks.collect.store import CurveStore
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.collect import tabular
-from benchmarks.collect.__main__ import main
-from benchmarks.collect.spec import LOSS_FLOOR, MIN_POINTS, Curve, RunSpec
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect import tabular
+from mara_env.benchmarks.collect.__main__ import main
+from mara_env.benchmarks.collect.spec import LOSS_FLOOR, MIN_POINTS, Curve, RunSpec
+from mara_env.benchmarks.collect.store import CurveStore
 
 SMOKE = tabular.grid(smoke=True)
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.collect import vision
-from benchmarks.collect.__main__ import main
-from benchmarks.collect.spec import MIN_POINTS, Curve, RunSpec
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect import vision
+from mara_env.benchmarks.collect.__main__ import main
+from mara_env.benchmarks.collect.spec import MIN_POINTS, Curve, RunSpec
+from mara_env.benchmarks.collect.store import CurveStore
 
 #: Axis name -> allowed values, for the axes that do not depend on another one.
 FREE_AXES = {

@@ -1,10 +1,10 @@
 """The committed results follow from the code: every row of every results store under
-``benchmarks/results`` carries the key the current code gives it (:mod:`benchmarks.stores`), so
+``benchmarks/results`` carries the key the current code gives it (:mod:`mara_env.benchmarks.stores`), so
 its documented command resumes it instead of replaying it, and the README's figures are the
 code's. A docstring-, comment- or layout-only edit keeps it so; a change of behaviour does not.
 
 When the first test fails after a code change, it names the stores, what changed and the command
-that replays them (``python -m benchmarks.stores`` prints the same)."""
+that replays them (``python -m mara_env.benchmarks.stores`` prints the same)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import benchmarks.stores
-from benchmarks.common import source_closure
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.store import ResultsStore, Row
-from benchmarks.stores import STORES, CommittedStore
+import mara_env.benchmarks.stores
+from mara_env.benchmarks.common import source_closure
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.store import ResultsStore, Row
+from mara_env.benchmarks.stores import STORES, CommittedStore
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Results files that are reports written whole from a store, not stores themselves.
@@ -38,11 +38,11 @@ EXPORTS = (
     "ladder/feature_swaps.csv",
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
-EDITED = ("mara_env/core.py", "predictors/flow_matching.py")
+EDITED = ("mara_env/sim/core.py", "predictors/flow_matching.py")
 
 
 def clear_caches() -> None:
-    for value in vars(benchmarks.stores).values():
+    for value in vars(mara_env.benchmarks.stores).values():
         if isinstance(value, functools._lru_cache_wrapper):
             value.cache_clear()
 
@@ -115,7 +115,7 @@ def test_the_catalogue_names_every_results_file_with_a_key() -> None:
 def test_the_stores_command_says_why_rows_are_stale_and_prunes_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old, new = Manifest({"agents.lara": "1"}), Manifest({"agents.lara": "2"})
+    old, new = Manifest({"mara_env.agents.lara": "1"}), Manifest({"mara_env.agents.lara": "2"})
     path = tmp_path / "trials.jsonl"
     columns = {"seed": int, "code": str, "score": float}
     store = ResultsStore(path, columns, key=("seed", "code"))
@@ -125,36 +125,36 @@ def test_the_stores_command_says_why_rows_are_stale_and_prunes_them(
     store.extend([{"seed": 1, "code": new.digest, "score": 0.25}])
 
     open_store = catalogue_of_one(monkeypatch, "x", path, columns, lambda row: new)
-    assert benchmarks.stores.main([]) == 1
+    assert mara_env.benchmarks.stores.main([]) == 1
     printed = capsys.readouterr().out
     assert "x: 1 of 2 rows were produced by other code" in printed
-    assert "1 rows: agents.lara changed" in printed and "`replay x`" in printed
-    assert benchmarks.stores.main(["--prune"]) == 0
+    assert "1 rows: mara_env.agents.lara changed" in printed and "`replay x`" in printed
+    assert mara_env.benchmarks.stores.main(["--prune"]) == 0
     assert "dropped 1 of 2 rows" in capsys.readouterr().out
     assert [row["seed"] for row in open_store(path).rows] == [1]
-    assert benchmarks.stores.main([]) == 0
+    assert mara_env.benchmarks.stores.main([]) == 0
     assert "x: all 1 rows current" in capsys.readouterr().out
 
 
 def test_the_stores_command_says_which_store_needs_a_missing_checkpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from predictors.checkpoint import CheckpointError
+    from mara_env.predictors.checkpoint import CheckpointError
 
     path = tmp_path / "rows.jsonl"
     columns = {"seed": int, "code": str}
     store = ResultsStore(path, columns, key=("seed", "code"))
-    store.record_manifest(Manifest({"agents.mara": "1"}))
-    store.extend([{"seed": 0, "code": Manifest({"agents.mara": "1"}).digest}])
+    store.record_manifest(Manifest({"mara_env.agents.mara": "1"}))
+    store.extend([{"seed": 0, "code": Manifest({"mara_env.agents.mara": "1"}).digest}])
 
     def missing(row: object) -> Manifest:
-        raise CheckpointError("no checkpoint at agents/checkpoints/v3/mara.pt")
+        raise CheckpointError("no checkpoint at agents/worlds/v3/mara.pt")
 
     catalogue_of_one(monkeypatch, "m", path, columns, missing)
-    assert benchmarks.stores.main([]) == 1
+    assert mara_env.benchmarks.stores.main([]) == 1
     printed = capsys.readouterr().out
     assert "m: its current key needs a checkpoint that does not load" in printed
-    assert "agents/checkpoints/v3/mara.pt" in printed and "`replay m`" in printed
+    assert "agents/worlds/v3/mara.pt" in printed and "`replay m`" in printed
 
 
 def catalogue_of_one(
@@ -164,13 +164,13 @@ def catalogue_of_one(
     columns: dict[str, type],
     current: Callable[[Row], Manifest],
 ) -> Callable[[Path], ResultsStore]:
-    """Make ``benchmarks.stores`` see one store, ``name`` at ``path`` (replayed by
+    """Make ``mara_env.benchmarks.stores`` see one store, ``name`` at ``path`` (replayed by
     ``replay <name>``); returns how it opens the file."""
 
     def open_store(where: Path) -> ResultsStore:
         return ResultsStore(where, columns, key=("seed", "code"))
 
     entry = CommittedStore(name, path, "code", f"replay {name}", open_store, current)
-    monkeypatch.setattr(benchmarks.stores, "SOURCE_ROOT", path.parent)
-    monkeypatch.setattr(benchmarks.stores, "STORES", (entry,))
+    monkeypatch.setattr(mara_env.benchmarks.stores, "SOURCE_ROOT", path.parent)
+    monkeypatch.setattr(mara_env.benchmarks.stores, "STORES", (entry,))
     return open_store

@@ -17,8 +17,8 @@ from agreement import assert_agree
 from reference_cluster import ReferenceObservationBuilder, ReferenceSimulator
 
 from mara_env import get_config
-from mara_env.observation import ObservationBuilder
-from mara_env.simulator import ClusterSimulator
+from mara_env.sim.observation import ObservationBuilder
+from mara_env.sim.simulator import ClusterSimulator
 
 CASES = [
     ("tiny", {}),

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import evaluate, make_agent
-from benchmarks.collect.pack import main as pack_main
-from benchmarks.leaderboard import main as leaderboard_main
-from benchmarks.leaderboard.journal import read_journal
-from mara_env.curve_tables import CurveTableError, read_curve_table
+from mara_env.agents import evaluate, make_agent
+from mara_env.benchmarks.collect.pack import main as pack_main
+from mara_env.benchmarks.leaderboard import main as leaderboard_main
+from mara_env.benchmarks.leaderboard.journal import read_journal
+from mara_env.curves.curve_tables import CurveTableError, read_curve_table
+from mara_env.curves.families import OTHER_FAMILY
+from mara_env.curves.traces import CurvePool
 from mara_env.errors import TraceError
-from mara_env.families import OTHER_FAMILY
-from mara_env.traces import CurvePool
 
 HEADER = "run,step,value,family,split"
 
@@ -226,7 +226,7 @@ def test_a_family_of_your_own_runs_with_its_alpha_and_is_seen_as_other(
 def test_the_pollux_converter_writes_a_table_that_passes_its_checks(tmp_path: Path) -> None:
     """A miniature of the artifact's layout: accuracy and hit rate become scores, WER a loss,
     each application its family, and the table reads back with both splits per family."""
-    from benchmarks.collect.pollux import main as pollux_main
+    from mara_env.benchmarks.collect.pollux import main as pollux_main
 
     def write(application: str, batch: int, metric: Callable[[int], float]) -> None:
         folder = tmp_path / "traces" / application

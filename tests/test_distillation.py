@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from predictors.curve_windows import WINDOW_SIZE
-from predictors.distillation import distill, narrowed_copy, one_step_loss, teacher_pairs
-from predictors.flow_matching import FlowMatchingConfig, VelocityField
-from predictors.training import TrainingSettings, fit, make_examples
+from mara_env.predictors.curve_windows import WINDOW_SIZE
+from mara_env.predictors.distillation import distill, narrowed_copy, one_step_loss, teacher_pairs
+from mara_env.predictors.flow_matching import FlowMatchingConfig, VelocityField
+from mara_env.predictors.training import TrainingSettings, fit, make_examples
 
 
 def test_distillation_brings_one_step_close_to_the_teachers_solver(one_torch_thread: None) -> None:

@@ -32,7 +32,7 @@ pytest.importorskip("mkdocstrings_handlers.python", reason="the docs extra is no
 from mkdocs.config import load_config
 from mkdocs.structure.files import File
 
-from benchmarks.reference import site_markdown
+from mara_env.benchmarks.reference import site_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOK = ROOT / "benchmarks" / "reference" / "docs_site.py"
@@ -41,9 +41,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 QUIET = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 #: Results pages and the command each must be headed with (the page itself names it).
 COMMANDS = {
-    "results/tuning/v3.md": "python -m benchmarks.baselines.tuning",
+    "results/tuning/v3.md": "python -m mara_env.benchmarks.baselines.tuning",
     "results/leaderboard/leaderboard.md": "mara-leaderboard",
-    "results/predictors/results.md": "python -m benchmarks.prediction.benchmark",
+    "results/predictors/results.md": "python -m mara_env.benchmarks.prediction.benchmark",
 }
 
 
@@ -161,9 +161,15 @@ def test_results_pages_name_their_file_and_command(site: Path) -> None:
 
 def test_the_api_pages_document_the_public_objects(site: Path) -> None:
     for page, names in {
-        "api/mara_env.md": ["mara_env.config.ClusterConfig", "mara_env.gym_env.ClusterGymEnv"],
-        "api/agents.md": ["agents.registry.make_agent", "agents.base.Scheduler"],
-        "api/predictors.md": ["predictors.registry.make_predictor", "predictors.base.Predictor"],
+        "api/mara_env.md": [
+            "mara_env.worlds.config.ClusterConfig",
+            "mara_env.envs.gym_env.ClusterGymEnv",
+        ],
+        "api/agents.md": ["mara_env.agents.registry.make_agent", "mara_env.agents.base.Scheduler"],
+        "api/predictors.md": [
+            "mara_env.predictors.registry.make_predictor",
+            "mara_env.predictors.base.Predictor",
+        ],
     }.items():
         html = built(site, page).read_text(encoding="utf-8")
         for name in names:

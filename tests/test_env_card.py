@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-import mara_env.observation as observation
-from benchmarks.common.provenance import SOURCE_ROOT
-from benchmarks.reference import env_card
+import mara_env.sim.observation as observation
+from mara_env.benchmarks.common.provenance import SOURCE_ROOT
+from mara_env.benchmarks.reference import env_card
 
 
 def test_the_committed_card_is_what_the_code_gives() -> None:
     committed = (SOURCE_ROOT / env_card.CARD).read_text()
     assert committed == env_card.render(), (
-        "docs/environment.md differs from the code: run `python -m benchmarks.reference env-card`."
+        "docs/environment.md differs from the code: run `python -m mara_env.benchmarks.reference env-card`."
     )
     assert env_card.main(["--check"]) == 0
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import evaluate, make_agent
 from mara_env import get_config, node_turns, raw_env
+from mara_env.agents import evaluate, make_agent
 
 WORLDS = [1, 2]
 

@@ -12,10 +12,15 @@ from agreement import assert_agree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.prediction import train as train_predictors
-from predictors.base import UNKNOWN_FAMILY, PredictorInputError, TaskHistory
-from predictors.checkpoint import CheckpointError, card_path, load_checkpoint, save_checkpoint
-from predictors.curve_windows import (
+from mara_env.benchmarks.prediction import train as train_predictors
+from mara_env.predictors.base import UNKNOWN_FAMILY, PredictorInputError, TaskHistory
+from mara_env.predictors.checkpoint import (
+    CheckpointError,
+    card_path,
+    load_checkpoint,
+    save_checkpoint,
+)
+from mara_env.predictors.curve_windows import (
     CONTEXT_SIZE,
     FUTURE_EPOCHS,
     WINDOW_SIZE,
@@ -24,14 +29,14 @@ from predictors.curve_windows import (
     epochs_to_cross,
     future_window,
 )
-from predictors.flow_matching import (
+from mara_env.predictors.flow_matching import (
     FlowMatching,
     FlowMatchingConfig,
     VelocityField,
     shipped_checkpoint,
 )
-from predictors.registry import make_predictor
-from predictors.training import TrainingSettings, make_examples, train_velocity_field
+from mara_env.predictors.registry import make_predictor
+from mara_env.predictors.training import TrainingSettings, make_examples, train_velocity_field
 
 
 def test_future_window_is_the_running_minimum_of_the_padded_curve() -> None:
@@ -101,7 +106,7 @@ def test_epochs_to_cross_refuses_other_shapes(window: np.ndarray, log_gap: np.nd
 
 
 def test_contexts_of_histories_without_points_are_refused() -> None:
-    from predictors.curve_windows import encode_rows
+    from mara_env.predictors.curve_windows import encode_rows
 
     with pytest.raises(ValueError, match="at least one point per history"):
         encode_rows([np.zeros(0)], [np.zeros(0)], ["rl"], 1.0, ("rl",), np.array([np.inf]))
@@ -251,7 +256,7 @@ def test_velocity_field_shapes() -> None:
 
 
 def test_training_script_quick_run_writes_a_loadable_checkpoint(tmp_path) -> None:
-    out = train_predictors.main(["--quick", "--out", str(tmp_path / "fm.pt"), "--no-progress"])
+    out = train_predictors.main(["--quick", "--output", str(tmp_path / "fm.pt"), "--no-progress"])
     predictor = FlowMatching.load(out)
     assert predictor.config.reads_target
     history = TaskHistory(np.array([0.0, 5.0]), np.array([1.0, 0.8]), target=0.4)
@@ -259,7 +264,14 @@ def test_training_script_quick_run_writes_a_loadable_checkpoint(tmp_path) -> Non
 
 
 def test_a_narrower_student_starts_from_the_teachers_strongest_units(tmp_path) -> None:
-    args = ["--quick", "--student-hidden", "8", "--out", str(tmp_path / "fm.pt"), "--no-progress"]
+    args = [
+        "--quick",
+        "--student-hidden",
+        "8",
+        "--output",
+        str(tmp_path / "fm.pt"),
+        "--no-progress",
+    ]
     out = train_predictors.main(args)
     card = json.loads(card_path(out).read_text())
     assert card["config"]["hidden"] == 8 and card["facts"]["distillation"]["student_hidden"] == 8
@@ -277,7 +289,7 @@ def test_a_student_wider_than_its_teacher_is_refused(capsys: pytest.CaptureFixtu
 
 
 def test_recalibration_rewrites_the_card_and_keeps_the_weights(tmp_path) -> None:
-    out = train_predictors.main(["--quick", "--out", str(tmp_path / "fm.pt"), "--no-progress"])
+    out = train_predictors.main(["--quick", "--output", str(tmp_path / "fm.pt"), "--no-progress"])
     weights = out.read_bytes()
     card = json.loads(card_path(out).read_text())
     card["config"]["spread"] = 3.0
@@ -346,7 +358,7 @@ def test_products_split_into_blocks_of_rows_give_the_same_velocity(
     trivial_model: FlowMatching, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The blocks of rows that keep BLAS on one thread do not change the numbers."""
-    import predictors.flow_matching as module
+    import mara_env.predictors.flow_matching as module
 
     rng = np.random.default_rng(5)
     field = trivial_model.field
@@ -406,7 +418,7 @@ def test_the_same_curve_at_twice_the_resolution_predicts_the_same_remaining_frac
     """Resolution invariance of the shipped model: a curve recorded at twice the resolution,
     trained at twice the speed with twice the step budget, gets remaining-work samples twice as
     large (the same remaining share of its budget), sample for sample, within 0.1%."""
-    from mara_env.sources import default_trace_source
+    from mara_env.curves.sources import default_trace_source
 
     pool = default_trace_source().pool("vision", "test")
     predictor = make_predictor("flow_matching")
@@ -441,7 +453,7 @@ def test_contexts_are_in_node_epochs() -> None:
 
 def _reference_context(epochs: np.ndarray, log_loss: np.ndarray, budget: float) -> np.ndarray:
     """The context layout computed one history at a time with ``np.interp``."""
-    from predictors.curve_windows import LOOKBACK_EPOCHS, MAX_BUDGET_SHARE, MAX_EPOCHS
+    from mara_env.predictors.curve_windows import LOOKBACK_EPOCHS, MAX_BUDGET_SHARE, MAX_EPOCHS
 
     current = epochs[-1]
     position = current - LOOKBACK_EPOCHS

@@ -1,4 +1,4 @@
-"""The generalisation track (:mod:`benchmarks.leaderboard.generalisation`)."""
+"""The generalisation track (:mod:`mara_env.benchmarks.leaderboard.generalisation`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.leaderboard import generalisation
-from benchmarks.leaderboard.generalisation import VARIANTS, variant_config
 from mara_env import get_config
+from mara_env.benchmarks.leaderboard import generalisation
+from mara_env.benchmarks.leaderboard.generalisation import VARIANTS, variant_config
 
 
 def test_each_variant_changes_only_what_it_names() -> None:

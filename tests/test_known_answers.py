@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import LINEAR_CURVE, ExactTraceSource, make_tasks, synthetic_config
 
 import mara_env
+from conftest import LINEAR_CURVE, ExactTraceSource, make_tasks, synthetic_config
 from mara_env import ClusterSimulator, CurvePool, SyntheticTraceSource, get_config
-from mara_env.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
-from mara_env.workload import build_workload, sample_tasks
+from mara_env.curves.workload import build_workload, sample_tasks
+from mara_env.sim.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
@@ -312,7 +312,7 @@ def test_given_tasks_arriving_after_the_horizon_arrive_or_are_rejected() -> None
 
 def test_observation_summarises_the_queue() -> None:
     """The global queue features give the queue length and its least time to deadline."""
-    from mara_env.observation import G_ACTIVE, G_QUEUE, G_QUEUE_TIME, TIME_SCALE
+    from mara_env.sim.observation import G_ACTIVE, G_QUEUE, G_QUEUE_TIME, TIME_SCALE
 
     env = mara_env.raw_env(
         synthetic_config(n_nodes=1, n_slots=2, load=20.0), trace_source=ENV_SOURCE

@@ -1,4 +1,4 @@
-"""The information ladder (:mod:`benchmarks.prediction.ladder`): the posterior over curves, the
+"""The information ladder (:mod:`mara_env.benchmarks.prediction.ladder`): the posterior over curves, the
 denoised oracle, the bands, the verdict and the command."""
 
 from __future__ import annotations
@@ -10,13 +10,17 @@ import numpy as np
 import pytest
 
 import mara_env
-from benchmarks.prediction import feature_swaps, ladder
-from benchmarks.prediction.curve_posterior import CurvePosterior
-from benchmarks.prediction.denoised_oracle import DenoisedOracle
-from benchmarks.prediction.ladder_episodes import band_of, denoised_margin, smoothed_log_curve
 from mara_env import get_config
-from predictors.base import PredictorInputError
-from predictors.env_histories import slotted_tasks, task_histories
+from mara_env.benchmarks.prediction import feature_swaps, ladder
+from mara_env.benchmarks.prediction.curve_posterior import CurvePosterior
+from mara_env.benchmarks.prediction.denoised_oracle import DenoisedOracle
+from mara_env.benchmarks.prediction.ladder_episodes import (
+    band_of,
+    denoised_margin,
+    smoothed_log_curve,
+)
+from mara_env.predictors.base import PredictorInputError
+from mara_env.predictors.env_histories import slotted_tasks, task_histories
 
 
 @pytest.fixture(scope="module")

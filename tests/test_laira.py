@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ExactTraceSource, make_tasks, synthetic_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mara_env
-from agents import evaluate
-from agents.laira import Laira, LairaSettings
-from mara_env.simulator import COMPLETED, EXPIRED, NO_TASK
-from mara_env.workload import TaskTable
+from conftest import ExactTraceSource, make_tasks, synthetic_config
+from mara_env.agents import evaluate
+from mara_env.agents.laira import Laira, LairaSettings
+from mara_env.curves.workload import TaskTable
+from mara_env.sim.simulator import COMPLETED, EXPIRED, NO_TASK
 
 #: Exponents of the exact power-law curves ``(k + 1) ** -b`` used by the hand-built scenarios.
 EXPONENTS = (0.5, 0.5, 0.7, 0.4, 0.9, 0.6)
@@ -254,7 +254,7 @@ def test_bad_settings_raise(overrides: dict[str, Any], message: str) -> None:
 
 def test_decision_time_script_times_laira(capsys: pytest.CaptureFixture[str]) -> None:
     """The decision-time benchmark runs on a tiny budget and reports LaiRA's figures."""
-    from benchmarks.perf import decision_time
+    from mara_env.benchmarks.perf import decision_time
 
     times = decision_time.time_scheduler("laira", "tiny", [0], clock="cpu")
     assert times.agent == "laira"

@@ -11,15 +11,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ExactTraceSource, make_tasks, synthetic_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mara_env
-from agents import evaluate, make_agent
-from agents.lara import Lara, LaraSettings, largest_remainder, moore_hodgson
-from mara_env.rules import nodes_for_rate
-from mara_env.workload import TaskTable
+from conftest import ExactTraceSource, make_tasks, synthetic_config
+from mara_env.agents import evaluate, make_agent
+from mara_env.agents.lara import Lara, LaraSettings, largest_remainder, moore_hodgson
+from mara_env.curves.workload import TaskTable
+from mara_env.sim.rules import nodes_for_rate
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
 
@@ -106,7 +106,10 @@ def test_proportional_lara_predicts_exact_power_laws_and_drops_an_infeasible_tas
     assert seen["chosen"].tolist() == [True, False]
     assert epochs[4:9] == [[0, 0]] * 5, "both nodes on task 0 until it completes"
     state = env.simulator.state
-    assert state.status.tolist() == [mara_env.simulator.COMPLETED, mara_env.simulator.EXPIRED]
+    assert state.status.tolist() == [
+        mara_env.sim.simulator.COMPLETED,
+        mara_env.sim.simulator.EXPIRED,
+    ]
     assert state.end_epoch[0] == 9
 
 
@@ -134,7 +137,7 @@ def test_edf_lara_serves_the_set_with_whole_nodes_and_gives_spare_ones_to_exclud
         [[0, 1 if spare else 0]] * epochs_needed
     )
     state = env.simulator.state
-    assert state.status[0] == mara_env.simulator.COMPLETED
+    assert state.status[0] == mara_env.sim.simulator.COMPLETED
     assert state.end_epoch[0] == 4 + epochs_needed
 
 
@@ -459,8 +462,8 @@ def test_unknown_settings_and_bad_moore_hodgson_input_raise_clear_errors() -> No
 
 
 def test_the_closed_form_solution_equals_the_fit_theta() -> None:
-    from agents.lara import _solve
-    from predictors.wls import DiscountedLeastSquares
+    from mara_env.agents.lara import _solve
+    from mara_env.predictors.wls import DiscountedLeastSquares
 
     rng = np.random.default_rng(0)
     for _ in range(20):

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import make_agent
-from benchmarks.leaderboard import load_calibration as calibrate_load
-from benchmarks.leaderboard import main, plots
-from benchmarks.leaderboard.cells import TIMING_COLUMNS
-from benchmarks.leaderboard.journal import read_journal
+from mara_env.agents import make_agent
+from mara_env.benchmarks.leaderboard import load_calibration as calibrate_load
+from mara_env.benchmarks.leaderboard import main, plots
+from mara_env.benchmarks.leaderboard.cells import TIMING_COLUMNS
+from mara_env.benchmarks.leaderboard.journal import read_journal
 
 #: Two seeds of the tiny preset on one workload and load: 2 episodes per agent.
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
@@ -150,7 +150,7 @@ def test_own_scheduler_runs_beside_the_shipped_ones(
         tmp_path,
         "leaderboard_user_agent",
         """
-        from agents import EarliestDeadlineFirst
+        from mara_env.agents import EarliestDeadlineFirst
 
         class MyEdf(EarliestDeadlineFirst):
             name = "my_edf"
@@ -321,13 +321,23 @@ def test_an_agent_that_cannot_be_built_is_left_out_in_one_line_and_the_others_ar
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "o"
-    argv = ["--agents", "edf", "fcfs", "--agent", "agents.statistics:Summary", "--output", str(out)]
+    argv = [
+        "--agents",
+        "edf",
+        "fcfs",
+        "--agent",
+        "mara_env.agents.statistics:Summary",
+        "--output",
+        str(out),
+    ]
     assert main([*TINY, *QUIET, "--no-plots", *argv]) == 1
     captured = capsys.readouterr()
-    left_out = [line for line in captured.err.splitlines() if "agents.statistics:Summary" in line]
+    left_out = [
+        line for line in captured.err.splitlines() if "mara_env.agents.statistics:Summary" in line
+    ]
     assert len(left_out) == 2  # when it fails, and again at the end
     assert left_out[-1].startswith(
-        "mara-leaderboard: agent 'agents.statistics:Summary' was left out, it cannot be built: "
+        "mara-leaderboard: agent 'mara_env.agents.statistics:Summary' was left out, it cannot be built: "
         "AgentBuildError: Building agent"
     )
     assert "usage:" not in captured.err
@@ -339,7 +349,16 @@ def test_no_agent_that_builds_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main([*TINY, *QUIET, "--agents", "agents.statistics:Summary", "--output", str(tmp_path)])
+        main(
+            [
+                *TINY,
+                *QUIET,
+                "--agents",
+                "mara_env.agents.statistics:Summary",
+                "--output",
+                str(tmp_path),
+            ]
+        )
     assert exit_info.value.code == 2
     assert "no agent could be built" in capsys.readouterr().err
 
@@ -372,7 +391,7 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
     grid += ["--agents", "edf", "random", "--no-progress", "--no-plots"]
     total = 2 * 2 * 30
     killed = tmp_path / "killed"
-    command = [sys.executable, "-m", "benchmarks.leaderboard", *grid, "--workers", "2"]
+    command = [sys.executable, "-m", "mara_env.benchmarks.leaderboard", *grid, "--workers", "2"]
     process = subprocess.Popen(
         [*command, "--output", str(killed)],
         cwd=ROOT,
@@ -418,7 +437,7 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
 
 
 def test_ctrl_c_stops_promptly_and_keeps_finished_episodes(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "benchmarks.leaderboard", *TINY[:-1], "500"]
+    command = [sys.executable, "-m", "mara_env.benchmarks.leaderboard", *TINY[:-1], "500"]
     command += ["--agents", "edf", "--no-progress", "--workers", "2", "--output", str(tmp_path)]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -492,8 +511,8 @@ def test_interpolate_load() -> None:
 def test_a_cell_gives_the_same_row_whatever_the_process_played_before() -> None:
     """Workers build each registered agent once and reset it every episode: a cell's row is
     the same played first, last, or by a freshly built agent."""
-    from benchmarks.leaderboard import cells as cell_module
-    from benchmarks.leaderboard.grid import Grid
+    from mara_env.benchmarks.leaderboard import cells as cell_module
+    from mara_env.benchmarks.leaderboard.grid import Grid
 
     grid = Grid(
         agents=("edf", "lara", "laira", "clairvoyant", "mara"),

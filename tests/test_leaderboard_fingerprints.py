@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.common import source_closure as closure
-from benchmarks.common.keys import build_agent
-from benchmarks.common.source_closure import import_closure, source_hash
-from benchmarks.leaderboard import main
-from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.journal import read_journal
+from mara_env.benchmarks.common import source_closure as closure
+from mara_env.benchmarks.common.keys import build_agent
+from mara_env.benchmarks.common.source_closure import import_closure, source_hash
+from mara_env.benchmarks.leaderboard import main
+from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+from mara_env.benchmarks.leaderboard.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
@@ -24,7 +24,7 @@ QUIET = ["--no-progress", "--no-plots", "--workers", "1"]
 
 SCHEDULER = """
     import numpy as np
-    from agents import EpochScheduler
+    from mara_env.agents import EpochScheduler
     from {helpers} import choose
 
 
@@ -77,7 +77,9 @@ def edit_shipped_module(module: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
     """Make the fingerprints read a copy of one of our modules with a statement added (the tree
     stays as is)."""
     edited = tmp_path / f"{module}.py"
-    edited.write_text((ROOT / (module.replace(".", "/") + ".py")).read_text() + "\nEDITED = 1\n")
+    source = closure.module_file(module)
+    assert source is not None
+    edited.write_text(source.read_text() + "\nEDITED = 1\n")
     original = closure.module_file
     monkeypatch.setattr(
         closure, "module_file", lambda name: edited if name == module else original(name)
@@ -121,20 +123,20 @@ def test_changing_a_scheduler_replays_its_cells_only_and_says_why(
     [
         # LARA's own module: LARA plays again, EDF does not.
         (
-            "agents.lara",
+            "mara_env.agents.lara",
             ["edf", "lara"],
             2,
-            ["lara: 2 (its code changed (agents.lara changed))"],
+            ["lara: 2 (its code changed (mara_env.agents.lara changed))"],
             "edf:",
         ),
         # The simulator: part of every agent's code and of the shared code, so all play again.
         (
-            "mara_env.simulator",
+            "mara_env.sim.simulator",
             ["edf", "random"],
             4,
             [
                 "4 finished episodes were invalidated and play again:",
-                "edf: 2 (its code changed (mara_env.simulator changed); the code, data or version",
+                "edf: 2 (its code changed (mara_env.sim.simulator changed); the code, data or version",
             ],
             None,
         ),
@@ -187,15 +189,15 @@ def test_closure_follows_reexports_and_local_imports_but_not_the_rest(tmp_path: 
 
 def test_agent_manifests_hold_their_own_modules_and_checkpoints() -> None:
     edf, lara = build_agent("edf").manifest, build_agent("lara").manifest
-    assert "agents.priority" in edf.items and "agents.lara" not in edf.items
-    assert "agents.lara" in lara.items and "predictors.wls" in lara.items
-    assert "agents.registry" not in lara.items and "registry:lara" in lara.items
+    assert "mara_env.agents.priority" in edf.items and "mara_env.agents.lara" not in edf.items
+    assert "mara_env.agents.lara" in lara.items and "mara_env.predictors.wls" in lara.items
+    assert "mara_env.agents.registry" not in lara.items and "registry:lara" in lara.items
     shared = shared_manifest().items
-    assert "mara_env.simulator" in shared and "agents.evaluation" in shared
-    assert "agents.lara" not in shared and "trace data" in shared
+    assert "mara_env.sim.simulator" in shared and "mara_env.agents.evaluation" in shared
+    assert "mara_env.agents.lara" not in shared and "trace data" in shared
     mara = build_agent("mara").manifest.items
     for card in (
-        "agents/checkpoints/v3/mara.json",
+        "agents/worlds/v3/mara.json",
         "predictors/checkpoints/flow_matching_without_target.json",
     ):
         sha = json.loads((ROOT / card).read_text())["sha256"]
@@ -211,7 +213,7 @@ def test_a_fingerprint_attribute_joins_the_manifest(
     write(
         tmp_path / f"{module}.py",
         """
-        from agents import EarliestDeadlineFirst
+        from mara_env.agents import EarliestDeadlineFirst
 
         class Weighted(EarliestDeadlineFirst):
             name = "weighted"
@@ -275,8 +277,8 @@ def test_a_factory_reading_tuned_settings_is_keyed_by_them(
     )
     (package / "settings.json").write_text('{"uniform": {"quantum": 2.0}}')
     monkeypatch.syspath_prepend(str(tmp_path))
-    from agents import UniformShare, registry
-    from benchmarks.common import keys as fingerprints
+    from mara_env.agents import UniformShare, registry
+    from mara_env.benchmarks.common import keys as fingerprints
 
     factories = __import__("tunedpkg_q.factories", fromlist=["build"])
     entries = {
@@ -285,11 +287,11 @@ def test_a_factory_reading_tuned_settings_is_keyed_by_them(
     }
     monkeypatch.setattr(registry, "AGENTS", entries)
     monkeypatch.setattr(
-        fingerprints, "_own_packages", lambda name: name.split(".")[0] in ("agents", "tunedpkg_q")
+        fingerprints, "_own_packages", lambda name: name.split(".")[0] in ("mara_env", "tunedpkg_q")
     )
     first = build_agent("tuned_uniform")
     assert first.scheduler.quantum == 2.0
-    assert {"tunedpkg_q.factories", "tunedpkg_q.tuned", "agents.uniform"} <= set(
+    assert {"tunedpkg_q.factories", "tunedpkg_q.tuned", "mara_env.agents.uniform"} <= set(
         first.manifest.items
     )
     assert "file:tunedpkg_q/settings.json" in first.manifest.items
@@ -302,7 +304,7 @@ def test_a_factorys_docstring_changes_no_agent_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A registry entry's factory function counts by its behaviour, as modules do."""
-    from benchmarks.common import keys
+    from mara_env.benchmarks.common import keys
 
     monkeypatch.syspath_prepend(str(tmp_path))
     entries = []

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.leaderboard.journal import FORMAT, EpisodeJournal, ResultsFileError, read_journal
-from benchmarks.leaderboard.records import encode
+from mara_env.benchmarks.leaderboard.journal import (
+    FORMAT,
+    EpisodeJournal,
+    ResultsFileError,
+    read_journal,
+)
+from mara_env.benchmarks.leaderboard.records import encode
 
 
 def make_journal(path: Path, rows: list[dict]) -> None:
@@ -128,14 +133,14 @@ def test_an_edited_line_no_longer_matches_its_check_hash(tmp_path: Path) -> None
 def test_code_config_and_run_records_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "episodes.jsonl"
     with EpisodeJournal.open(path, header={}) as journal:
-        journal.add_manifest("d1", {"agents.lara": "aa"})
-        journal.add_manifest("d1", {"agents.lara": "aa"})  # once per digest
+        journal.add_manifest("d1", {"mara_env.agents.lara": "aa"})
+        journal.add_manifest("d1", {"mara_env.agents.lara": "aa"})  # once per digest
         journal.add_config("h1", {"n_nodes": 2, "family_weights": [["rl", 1.0]]})
         journal.append({"cell": "a", "agent_code": "d1"})
         journal.add_run({"grid": {"agents": ["lara"]}})
     contents = read_journal(path)
     assert contents.problems == [] and contents.lines == 5
-    assert contents.manifests == {"d1": {"agents.lara": "aa"}}
+    assert contents.manifests == {"d1": {"mara_env.agents.lara": "aa"}}
     assert contents.configs["h1"]["family_weights"] == [["rl", 1.0]]
     assert contents.runs == [{"grid": {"agents": ["lara"]}}]
     assert contents.rows == [{"cell": "a", "agent_code": "d1"}]

@@ -105,7 +105,7 @@ def test_the_watcher_thread_alone_ends_an_orphan(tmp_path: Path) -> None:
     child = textwrap.dedent(
         """
         import os, time
-        from benchmarks.common import lifeline
+        from mara_env.benchmarks.common import lifeline
         lifeline._set_parent_death_signal = lambda: None  # only the thread
         lifeline.end_with_parent(os.getppid())
         print("ready", flush=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.leaderboard import main
-from benchmarks.leaderboard.cells import TIMING_COLUMNS
-from benchmarks.leaderboard.journal import read_journal
+from mara_env.benchmarks.leaderboard import main
+from mara_env.benchmarks.leaderboard.cells import TIMING_COLUMNS
+from mara_env.benchmarks.leaderboard.journal import read_journal
 
 pytest.importorskip("ray")
 
@@ -31,7 +31,7 @@ def test_ray_and_local_backends_agree(
     (tmp_path / "leaderboard_ray_agent.py").write_text(
         textwrap.dedent(
             """
-            from agents import LeastSlack
+            from mara_env.agents import LeastSlack
 
             class MySlack(LeastSlack):
                 name = "my_slack"

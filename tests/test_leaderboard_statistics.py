@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from benchmarks.common.statistics import (
+from mara_env.benchmarks.common.statistics import (
     competition_ranks,
     interquartile_mean,
     probability_of_improvement,

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.leaderboard import main
-from benchmarks.leaderboard import validate as validate_module
-from benchmarks.leaderboard.cells import CellOutcome
-from benchmarks.leaderboard.records import decode, encode
+from mara_env.benchmarks.leaderboard import main
+from mara_env.benchmarks.leaderboard import validate as validate_module
+from mara_env.benchmarks.leaderboard.cells import CellOutcome
+from mara_env.benchmarks.leaderboard.records import decode, encode
 from mara_env.portability import MAX_ULPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def test_changed_code_is_named(
     module = "validate_user_agent_q"
     source = textwrap.dedent(
         """
-        from agents import EarliestDeadlineFirst
+        from mara_env.agents import EarliestDeadlineFirst
 
         class Mine(EarliestDeadlineFirst):
             name = "mine"
@@ -200,7 +200,7 @@ def test_a_users_scheduler_that_cannot_be_imported_here_is_not_checked_not_inval
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / f"{module}.py").write_text(
-        "from agents import EarliestDeadlineFirst\n\n\nclass Mine(EarliestDeadlineFirst):\n"
+        "from mara_env.agents import EarliestDeadlineFirst\n\n\nclass Mine(EarliestDeadlineFirst):\n"
         "    name = 'mine'\n"
     )
     with monkeypatch.context() as inside:

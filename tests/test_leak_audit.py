@@ -1,4 +1,4 @@
-"""The leak audit (:mod:`benchmarks.prediction.leak_audit`) and the rank statistics it uses."""
+"""The leak audit (:mod:`mara_env.benchmarks.prediction.leak_audit`) and the rank statistics it uses."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.common import probes
-from benchmarks.common.statistics import auc, average_ranks, spearman
-from benchmarks.prediction import audit_statistics, leak_audit
-from benchmarks.prediction.audit_episodes import (
+from mara_env.benchmarks.common import probes
+from mara_env.benchmarks.common.statistics import auc, average_ranks, spearman
+from mara_env.benchmarks.prediction import audit_statistics, leak_audit
+from mara_env.benchmarks.prediction.audit_episodes import (
     WORLD_DESCRIPTIONS,
     WORLDS,
     AuditSettings,
     play_episode,
 )
-from mara_env.config import WORLD_VERSIONS
+from mara_env.worlds.config import WORLD_VERSIONS
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

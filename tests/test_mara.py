@@ -14,21 +14,26 @@ import torch
 from agreement import assert_agree
 
 import mara_env
-from agents import evaluate
-from agents.mara.agent import Mara
-from agents.mara.features import SLOT_INPUTS, FeatureBuilder, NoPredictions, prediction_features
-from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks.mara import ppo as mara_ppo
-from benchmarks.mara import train as train_mara
-from benchmarks.mara.batches import merge_steps
-from benchmarks.mara.imitation import imitate
-from benchmarks.mara.returns import ValueNorm
-from benchmarks.mara.rollouts import ClusterVector, StepBatch, agent_seed
-from benchmarks.mara.settings import QUICK, TrainSettings
-from benchmarks.mara.trainer import Trainer
-from mara_env.observation import GLOBAL_FEATURES
-from predictors.checkpoint import CheckpointError
-from predictors.registry import make_predictor
+from mara_env.agents import evaluate
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.features import (
+    SLOT_INPUTS,
+    FeatureBuilder,
+    NoPredictions,
+    prediction_features,
+)
+from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env.benchmarks.mara import ppo as mara_ppo
+from mara_env.benchmarks.mara import train as train_mara
+from mara_env.benchmarks.mara.batches import merge_steps
+from mara_env.benchmarks.mara.imitation import imitate
+from mara_env.benchmarks.mara.returns import ValueNorm
+from mara_env.benchmarks.mara.rollouts import ClusterVector, StepBatch, agent_seed
+from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
+from mara_env.benchmarks.mara.trainer import Trainer
+from mara_env.predictors.checkpoint import CheckpointError
+from mara_env.predictors.registry import make_predictor
+from mara_env.sim.observation import GLOBAL_FEATURES
 
 SMALL = PolicyConfig(width=16, layers=1, heads=2)
 
@@ -260,7 +265,7 @@ def test_checkpoint_round_trip_and_clear_errors(tmp_path: Path) -> None:
 
 
 def test_shipped_checkpoint_loads_by_name() -> None:
-    from agents import make_agent
+    from mara_env.agents import make_agent
 
     agent = make_agent("mara")
     assert agent.name == "mara"
@@ -292,7 +297,7 @@ def test_same_seed_same_training_run(tmp_path: Path) -> None:
     runs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.pt"
-        assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+        assert train_mara.main(["--quick", "--output", str(out), "--no-progress"]) == 0
         with out.with_suffix(".csv").open() as handle:
             rows = [
                 {k: v for k, v in row.items() if k not in ("wall_seconds", "epochs_per_second")}
@@ -378,12 +383,14 @@ def test_agent_decides_on_its_own_thread_count_and_restores_it() -> None:
 
 @pytest.mark.parametrize("name", ["mara", "mara_imitation"])
 def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
-    from agents.mara.agent import default_checkpoint
+    from mara_env.agents.mara.agent import default_checkpoint
 
     card = json.loads(default_checkpoint().with_name(f"{name}.json").read_text())
     facts = card["facts"]
     command = facts["command"]
-    assert command[:3] == ["python", "-m", "benchmarks.mara.train"]
+    # the module's name when the card was written: benchmarks.mara.train before 0.4.0
+    assert command[:2] == ["python", "-m"]
+    assert command[2] in ("mara_env.benchmarks.mara.train", "benchmarks.mara.train")
     settings = train_mara.settings_of(train_mara.parse_args(command[3:]))
     # a setting added after the card was made ran as its default does (e.g. rollout_lag 0)
     added = {k: v for k, v in asdict(TrainSettings()).items() if k not in facts["settings"]}
@@ -393,8 +400,8 @@ def test_each_shipped_card_records_the_command_that_made_it(name: str) -> None:
 
 
 def test_mara_imitation_is_registered_beside_mara() -> None:
-    from agents import VARIANTS, make_agent
-    from agents.mara.agent import imitation_checkpoint
+    from mara_env.agents import VARIANTS, make_agent
+    from mara_env.agents.mara.agent import imitation_checkpoint
 
     agent = make_agent("mara_imitation")
     assert isinstance(agent, Mara) and agent.name == "mara_imitation"

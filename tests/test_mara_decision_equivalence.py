@@ -1,8 +1,8 @@
 """MARA's acting path takes the actions of the network's batched encode and decode.
 
-:meth:`agents.mara.policy.MaraPolicy.act` (what :class:`agents.mara.agent.Mara` decides with)
+:meth:`mara_env.agents.mara.policy.MaraPolicy.act` (what :class:`mara_env.agents.mara.agent.Mara` decides with)
 reads each node's logits from tables built in one pass and leaves a node to
-:meth:`~agents.mara.policy.MaraPolicy.decode`'s own step only where rounding could decide it.
+:meth:`~mara_env.agents.mara.policy.MaraPolicy.decode`'s own step only where rounding could decide it.
 These tests hold it to ``decode(encode(...))`` on random networks and inputs, with the exact
 step forced and not, and hold the shipped agent to the actions it took on evaluation episodes
 before the acting path existed (digests of every action of each episode; that agent's weights
@@ -19,11 +19,11 @@ import pytest
 import torch
 
 import mara_env
-from agents.evaluation import start_episode
-from agents.mara import policy as policy_module
-from agents.mara.agent import Mara
-from agents.mara.features import SLOT_INPUTS
-from agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env.agents.evaluation import start_episode
+from mara_env.agents.mara import policy as policy_module
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.features import SLOT_INPUTS
+from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -13,16 +13,16 @@ import pytest
 import torch
 
 import mara_env
-from agents.mara.agent import Mara
-from agents.mara.policy import MaraPolicy
-from benchmarks.mara import compare as mara_compare
-from benchmarks.mara import evaluate as mara_evaluate
-from benchmarks.mara import evaluation_tables
-from benchmarks.mara import timing as mara_timing
-from benchmarks.mara import train as train_mara
-from benchmarks.mara.settings import QUICK, TrainSettings
-from benchmarks.mara.trainer import ActingCopy, Trainer, learner_device
-from benchmarks.mara.validation import tune_temperature
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.benchmarks.mara import compare as mara_compare
+from mara_env.benchmarks.mara import evaluate as mara_evaluate
+from mara_env.benchmarks.mara import evaluation_tables
+from mara_env.benchmarks.mara import timing as mara_timing
+from mara_env.benchmarks.mara import train as train_mara
+from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
+from mara_env.benchmarks.mara.trainer import ActingCopy, Trainer, learner_device
+from mara_env.benchmarks.mara.validation import tune_temperature
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 @pytest.fixture(scope="module")
 def quick_checkpoint(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None) -> Path:
     out = tmp_path_factory.mktemp("mara") / "quick.pt"
-    assert train_mara.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+    assert train_mara.main(["--quick", "--output", str(out), "--no-progress"]) == 0
     return out
 
 
@@ -55,7 +55,7 @@ def test_quick_card_records_temperature_throughput_and_confirmation(quick_checkp
 def test_ppo_from_a_warm_start_checkpoint(tmp_path: Path, quick_checkpoint: Path) -> None:
     out = tmp_path / "ppo.pt"
     argv = ["--quick", "--init", str(quick_checkpoint), "--dagger-rounds", "0"]
-    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert train_mara.main([*argv, "--output", str(out), "--no-progress"]) == 0
     facts = json.loads(out.with_suffix(".json").read_text())["facts"]
     assert facts["init"]["sha256"] == Mara.load(quick_checkpoint).checkpoint_sha256
     with out.with_suffix(".csv").open() as handle:
@@ -63,15 +63,15 @@ def test_ppo_from_a_warm_start_checkpoint(tmp_path: Path, quick_checkpoint: Path
     assert {row["phase"] for row in rows} == {"ppo"}
     assert rows[0]["validation_completion"]  # the warm start is scored as update 0
     with pytest.raises(SystemExit, match="network"):
-        train_mara.main([*argv, "--width", "32", "--out", str(tmp_path / "bad.pt")])
+        train_mara.main([*argv, "--width", "32", "--output", str(tmp_path / "bad.pt")])
     with pytest.raises(SystemExit, match="temperature"):
-        train_mara.main([*argv, "--temperature", "1.0", "--out", str(tmp_path / "bad.pt")])
+        train_mara.main([*argv, "--temperature", "1.0", "--output", str(tmp_path / "bad.pt")])
 
 
 def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Path) -> None:
     out = tmp_path / "evaluation.csv"
     argv = ["--agents", "edf", str(quick_checkpoint), "--workloads", "rl", "--loads", "1.4"]
-    argv += ["--seeds", "1", "--out", str(out)]
+    argv += ["--seeds", "1", "--output", str(out)]
     assert mara_evaluate.main(argv) == 0
     assert mara_evaluate.main(argv) == 0  # resumes: nothing new to run
     with out.open() as handle:
@@ -100,7 +100,7 @@ def test_evaluation_refuses_rows_of_another_checkpoint(
     agent.save(checkpoint)
     out = tmp_path / "evaluation.csv"
     argv = ["--agents", str(checkpoint), "--workloads", "rl", "--loads", "1.4"]
-    argv += ["--seeds", "1", "--out", str(out)]
+    argv += ["--seeds", "1", "--output", str(out)]
     assert mara_evaluate.main(argv) == 0
     before = out.read_text()
     torch.nn.init.zeros_(next(agent.policy.parameters()))
@@ -199,7 +199,7 @@ def test_gap_closed_known_answer(tmp_path: Path) -> None:
 def test_evaluation_refuses_rows_made_by_other_code(tmp_path: Path) -> None:
     out = tmp_path / "evaluation.csv"
     argv = ["--agents", "edf", "--workloads", "rl", "--loads", "1.4", "--seeds", "1"]
-    argv += ["--out", str(out)]
+    argv += ["--output", str(out)]
     assert mara_evaluate.main(argv) == 0
     label, _, _, code = mara_evaluate.build("edf")
     text = out.read_text()
@@ -217,8 +217,8 @@ def test_evaluation_refuses_a_file_with_other_columns(tmp_path: Path) -> None:
     old = "agent,checkpoint,workload,load,seed,completion_rate,decision_ms_per_epoch\n"
     out.write_text(old + "edf,,rl,1.4,1000,0.5,1.0\n")
     argv = ["--agents", "edf", "--workloads", "rl", "--loads", "1.4", "--seeds", "1"]
-    with pytest.raises(SystemExit, match="another --out"):
-        mara_evaluate.main([*argv, "--out", str(out)])
+    with pytest.raises(SystemExit, match="another --output"):
+        mara_evaluate.main([*argv, "--output", str(out)])
     assert out.read_text() == old + "edf,,rl,1.4,1000,0.5,1.0\n"
 
 
@@ -228,7 +228,7 @@ def test_validation_in_a_worker_changes_nothing_but_time(
     """The fixture's run played its validations in a worker process (the default); played here
     instead, the same run logs the same rows and keeps the same weights."""
     out = tmp_path / "here.pt"
-    argv = ["--quick", "--validation-workers", "0", "--out", str(out), "--no-progress"]
+    argv = ["--quick", "--validation-workers", "0", "--output", str(out), "--no-progress"]
     assert train_mara.main(argv) == 0
     timing = {"wall_seconds", "epochs_per_second"}
 
@@ -287,7 +287,7 @@ def test_temperature_diagnostic_scores_each_temperature(quick_checkpoint: Path) 
 def trained_run(out: Path, argv: list[str]) -> tuple[list[dict], dict, dict]:
     """Train with ``argv`` into ``out``; the log's rows (without timings), the kept weights and
     the card's facts."""
-    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert train_mara.main([*argv, "--output", str(out), "--no-progress"]) == 0
     with out.with_suffix(".csv").open() as handle:
         rows = [
             {k: v for k, v in row.items() if k not in {"wall_seconds", "epochs_per_second"}}
@@ -313,7 +313,7 @@ def test_lagged_rollouts_in_a_worker_change_nothing_but_time(tmp_path: Path) -> 
     assert card["settings"]["rollout_lag"] == 1
     assert (card["rollout_workers"], card_here["rollout_workers"]) == (1, 0)
     with pytest.raises(SystemExit, match="rollout_lag"):
-        train_mara.main(["--quick", "--rollout-lag", "2", "--out", str(tmp_path / "bad.pt")])
+        train_mara.main(["--quick", "--rollout-lag", "2", "--output", str(tmp_path / "bad.pt")])
 
 
 def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_went(
@@ -333,7 +333,7 @@ def test_on_policy_rollouts_shared_by_two_workers_repeat_and_say_where_the_time_
     assert sum(seconds["rollouts"].values()) > 0 and sum(seconds["learner"].values()) > 0
     assert "Where PPO's" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="rollout_workers must be between 0 and the run's 3"):
-        train_mara.main(["--quick", "--rollout-workers", "4", "--out", str(tmp_path / "bad.pt")])
+        train_mara.main(["--quick", "--rollout-workers", "4", "--output", str(tmp_path / "bad.pt")])
 
 
 @pytest.mark.parametrize(
@@ -369,7 +369,7 @@ def test_a_learner_apart_from_its_acting_copy_trains_the_same_run(
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_a_cuda_learner_is_refused_where_torch_sees_none(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="sees no CUDA device"):
-        train_mara.main(["--quick", "--device", "cuda", "--out", str(tmp_path / "never.pt")])
+        train_mara.main(["--quick", "--device", "cuda", "--output", str(tmp_path / "never.pt")])
     assert learner_device("auto") == torch.device("cpu")
     with pytest.raises(ValueError, match="device must be one of"):
         learner_device("gpu")
@@ -403,14 +403,14 @@ def test_ray_options_that_cannot_apply_are_refused(
     tmp_path: Path, argv: list[str], message: str
 ) -> None:
     with pytest.raises(SystemExit, match=message):
-        train_mara.main(["--quick", *argv, "--out", str(tmp_path / "never.pt")])
+        train_mara.main(["--quick", *argv, "--output", str(tmp_path / "never.pt")])
     assert not (tmp_path / "never.pt").exists()
 
 
 def test_shards_split_the_clusters_and_merge_back_in_the_plan_numbering() -> None:
-    from agents.mara.policy import MaraPolicy, PolicyConfig
-    from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker, merge_rollouts
     from mara_env import get_config
+    from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+    from mara_env.benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker, merge_rollouts
 
     network = PolicyConfig(width=16, layers=1, heads=2)
     plan = RolloutPlan((get_config("tiny"),) * 3, network, "wls", 4, 0.35, seed=0, epochs=40)
@@ -438,7 +438,7 @@ def test_shards_split_the_clusters_and_merge_back_in_the_plan_numbering() -> Non
 def test_rollout_throughput_compares_worker_counts_and_keeps_its_report(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from benchmarks.mara import rollout_throughput
+    from mara_env.benchmarks.mara import rollout_throughput
 
     page = tmp_path / "rollouts.md"
     argv = ["--preset", "tiny", "--clusters", "3", "--epochs", "4", "--rollouts", "1"]
@@ -462,7 +462,7 @@ def test_joint_trust_region_on_v2_logs_the_joint_move_and_the_warm_up(
     argv = ["--quick", "--init", str(quick_checkpoint), "--dagger-rounds", "0", "--updates", "4"]
     argv += ["--trust-region", "joint", "--world-version", "2", "--value-warmup", "3"]
     argv += ["--value-warmup-loss", "1e9"]  # any loss ends the warm-up at once
-    assert train_mara.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert train_mara.main([*argv, "--output", str(out), "--no-progress"]) == 0
     with out.with_suffix(".csv").open() as handle:
         updates = [row for row in csv.DictReader(handle) if row["update"] not in ("", "0")]
     assert [row["warmup"] for row in updates[:2]] == ["1", "0"]
@@ -475,7 +475,7 @@ def test_joint_trust_region_on_v2_logs_the_joint_move_and_the_warm_up(
 
 
 def test_critic_warm_up_ends_at_its_stated_loss_or_its_cap() -> None:
-    from benchmarks.mara.ppo import critic_ready
+    from mara_env.benchmarks.mara.ppo import critic_ready
 
     capped = TrainSettings(value_warmup=3)
     assert [critic_ready(capped, update, {"value_loss": 0.0}) for update in (1, 2, 3)] == [
@@ -493,7 +493,7 @@ def test_critic_warm_up_ends_at_its_stated_loss_or_its_cap() -> None:
 def test_trust_region_summary_refuses_a_log_without_the_joint_move(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from benchmarks.mara import trust_region
+    from mara_env.benchmarks.mara import trust_region
 
     old = Path("benchmarks/results/mara/mara_ppo_training.csv")  # written before the column
     with pytest.raises(SystemExit):

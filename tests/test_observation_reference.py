@@ -1,7 +1,7 @@
 """The fast observation builder against a slow, obviously-correct reference.
 
 The reference recomputes every feature of every slot from the simulator state with plain Python,
-following the layout documented in ``mara_env.observation``; the builder caches per-task tables
+following the layout documented in ``mara_env.sim.observation``; the builder caches per-task tables
 and updates them incrementally. They must agree at every step of whole episodes.
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import mara_env
-from mara_env.families import FAMILY_NAMES
-from mara_env.observation import (
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.sim.observation import (
     FEATURE_BOUND,
     GLOBAL_FEATURES,
     S_BUDGET,
@@ -25,7 +25,7 @@ from mara_env.observation import (
     STEP_SCALE,
     TIME_SCALE,
 )
-from mara_env.simulator import NO_TASK
+from mara_env.sim.simulator import NO_TASK
 
 
 def reference_observation(env: mara_env.raw_env, node: int) -> np.ndarray:

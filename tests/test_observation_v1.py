@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents.observed_history import ObservedHistories
-from mara_env.core import MAX_TASKS_PER_EPISODE
-from mara_env.families import FAMILY_NAMES
-from mara_env.observation import (
+from mara_env.agents.observed_history import ObservedHistories
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors.env_histories import HistoryBuffers, task_histories
+from mara_env.sim.core import MAX_TASKS_PER_EPISODE
+from mara_env.sim.observation import (
     GLOBAL_FEATURES,
     S_BUDGET,
     S_FAMILY,
@@ -26,8 +27,7 @@ from mara_env.observation import (
     SLOT_FEATURES,
     TIME_SCALE,
 )
-from mara_env.simulator import NO_TASK
-from predictors.env_histories import HistoryBuffers, task_histories
+from mara_env.sim.simulator import NO_TASK
 
 #: Slot columns of v0 (every one keeps its index and meaning in v1).
 V0_SLOT_FEATURES = S_FAMILY + len(FAMILY_NAMES)

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import make_agent
-from agents.base import NotResetError
-from agents.observed_history import HistoryScheduler, ObservedHistories
-from agents.tracking import NO_TASK, SlotTracker
-from mara_env.families import FAMILY_NAMES
-from mara_env.observation import SlotView
+from mara_env.agents import make_agent
+from mara_env.agents.base import NotResetError
+from mara_env.agents.observed_history import HistoryScheduler, ObservedHistories
+from mara_env.agents.tracking import NO_TASK, SlotTracker
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.sim.observation import SlotView
 
 #: Observations are float32: agreement to float32 precision.
 RTOL, ATOL = 2e-6, 1e-6
@@ -124,8 +124,8 @@ def test_a_task_keeps_its_history_when_it_changes_slot() -> None:
     before = {slot: histories.history(slot) for slot in range(config.n_slots)}
     ids_before = histories.task_ids.copy()
     vector = env.observe("node_0")["observation"].copy()
-    start = mara_env.observation.GLOBAL_FEATURES
-    width = mara_env.observation.SLOT_FEATURES
+    start = mara_env.sim.observation.GLOBAL_FEATURES
+    width = mara_env.sim.observation.SLOT_FEATURES
     slots = vector[start:].reshape(config.n_slots, width)
     vector[start:] = slots[::-1].ravel()  # the same tasks, in reversed slots
     histories.update(vector)
@@ -160,7 +160,7 @@ def test_update_before_reset_and_bad_slots_raise_clear_errors() -> None:
 def test_an_observation_no_history_can_hold_is_refused_by_name(column: str, value: float) -> None:
     """The histories are built without TaskHistory's checks, so update() refuses the values
     those checks would: a clear error naming the slot, not a wrong prediction later."""
-    from mara_env import observation as layout
+    from mara_env.sim import observation as layout
 
     env = mara_env.raw_env("tiny", load=4.0)
     env.reset(seed=0)
@@ -189,7 +189,7 @@ class _FirstSlotWithHistory(HistoryScheduler):
 
 
 def test_history_scheduler_updates_histories_before_each_plan() -> None:
-    from agents import evaluate
+    from mara_env.agents import evaluate
 
     scheduler = _FirstSlotWithHistory()
     rows = evaluate(scheduler, mara_env.get_config("tiny", load=4.0), seeds=[0])
@@ -204,17 +204,17 @@ def _vector_with_serials(config: mara_env.ClusterConfig, serials: list[int]) -> 
     env = mara_env.raw_env(config)
     env.reset(seed=0)
     vector = env.observe("node_0")["observation"].astype(np.float64)
-    start, width = mara_env.observation.GLOBAL_FEATURES, mara_env.observation.SLOT_FEATURES
+    start, width = mara_env.sim.observation.GLOBAL_FEATURES, mara_env.sim.observation.SLOT_FEATURES
     slots = vector[start:].reshape(config.n_slots, width)
-    occupied = np.flatnonzero(slots[:, mara_env.observation.S_OCCUPIED] > 0.5)
+    occupied = np.flatnonzero(slots[:, mara_env.sim.observation.S_OCCUPIED] > 0.5)
     assert occupied.size, "the episode starts with a slotted task"
     template = slots[occupied[0]].copy()
     for slot, serial in enumerate(serials):
         slots[slot] = 0.0
         if serial >= 0:
             slots[slot] = template
-            slots[slot, mara_env.observation.S_SERIAL] = (serial + 1) / (
-                mara_env.observation.SERIAL_SCALE
+            slots[slot, mara_env.sim.observation.S_SERIAL] = (serial + 1) / (
+                mara_env.sim.observation.SERIAL_SCALE
             )
     vector[start:] = slots.ravel()
     return vector.astype(np.float32)

@@ -10,25 +10,25 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import evaluate, make_agent
-from agents.base import EpochScheduler
-from agents.evaluation import SchedulerError
-from agents.lara import Lara
-from agents.observed_history import ObservedHistories
-from benchmarks.leaderboard import main as leaderboard_main
-from benchmarks.prediction import benchmark as prediction_benchmark
-from benchmarks.prediction.audit_episodes import AuditSettings
-from mara_env.observation import SlotView
-from predictors.base import PredictorInputError, TaskHistory, is_privileged
-from predictors.env_histories import slotted_tasks, task_histories
-from predictors.oracle import Oracle, UnboundOracleError
-from predictors.registry import (
+from mara_env.agents import evaluate, make_agent
+from mara_env.agents.base import EpochScheduler
+from mara_env.agents.evaluation import SchedulerError
+from mara_env.agents.lara import Lara
+from mara_env.agents.observed_history import ObservedHistories
+from mara_env.benchmarks.leaderboard import main as leaderboard_main
+from mara_env.benchmarks.prediction import benchmark as prediction_benchmark
+from mara_env.benchmarks.prediction.audit_episodes import AuditSettings
+from mara_env.predictors.base import PredictorInputError, TaskHistory, is_privileged
+from mara_env.predictors.env_histories import slotted_tasks, task_histories
+from mara_env.predictors.oracle import Oracle, UnboundOracleError
+from mara_env.predictors.registry import (
     PrivilegedPredictorError,
     UnknownPredictorError,
     known_predictors,
     make_predictor,
 )
-from predictors.wrappers import NEED_Q50, add_predictions, decode_predictions
+from mara_env.predictors.wrappers import NEED_Q50, add_predictions, decode_predictions
+from mara_env.sim.observation import SlotView
 
 
 def _played_epochs(seed: int, epochs: int) -> Any:
@@ -235,7 +235,7 @@ def test_the_prediction_wrappers_bind_it_to_the_wrapped_environment() -> None:
 def test_leaderboard_rows_and_tables_say_which_entries_are_privileged(tmp_path: Path) -> None:
     out = tmp_path / "board"
     args = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "1"]
-    args += ["--no-progress", "--no-plots", "--workers", "1", "--out", str(out)]
+    args += ["--no-progress", "--no-plots", "--workers", "1", "--output", str(out)]
     assert leaderboard_main([*args, "--agents", "edf", "clairvoyant", "lara_oracle"]) == 0
     rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     flags = {row["agent"]: row["privileged"] for row in rows if "privileged" in row}

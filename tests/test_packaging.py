@@ -13,25 +13,32 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.reference.shipped_files import NOT_SHIPPED, main, manifest_text, tree_data_files
+from mara_env.benchmarks.reference.shipped_files import (
+    NOT_SHIPPED,
+    main,
+    manifest_text,
+    tree_data_files,
+)
 from mara_env.installation import (
-    IMPORT_PACKAGES,
     MANIFEST,
+    SOURCE_FOLDERS,
+    data_path,
     file_sha256,
+    installed_path,
     read_manifest,
     shipped_file_problems,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = "agents/tuned_settings_v3.json"
-CHECKPOINT = "agents/checkpoints/v3/mara.pt"
+SETTINGS = "agents/worlds/v3/tuned_settings.json"
+CHECKPOINT = "agents/worlds/v3/mara.pt"
 
 
 def tree_modules() -> set[str]:
     return {
         path.relative_to(ROOT).as_posix()
-        for package in IMPORT_PACKAGES
-        for path in (ROOT / package).rglob("*.py")
+        for folder in SOURCE_FOLDERS.values()
+        for path in (ROOT / folder).rglob("*.py")
         if "__pycache__" not in path.parts
         and not path.relative_to(ROOT).as_posix().startswith(NOT_SHIPPED)
     }
@@ -44,7 +51,7 @@ def test_the_manifest_lists_every_data_file_of_the_tree() -> None:
         name for name in set(tree) | set(manifest) if tree.get(name) != manifest.get(name)
     )
     assert not differing, (
-        f"{MANIFEST} is out of date for {differing}: run python -m benchmarks.reference "
+        f"{MANIFEST} is out of date for {differing}: run python -m mara_env.benchmarks.reference "
         "shipped-files"
     )
     assert {SETTINGS, CHECKPOINT, "mara_env/data/traces.npz"} <= set(manifest)
@@ -59,8 +66,8 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path: Path) -> None:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     ignored = shutil.ignore_patterns("__pycache__", "results", "figures")
-    for package in IMPORT_PACKAGES:
-        shutil.copytree(ROOT / package, source / package, ignore=ignored)
+    for folder in SOURCE_FOLDERS.values():
+        shutil.copytree(ROOT / folder, source / folder, ignore=ignored)
     built = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path)],
         cwd=source,
@@ -71,15 +78,17 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (wheel,) = tmp_path.glob("*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
-    missing = sorted((tree_modules() | set(read_manifest(ROOT)) | {MANIFEST}) - shipped)
+    tree = tree_modules() | set(read_manifest(ROOT)) | {MANIFEST}
+    missing = sorted(label for label in tree if installed_path(label) not in shipped)
     assert not missing, f"the wheel lacks {missing}: widen the package data in pyproject.toml"
 
 
 def copy_of_the_data(tmp_path: Path) -> Path:
-    """A folder holding the manifest and every file it lists, as an installation does."""
+    """A folder holding the manifest and every file it lists where a wheel installs them."""
     for relative in [MANIFEST, *read_manifest(ROOT)]:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / relative, tmp_path / relative)
+        (tmp_path / installed_path(relative)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, tmp_path / installed_path(relative))
+    (tmp_path / "mara_env" / "agents" / "__init__.py").touch()
     return tmp_path
 
 
@@ -92,25 +101,26 @@ def test_a_missing_settings_file_or_checkpoint_is_named_with_how_to_restore_it(
     tmp_path: Path,
 ) -> None:
     root = copy_of_the_data(tmp_path)
-    (root / SETTINGS).unlink()
-    (root / CHECKPOINT).unlink()
+    data_path(SETTINGS, root).unlink()
+    data_path(CHECKPOINT, root).unlink()
     problems = shipped_file_problems(root)
     assert len(problems) == 2
     for name, problem in zip((CHECKPOINT, SETTINGS), problems, strict=True):
-        assert problem.startswith(f"The shipped data file {root / name} is missing.")
+        assert problem.startswith(f"The shipped data file {data_path(name, root)} is missing.")
         assert "pip install --force-reinstall --no-deps mara-env" in problem
 
 
 def test_a_changed_file_and_a_checkpoint_unlike_its_card_are_named(tmp_path: Path) -> None:
     root = copy_of_the_data(tmp_path)
-    with (root / SETTINGS).open("a") as settings:
+    with data_path(SETTINGS, root).open("a") as settings:
         settings.write("\n")
-    card = root / Path(CHECKPOINT).with_suffix(".json")
+    card = data_path(CHECKPOINT, root).with_suffix(".json")
     document = json.loads(card.read_text())
     card.write_text(json.dumps({**document, "sha256": "0" * 64}))
     problems = shipped_file_problems(root)
-    assert any(f"{root / SETTINGS} differs from the one mara-env ships" in p for p in problems)
-    assert any(f"The checkpoint {root / CHECKPOINT} does not match its card" in p for p in problems)
+    settings, checkpoint = data_path(SETTINGS, root), data_path(CHECKPOINT, root)
+    assert any(f"{settings} differs from the one mara-env ships" in p for p in problems)
+    assert any(f"The checkpoint {checkpoint} does not match its card" in p for p in problems)
 
 
 def test_a_missing_or_broken_manifest_is_reported(tmp_path: Path) -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mara import prediction_value
-from benchmarks.mara import prediction_value_plan as plan
-from benchmarks.mara.prediction_value_plan import Run, planned_runs, stage_done
-from benchmarks.mara.settings import ABLATIONS
-from benchmarks.mara.train import main as train_main
-from benchmarks.mara.train import parse_args, settings_of
-from benchmarks.prediction.value_errors import main as value_errors_main
-from predictors.checkpoint import load_checkpoint, rewrite_card
+from mara_env.benchmarks.mara import prediction_value
+from mara_env.benchmarks.mara import prediction_value_plan as plan
+from mara_env.benchmarks.mara.prediction_value_plan import Run, planned_runs, stage_done
+from mara_env.benchmarks.mara.settings import ABLATIONS
+from mara_env.benchmarks.mara.train import main as train_main
+from mara_env.benchmarks.mara.train import parse_args, settings_of
+from mara_env.benchmarks.prediction.value_errors import main as value_errors_main
+from mara_env.predictors.checkpoint import load_checkpoint, rewrite_card
 
 
 def test_every_row_trains_on_the_same_budget_and_differs_only_in_its_part() -> None:
@@ -70,7 +70,7 @@ def test_the_table_evaluates_finished_runs_and_resumes(tmp_path: Path) -> None:
     """Tiny stand-ins for three rows' runs (one quick checkpoint, its card given each stage's
     planned command) make every table; a second call replays nothing."""
     quick = tmp_path / "quick.pt"
-    assert train_main(["--quick", "--out", str(quick), "--no-progress"]) == 0
+    assert train_main(["--quick", "--output", str(quick), "--no-progress"]) == 0
     results = tmp_path / "runs"
     results.mkdir()
     _, card = load_checkpoint(quick)

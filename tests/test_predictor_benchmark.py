@@ -14,20 +14,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.prediction import benchmark as bench
-from benchmarks.prediction import cells_figure as prediction_cells_figure
-from benchmarks.prediction import figure as prediction_figure
-from benchmarks.prediction import protocols as prediction_protocols
-from benchmarks.prediction import reliability_figure as prediction_reliability_figure
-from benchmarks.prediction import report as prediction_report
-from benchmarks.prediction import results
 from mara_env import ClusterConfig, default_trace_source, get_config
-from mara_env.families import FAMILY_NAMES
-from mara_env.simulator import ACTIVE, EXPIRED, ClusterSimulator
-from mara_env.workload import TaskTable
-from predictors import WLS, RemainingWork, TaskHistory
-from predictors.base import UNKNOWN_FAMILY
-from predictors.cases import (
+from mara_env.benchmarks.prediction import benchmark as bench
+from mara_env.benchmarks.prediction import cells_figure as prediction_cells_figure
+from mara_env.benchmarks.prediction import figure as prediction_figure
+from mara_env.benchmarks.prediction import protocols as prediction_protocols
+from mara_env.benchmarks.prediction import reliability_figure as prediction_reliability_figure
+from mara_env.benchmarks.prediction import report as prediction_report
+from mara_env.benchmarks.prediction import results
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.workload import TaskTable
+from mara_env.predictors import WLS, RemainingWork, TaskHistory
+from mara_env.predictors.base import UNKNOWN_FAMILY
+from mara_env.predictors.cases import (
     CaseError,
     PredictionTask,
     TrajectoryPredictor,
@@ -35,6 +34,7 @@ from predictors.cases import (
     make_cases,
     sample_trajectories,
 )
+from mara_env.sim.simulator import ACTIVE, EXPIRED, ClusterSimulator
 
 FRACTIONS = (0.1, 0.2, 0.4, 0.8)
 
@@ -375,15 +375,15 @@ def held_out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for family in prediction_protocols.FAMILIES:
         path = prediction_protocols.held_out_checkpoint(folder, "flow_matching", family)
         subprocess.run(
-            [sys.executable, "-m", "benchmarks.prediction.train", "--model", "flow_matching",
-             "--quick", "--no-progress", "--hold-out", family, "--out", str(path)],
+            [sys.executable, "-m", "mara_env.benchmarks.prediction.train", "--model", "flow_matching",
+             "--quick", "--no-progress", "--hold-out", family, "--output", str(path)],
             check=True, capture_output=True,
         )  # fmt: skip
     return folder
 
 
 def quick_args(out: Path, *extra: str) -> list[str]:
-    return ["--predictors", "wls", "--protocols", "test", "--quick", "--no-progress", "--out",
+    return ["--predictors", "wls", "--protocols", "test", "--quick", "--no-progress", "--output",
             str(out), *extra]  # fmt: skip
 
 
@@ -444,7 +444,7 @@ def test_pairs_compare_the_rows_own_samples_and_resume(
     samples), every reported cell at an acceptance fraction gets one pair per baseline, and a
     re-run reuses them."""
     args = ["--predictors", "wls", "dkf", "flow_matching", "--protocols", "test", "--quick",
-            "--no-progress", "--no-figure", "--fractions", "0.2", "0.8", "--out", str(tmp_path)]  # fmt: skip
+            "--no-progress", "--no-figure", "--fractions", "0.2", "0.8", "--output", str(tmp_path)]  # fmt: skip
     assert bench.main(args) == 0
     rows = {
         (r["predictor"], r["set"], r["fraction"]): r for r in read_rows(tmp_path / "results.csv")
@@ -503,7 +503,7 @@ def test_the_held_out_protocol_scores_held_out_checkpoints(
     tmp_path: Path, held_out_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--predictors", "wls", "flow_matching", "spline_flow", "--protocols", "held_out",
-            "--fractions", "0.2", "--quick", "--no-progress", "--no-figure", "--out",
+            "--fractions", "0.2", "--quick", "--no-progress", "--no-figure", "--output",
             str(tmp_path), "--held-out-dir", str(held_out_dir)]  # fmt: skip
     assert bench.main(args) == 0
     rows = read_rows(tmp_path / "results.csv")
@@ -523,7 +523,7 @@ def test_a_missing_held_out_checkpoint_names_the_command_or_is_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--predictors", "wls", "flow_matching", "--protocols", "held_out", "--fractions",
-            "0.2", "--quick", "--no-progress", "--no-figure", "--out", str(tmp_path / "out"),
+            "0.2", "--quick", "--no-progress", "--no-figure", "--output", str(tmp_path / "out"),
             "--held-out-dir", str(tmp_path)]  # fmt: skip
     with pytest.raises(SystemExit):
         bench.main(args)
@@ -531,7 +531,7 @@ def test_a_missing_held_out_checkpoint_names_the_command_or_is_skipped(
     missing = tmp_path / "flow_matching_without_tabular.pt"
     assert f"missing {missing}" in error
     assert (
-        f"python -m benchmarks.prediction.train --model flow_matching --hold-out tabular --out {missing}"
+        f"python -m mara_env.benchmarks.prediction.train --model flow_matching --hold-out tabular --output {missing}"
         in error
     )
     assert bench.main([*args, "--skip-missing-held-out"]) == 0
@@ -545,8 +545,10 @@ def test_a_checkpoint_of_ones_own_is_scored_as_flow_matching(
     mine = prediction_protocols.held_out_checkpoint(held_out_dir, "flow_matching", "rl")
     args = ["--predictors", "flow_matching", "--protocols", "test", "--fractions", "0.4",
             "--quick", "--no-progress", "--no-figure"]  # fmt: skip
-    assert bench.main([*args, "--out", str(tmp_path / "mine"), "--flow-matching", str(mine)]) == 0
-    assert bench.main([*args, "--out", str(tmp_path / "shipped")]) == 0
+    assert (
+        bench.main([*args, "--output", str(tmp_path / "mine"), "--flow-matching", str(mine)]) == 0
+    )
+    assert bench.main([*args, "--output", str(tmp_path / "shipped")]) == 0
     ours = read_rows(tmp_path / "mine" / "results.csv")
     shipped = read_rows(tmp_path / "shipped" / "results.csv")
     assert len({r["weights"] for r in ours}) == len({r["weights"] for r in shipped}) == 1
@@ -636,7 +638,7 @@ def test_latency_uses_one_epoch_of_tasks_spread_over_the_cases(
 def test_a_held_out_checkpoint_that_knows_its_family_is_refused(tmp_path) -> None:
     from types import SimpleNamespace
 
-    from benchmarks.prediction.protocols import PredictorBank, held_out_checkpoint
+    from mara_env.benchmarks.prediction.protocols import PredictorBank, held_out_checkpoint
 
     path = held_out_checkpoint(tmp_path, "flow_matching", "rl")
     path.write_bytes(b"")

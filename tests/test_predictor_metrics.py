@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictors.bootstrap import (
+from mara_env.predictors.bootstrap import (
     bootstrap_mean_interval,
     bootstrap_median_difference_interval,
     bootstrap_median_interval,
 )
-from predictors.metrics import (
+from mara_env.predictors.metrics import (
     MetricInputError,
     beyond_cap_as_never,
     brier_score,
@@ -512,7 +512,7 @@ def test_the_bootstrap_is_seeded_chunked_and_checked() -> None:
     low, high = first
     assert low < float(np.median(values)) < high
     with pytest.MonkeyPatch.context() as patch:  # many small chunks draw the same indices
-        patch.setattr("predictors.bootstrap._BOOTSTRAP_CHUNK_VALUES", 1000)
+        patch.setattr("mara_env.predictors.bootstrap._BOOTSTRAP_CHUNK_VALUES", 1000)
         assert bootstrap_median_interval(values, np.random.default_rng(5)) == first
     for bad in (np.array([]), np.array([1.0, np.nan])):
         with pytest.raises(MetricInputError, match="non-empty"):

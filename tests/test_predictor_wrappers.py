@@ -18,7 +18,6 @@ import gymnasium as gym
 import numpy as np
 import pettingzoo
 import pytest
-from conftest import CONFIG_CASES, ExactTraceSource, synthetic_config, unexpected_warnings
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.classic.connect_four import connect_four
 from pettingzoo.test import (
@@ -32,26 +31,14 @@ from pettingzoo.test import (
 from pettingzoo.utils import aec_to_parallel
 
 import mara_env
-from benchmarks.perf import wrapper_throughput
-from mara_env.families import FAMILY_NAMES
-from mara_env.observation import (
-    GLOBAL_FEATURES,
-    S_LOG_LOSS,
-    S_LOG_TARGET,
-    S_SPEED,
-    S_STEPS,
-    SLOT_FEATURES,
-    SPEED_SCALE,
-    STEP_SCALE,
-    decode_observation,
-    observation_size,
-    state_size,
-)
-from predictors import WLS, RemainingWork, TaskHistory
-from predictors.env_histories import HistoryBuffers, slotted_tasks, task_histories
-from predictors.flow_matching import WITHOUT_TARGET, shipped_checkpoint
-from predictors.registry import UnknownPredictorError
-from predictors.wrappers import (
+from conftest import CONFIG_CASES, ExactTraceSource, synthetic_config, unexpected_warnings
+from mara_env.benchmarks.perf import wrapper_throughput
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors import WLS, RemainingWork, TaskHistory
+from mara_env.predictors.env_histories import HistoryBuffers, slotted_tasks, task_histories
+from mara_env.predictors.flow_matching import WITHOUT_TARGET, shipped_checkpoint
+from mara_env.predictors.registry import UnknownPredictorError
+from mara_env.predictors.wrappers import (
     NEED_Q50,
     PREDICTION_FEATURES,
     SUCCESS_ALL_NODES,
@@ -63,6 +50,19 @@ from predictors.wrappers import (
     PredictorOutputError,
     add_predictions,
     decode_predictions,
+)
+from mara_env.sim.observation import (
+    GLOBAL_FEATURES,
+    S_LOG_LOSS,
+    S_LOG_TARGET,
+    S_SPEED,
+    S_STEPS,
+    SLOT_FEATURES,
+    SPEED_SCALE,
+    STEP_SCALE,
+    decode_observation,
+    observation_size,
+    state_size,
 )
 
 ENV_ID = mara_env.ENV_ID
@@ -109,7 +109,7 @@ class SpyPredictor:
 
 
 def observed_history(simulator: Any, task: int) -> TaskHistory:
-    """A task's history built here, independently of predictors.env_histories (and validated
+    """A task's history built here, independently of mara_env.predictors.env_histories (and validated
     by TaskHistory): losses and target relative to the loss at arrival."""
     state, tasks = simulator.state, simulator.state.tasks
     initial = state.history_loss[task][0]

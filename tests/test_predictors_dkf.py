@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictors import DKF, WLS, PredictorInputError, TaskHistory
-from predictors.registry import make_predictor
+from mara_env.predictors import DKF, WLS, PredictorInputError, TaskHistory
+from mara_env.predictors.registry import make_predictor
 
 
 def power_law_history(

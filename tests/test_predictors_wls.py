@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictors import WLS, DiscountedLeastSquares, PredictorInputError, TaskHistory
-from predictors.registry import known_predictors, make_predictor
+from mara_env.predictors import WLS, DiscountedLeastSquares, PredictorInputError, TaskHistory
+from mara_env.predictors.registry import known_predictors, make_predictor
 
 
 @given(

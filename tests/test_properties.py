@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import mara_env
 from mara_env import ClusterConfig, ClusterSimulator
-from mara_env.observation import (
+from mara_env.sim.observation import (
     G_DECIDED,
     G_IDLE,
     G_NODE,
@@ -25,7 +25,7 @@ from mara_env.observation import (
     SLOT_FEATURES,
     observation_size,
 )
-from mara_env.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
+from mara_env.sim.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")

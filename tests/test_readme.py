@@ -6,11 +6,12 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from benchmarks.reference import figures
+from mara_env.benchmarks.reference import figures
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -123,11 +124,17 @@ def _heading_anchor(text: str, anchor: str) -> bool:
     return False
 
 
-def test_the_citation_names_the_installed_version() -> None:
+def test_the_version_is_written_only_in_pyproject() -> None:
+    """``mara_env.__version__`` reads the installed metadata; no page repeats the number."""
     import mara_env
 
-    (version,) = re.findall(r"version = \{(.+?)\}", README)
-    assert version == mara_env.__version__
+    assert (
+        mara_env.__version__
+        == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    )
+    assert not re.search(r"version = \{", README)
+    for path in (ROOT / "mara_env").rglob("*.py"):
+        assert f'"{mara_env.__version__}"' not in path.read_text(), path
 
 
 def test_the_pages_figures_are_those_of_the_results_files(tmp_path: Path) -> None:

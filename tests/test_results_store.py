@@ -1,4 +1,4 @@
-"""The one results store and the one seed policy of ``benchmarks.common``, and the scripts'
+"""The one results store and the one seed policy of ``mara_env.benchmarks.common``, and the scripts'
 result files read through them exactly as the readers they replaced read them."""
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.baselines import trials
-from benchmarks.baselines.static_bundle.log import BundleLog
-from benchmarks.baselines.trial_keys import trial_manifest
-from benchmarks.baselines.trials import Trial, TrialJournal
-from benchmarks.baselines.tuning import tuning_manifest
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.seeds import (
+from mara_env.benchmarks.baselines import trials
+from mara_env.benchmarks.baselines.static_bundle.log import BundleLog
+from mara_env.benchmarks.baselines.trial_keys import trial_manifest
+from mara_env.benchmarks.baselines.trials import Trial, TrialJournal
+from mara_env.benchmarks.baselines.tuning import tuning_manifest
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     evaluation_seeds,
     is_training_seed,
     require_training_seeds,
     training_seeds,
 )
-from benchmarks.common.store import ResultsFileError, ResultsStore
-from benchmarks.leaderboard import load_calibration as calibrate_load
-from benchmarks.prediction.results import ResultsTable
+from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.leaderboard import load_calibration as calibrate_load
+from mara_env.benchmarks.prediction.results import ResultsTable
 
 COLUMNS: dict[str, type] = {"agent": str, "seed": int, "code": str, "score": float, "ok": bool}
 KEY = ("agent", "seed", "code")
@@ -101,10 +101,10 @@ def test_a_foreign_csv_header_is_refused_and_left_untouched(tmp_path: Path) -> N
     path = tmp_path / "runs.csv"
     path.write_text("agent,config,seed\nedf,x,1\n")
     with pytest.raises(ResultsFileError, match="another script or an older version") as caught:
-        ResultsStore(path, COLUMNS, key=KEY, advice="Pass another --out.")
+        ResultsStore(path, COLUMNS, key=KEY, advice="Pass another --output.")
     message = str(caught.value)
     assert str(path) in message and "['agent', 'config', 'seed']" in message
-    assert message.endswith("Pass another --out.")
+    assert message.endswith("Pass another --output.")
     assert caught.value.found == ("agent", "config", "seed")
     assert path.read_text() == "agent,config,seed\nedf,x,1\n"
     path.write_text("agent,config,seed\nedf,x")  # even its unfinished last line stays
@@ -239,7 +239,10 @@ def test_calibrate_load_refuses_seeds_that_reach_the_evaluation_seeds(
 
 # ------------------------------------------------------------- keys, manifests and pruning
 def test_stale_rows_say_what_changed_and_prune_drops_them(path: Path) -> None:
-    old, new = Manifest({"agents.lara": "1", "x": "1"}), Manifest({"agents.lara": "2", "x": "1"})
+    old, new = (
+        Manifest({"mara_env.agents.lara": "1", "x": "1"}),
+        Manifest({"mara_env.agents.lara": "2", "x": "1"}),
+    )
     store = ResultsStore(path, COLUMNS, key=KEY)
     store.record_manifest(old)
     store.record_manifest(old)  # once per digest
@@ -250,7 +253,7 @@ def test_stale_rows_say_what_changed_and_prune_drops_them(path: Path) -> None:
     assert set(store.recorded_manifests()) == {old.digest, new.digest}
     again = ResultsStore(path, COLUMNS, key=KEY)
     assert again.stale("code", lambda _: new) == {
-        "agents.lara changed": 2,
+        "mara_env.agents.lara changed": 2,
         "no record of the old code": 1,
     }
     assert again.prune("code", lambda _: new) == 3

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import mara_env
-from mara_env.infos import INFO_FIELDS
+from mara_env.envs.infos import INFO_FIELDS
 
 USAGE = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", USAGE, flags=re.DOTALL)

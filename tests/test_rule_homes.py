@@ -1,9 +1,9 @@
 """Each rule of the world has one home: the node limit, the parallel speed-up and its inverses,
 progress accumulation, the loss at a progress, and the bootstrap interval.
 
-The homes are :attr:`mara_env.ClusterConfig.task_node_limit`, :mod:`mara_env.rules`
+The homes are :attr:`mara_env.ClusterConfig.task_node_limit`, :mod:`mara_env.sim.rules`
 (``progress_gain``, ``nodes_for_rate``, ``whole_nodes_needed``, ``progress_after_epochs``,
-``loss_at``) and :func:`predictors.bootstrap.percentile_bootstrap`; these tests check what the
+``loss_at``) and :func:`mara_env.predictors.bootstrap.percentile_bootstrap`; these tests check what the
 rules promise and that their users agree with them.
 """
 
@@ -16,22 +16,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import evaluate, make_agent
-from agents.statistics import mean_ci, ratio_ci
 from mara_env import get_config
-from mara_env.infos import epoch_info
-from mara_env.rules import (
+from mara_env.agents import evaluate, make_agent
+from mara_env.agents.statistics import mean_ci, ratio_ci
+from mara_env.envs.infos import epoch_info
+from mara_env.predictors.bootstrap import bootstrap_mean_interval, percentile_bootstrap
+from mara_env.predictors.cases import draw_tasks
+from mara_env.predictors.curve_windows import FUTURE_EPOCHS, future_window
+from mara_env.predictors.slot_features import success_thresholds
+from mara_env.sim.rules import (
     loss_after,
     nodes_for_rate,
     progress_after_epochs,
     progress_gain,
     whole_nodes_needed,
 )
-from mara_env.simulator import ClusterSimulator, EpochEvents
-from predictors.bootstrap import bootstrap_mean_interval, percentile_bootstrap
-from predictors.cases import draw_tasks
-from predictors.curve_windows import FUTURE_EPOCHS, future_window
-from predictors.slot_features import success_thresholds
+from mara_env.sim.simulator import ClusterSimulator, EpochEvents
 
 ALPHAS = st.floats(0.05, 1.0)
 

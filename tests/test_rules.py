@@ -1,4 +1,4 @@
-"""The world's rules (:mod:`mara_env.rules`) and the task drawing against plain references."""
+"""The world's rules (:mod:`mara_env.sim.rules`) and the task drawing against plain references."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mara_env import get_config
-from mara_env.core import FEATURES, FIELD, ClusterBatch, task_rows
-from mara_env.families import FAMILY_NAMES
-from mara_env.layout import S_FAMILY
-from mara_env.observation import slot_columns
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.sources import default_trace_source
+from mara_env.curves.workload import build_workload, draw_tasks, sample_tasks
 from mara_env.portability import differences
-from mara_env.rules import (
+from mara_env.sim.core import FEATURES, FIELD, ClusterBatch, task_rows
+from mara_env.sim.layout import S_FAMILY
+from mara_env.sim.observation import slot_columns
+from mara_env.sim.rules import (
     HOPELESS_TARGET_RANGE,
     draw_term_numbers,
     first_step_at_or_below,
@@ -23,8 +25,6 @@ from mara_env.rules import (
     loss_at,
     progress_gain,
 )
-from mara_env.sources import default_trace_source
-from mara_env.workload import build_workload, draw_tasks, sample_tasks
 
 
 @st.composite

@@ -1,12 +1,12 @@
-"""The two-level bootstrap over training seeds and episodes (benchmarks.common.seed_intervals)."""
+"""The two-level bootstrap over training seeds and episodes (mara_env.benchmarks.common.seed_intervals)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.statistics import mean_ci
-from benchmarks.common.seed_intervals import two_level_bootstrap
+from mara_env.agents.statistics import mean_ci
+from mara_env.benchmarks.common.seed_intervals import two_level_bootstrap
 
 
 def test_one_training_seed_gives_the_episode_interval() -> None:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from predictors.cases import PredictionTask, draw_tasks, make_cases
-from predictors.shifted_curves import (
+from mara_env.predictors.cases import PredictionTask, draw_tasks, make_cases
+from mara_env.predictors.shifted_curves import (
     SHIFTS,
     ShiftError,
     resample_curve,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import mara_env
-from mara_env.sources import SHIPPED_TRACES
-from mara_env.traces import TraceFileSource
-from mara_env.workloads import WORKLOADS
+from mara_env.curves.sources import SHIPPED_TRACES
+from mara_env.curves.traces import TraceFileSource
+from mara_env.curves.workloads import WORKLOADS
 
 #: Minimum curves per family the collection promises (rl: >= 100 deep-RL + >= 200 tabular-RL).
 MIN_CURVES = {"vision": 300, "rl": 300, "tabular": 300}

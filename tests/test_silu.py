@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from predictors.silu import add_and_silu, silu
+from mara_env.predictors.silu import add_and_silu, silu
 
 #: Relative tolerance of the compiled SiLU, and the absolute one where the exact value is tinier.
 RELATIVE, ABSOLUTE = 1e-6, 1e-30

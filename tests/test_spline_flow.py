@@ -6,18 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.prediction import train as train_predictors
-from predictors.base import TaskHistory
-from predictors.checkpoint import CheckpointError, save_checkpoint
-from predictors.curve_windows import WINDOW_SIZE
-from predictors.normalizing_flow import (
+from mara_env.benchmarks.prediction import train as train_predictors
+from mara_env.predictors.base import TaskHistory
+from mara_env.predictors.checkpoint import CheckpointError, save_checkpoint
+from mara_env.predictors.curve_windows import WINDOW_SIZE
+from mara_env.predictors.normalizing_flow import (
     SplineFlow,
     SplineFlowConfig,
     build_flow,
     negative_log_likelihood,
 )
-from predictors.registry import make_predictor
-from predictors.training import TrainingSettings, fit, make_examples
+from mara_env.predictors.registry import make_predictor
+from mara_env.predictors.training import TrainingSettings, fit, make_examples
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_bad_configs_raise(bad: dict) -> None:
 
 def test_training_script_quick_run(tmp_path) -> None:
     out = train_predictors.main(
-        ["--model", "spline_flow", "--quick", "--out", str(tmp_path / "nsf.pt"), "--no-progress"]
+        ["--model", "spline_flow", "--quick", "--output", str(tmp_path / "nsf.pt"), "--no-progress"]
     )
     history = TaskHistory(np.array([0.0, 5.0]), np.array([1.0, 0.8]), target=0.4)
     assert SplineFlow.load(out).predict([history], 4, np.random.default_rng(0)).samples.shape == (
@@ -115,11 +115,11 @@ def test_training_script_quick_run(tmp_path) -> None:
 
 @pytest.mark.parametrize("model", ["flow_matching", "spline_flow"])
 def test_training_defaults_are_the_shipped_checkpoints_settings(model: str) -> None:
-    """``python -m benchmarks.prediction.train --model M`` retrains the shipped checkpoint."""
+    """``python -m mara_env.benchmarks.prediction.train --model M`` retrains the shipped checkpoint."""
     import json
 
-    from predictors import flow_matching, normalizing_flow
-    from predictors.checkpoint import card_path
+    from mara_env.predictors import flow_matching, normalizing_flow
+    from mara_env.predictors.checkpoint import card_path
 
     module = flow_matching if model == "flow_matching" else normalizing_flow
     card = json.loads(card_path(module.shipped_checkpoint()).read_text())

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import known_agents, make_agent
-from agents.clairvoyant import NEVER, epochs_to_target
-from benchmarks.baselines import static_bundle
-from benchmarks.baselines.static_bundle import BUNDLES, calibration
 from mara_env import default_trace_source
-from mara_env.families import FAMILY_NAMES
-from mara_env.workload import build_workload
+from mara_env.agents import known_agents, make_agent
+from mara_env.agents.clairvoyant import NEVER, epochs_to_target
+from mara_env.benchmarks.baselines import static_bundle
+from mara_env.benchmarks.baselines.static_bundle import BUNDLES, calibration
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.workload import build_workload
 
 TIGHT, PAPER = BUNDLES["tight"], BUNDLES["paper"]
 ROOT = Path(__file__).resolve().parents[1]

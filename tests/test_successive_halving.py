@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from conftest import make_tasks, play, prepared_env
 
 import mara_env
-from agents import SuccessiveHalving, evaluate, make_agent
-from agents.successive_halving import halving_rounds
-from agents.successive_halving_stream import SuccessiveHalvingStream
+from conftest import make_tasks, play, prepared_env
+from mara_env.agents import SuccessiveHalving, evaluate, make_agent
+from mara_env.agents.successive_halving import halving_rounds
+from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_aec_episode
 
 import mara_env
+from conftest import run_aec_episode
 from mara_env import (
     ClusterConfig,
     ClusterSimulator,
@@ -21,8 +21,8 @@ from mara_env import (
     default_trace_source,
     save_traces,
 )
-from mara_env.families import FAMILY_NAMES
-from mara_env.workload import build_workload
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.workload import build_workload
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")

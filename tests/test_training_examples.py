@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mara_env.families import FAMILY_NAMES
-from predictors.curve_windows import CONTEXT_SIZE
-from predictors.training import (
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors.curve_windows import CONTEXT_SIZE
+from mara_env.predictors.training import (
     NOISE_SCALES,
     UNKNOWN_FAMILY_SHARE,
     curve_trend,

@@ -11,19 +11,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-import agents.tuned
 import mara_env
-from agents import VARIANTS, Lara, make_agent
-from agents.laira import Laira
-from agents.tuned import TUNED_SETTINGS_PATHS, TunedSettingsError, tuned_settings
-from benchmarks.baselines import deviations as baseline_deviations
-from benchmarks.baselines import tuning as tune_baselines
-from benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
-from benchmarks.baselines.trial_keys import trial_manifest
-from benchmarks.baselines.trials import Trial, TrialJournal
-from benchmarks.common import source_closure
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.seeds import is_training_seed
+import mara_env.agents.tuned
+from mara_env.agents import VARIANTS, Lara, make_agent
+from mara_env.agents.laira import Laira
+from mara_env.agents.tuned import TunedSettingsError, tuned_settings, tuned_settings_path
+from mara_env.benchmarks.baselines import deviations as baseline_deviations
+from mara_env.benchmarks.baselines import tuning as tune_baselines
+from mara_env.benchmarks.baselines.lookahead_calibration import collect_verdicts, fit_logistic
+from mara_env.benchmarks.baselines.trial_keys import trial_manifest
+from mara_env.benchmarks.baselines.trials import Trial, TrialJournal
+from mara_env.benchmarks.common import source_closure
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.seeds import is_training_seed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,8 +100,8 @@ def test_every_search_space_builds_its_defaults_and_draws() -> None:
 
 @pytest.mark.parametrize("world", mara_env.WORLD_VERSIONS)
 def test_the_registry_builds_the_baselines_with_each_worlds_tuned_settings(world: int) -> None:
-    """Every registered world has its settings file (the paths are written out one by one)."""
-    document = json.loads(TUNED_SETTINGS_PATHS[world].read_text())
+    """Every world has its settings file, in its shipped folder."""
+    document = json.loads(tuned_settings_path(world).read_text())
     for name, entry in document["agents"].items():
         assert entry["settings"] == tuned_settings(name, world_version=world)
     lara = make_agent("lara", world_version=world)
@@ -112,8 +112,9 @@ def test_the_registry_builds_the_baselines_with_each_worlds_tuned_settings(world
 
 
 def test_the_default_world_is_the_latest_and_a_world_without_settings_is_refused() -> None:
-    assert tuned_settings("lara") == tuned_settings("lara", world_version=max(TUNED_SETTINGS_PATHS))
-    with pytest.raises(TunedSettingsError, match="world_version 7"):
+    latest = max(mara_env.WORLD_VERSIONS)
+    assert tuned_settings("lara") == tuned_settings("lara", world_version=latest)
+    with pytest.raises(TunedSettingsError, match="no world version 7"):
         tuned_settings("lara", world_version=7)
     with pytest.raises(ValueError, match="world_version must be one of"):
         make_agent("lara", world_version=7)
@@ -143,7 +144,7 @@ def test_a_missing_or_corrupt_tuned_settings_file_is_reported(tmp_path: Path) ->
     missing = tmp_path / "missing.json"
     with pytest.raises(TunedSettingsError, match=r"missing\.json is missing.*reinstall"):
         tuned_settings("lara", missing)
-    agents.tuned._load.cache_clear()
+    mara_env.agents.tuned._load.cache_clear()
 
 
 def test_the_logistic_fit_recovers_a_known_map() -> None:
@@ -217,31 +218,31 @@ def test_the_recorded_command_names_only_what_shapes_the_search() -> None:
     plain = ["--no-progress", "--workers", "1", "--output", "/tmp/x", "--settings-file", "/tmp/t"]
     assert (
         tune_baselines.reproducing_command(parser.parse_args(plain))
-        == "python -m benchmarks.baselines.tuning"
+        == "python -m mara_env.benchmarks.baselines.tuning"
     )
     shaped = parser.parse_args(["--agents", "laira", "lara", "--budget", "8", "--no-progress"])
     assert (
         tune_baselines.reproducing_command(shaped)
-        == "python -m benchmarks.baselines.tuning --agents laira lara --budget 8"
+        == "python -m mara_env.benchmarks.baselines.tuning --agents laira lara --budget 8"
     )
     quick = parser.parse_args(["--quick", "--agents", "laira", "--output", "/tmp/x"])
     quick.budget = 2  # as main() sets it for --quick
     assert (
         tune_baselines.reproducing_command(quick)
-        == "python -m benchmarks.baselines.tuning --quick --agents laira"
+        == "python -m mara_env.benchmarks.baselines.tuning --quick --agents laira"
     )
 
 
 def test_the_trials_are_not_keyed_by_the_settings_they_choose(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The tuner writes ``agents/tuned_settings_v<N>.json``; were its trials keyed by those
+    """The tuner writes ``agents/worlds/v<N>/tuned_settings.json``; were its trials keyed by those
     files, each run would invalidate its own trials. The deviations play the tuned settings, so
     theirs are."""
-    for world in TUNED_SETTINGS_PATHS:
-        tuned = f"file:agents/tuned_settings_v{world}.json"
-        assert tuned in trial_manifest().items
-        assert tuned not in tune_baselines.tuning_manifest().items
+    for world in mara_env.WORLD_VERSIONS:
+        tuned = f"file:agents/worlds/v{world}/tuned_settings.json"
+        assert tuned in trial_manifest(world).items
+        assert tuned not in tune_baselines.tuning_manifest(world).items
     before = tune_baselines.tuning_manifest().digest
     lara = ROOT / "agents" / "lara.py"
     original = source_closure.read_source

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.prediction.validation_comparison``: paired comparison on the train split's
+"""``python -m mara_env.benchmarks.prediction.validation_comparison``: paired comparison on the train split's
 validation cases."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prediction import train as train_predictors
-from benchmarks.prediction import validation_comparison
-from predictors.flow_matching import shipped_checkpoint
+from mara_env.benchmarks.prediction import train as train_predictors
+from mara_env.benchmarks.prediction import validation_comparison
+from mara_env.predictors.flow_matching import shipped_checkpoint
 
 
 def test_a_checkpoint_against_itself_differs_by_exactly_zero(

@@ -13,15 +13,15 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from agreement import assert_agree
-from conftest import ExactTraceSource
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_properties import configs
 
 import mara_env
+from conftest import ExactTraceSource
 from mara_env import ActionError, ConfigError, EnvStateError
-from mara_env.batched_nodes import BatchedNodesEnv
-from mara_env.vector_env import ClusterVectorEnv
+from mara_env.envs.batched_nodes import BatchedNodesEnv
+from mara_env.envs.vector_env import ClusterVectorEnv
 
 CONFIGS: list[dict[str, Any]] = [
     {"config": "tiny"},
@@ -249,7 +249,7 @@ def test_maskable_ppo_trains_on_the_sb3_adapter() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecEnv
 
-    from mara_env.sb3_vec_env import SB3ClusterVecEnv
+    from mara_env.envs.sb3_vec_env import SB3ClusterVecEnv
 
     torch.set_num_threads(1)
     venv = SB3ClusterVecEnv(4, config="tiny", seed=0)

@@ -10,11 +10,16 @@ import numpy as np
 import pytest
 
 import mara_env
-from agents import make_agent, start_episode
-from benchmarks.prediction import verdicts
-from benchmarks.prediction.verdicts import VerdictRecord, VerdictSettings, record_episode, summarise
-from benchmarks.prediction.verdicts.laira_judge import laira_success
-from predictors.registry import make_predictor
+from mara_env.agents import make_agent, start_episode
+from mara_env.benchmarks.prediction import verdicts
+from mara_env.benchmarks.prediction.verdicts import (
+    VerdictRecord,
+    VerdictSettings,
+    record_episode,
+    summarise,
+)
+from mara_env.benchmarks.prediction.verdicts.laira_judge import laira_success
+from mara_env.predictors.registry import make_predictor
 
 
 def test_the_truth_follows_the_hidden_curves() -> None:
@@ -36,7 +41,7 @@ def test_the_truth_follows_the_hidden_curves() -> None:
         name = "certain"
 
         def predict(self, histories, n_samples, rng):  # type: ignore[no-untyped-def]
-            from predictors.base import RemainingWork
+            from mara_env.predictors.base import RemainingWork
 
             return RemainingWork(np.zeros((len(histories), n_samples)))
 
@@ -100,7 +105,7 @@ def test_the_script_writes_its_table_csv_and_figure(
     assert [row["reports"] for row in rows] == ["1", "2", "3-4", "5-8", "9+"] * 2
     assert [row["predictor"] for row in rows] == ["wls"] * 5 + ["laira"] * 5
     assert (
-        "Produced by `python -m benchmarks.prediction.verdicts --quick"
+        "Produced by `python -m mara_env.benchmarks.prediction.verdicts --quick"
         in (tmp_path / "verdicts.md").read_text()
     )
     assert (tmp_path / "verdicts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,4 +1,4 @@
-"""Cluster-v2's task drawing (:mod:`mara_env.hidden_effort`): what it promises a scheduler does
+"""Cluster-v2's task drawing (:mod:`mara_env.worlds.hidden_effort`): what it promises a scheduler does
 not learn from a task's target and deadline, and that Cluster-v1 stays as it was."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import pettingzoo
 import pytest
 
 import mara_env
-from benchmarks.common.statistics import auc, spearman
-from benchmarks.leaderboard.cli import main as leaderboard_main
 from mara_env import ClusterConfig, ConfigError, TraceError, get_config
-from mara_env.hidden_effort import family_tables, typical_demand
-from mara_env.rules import deadline_of, lowest_recorded_loss, progress_gain
-from mara_env.sources import default_trace_source
-from mara_env.synthetic import SyntheticTraceSource
-from mara_env.workload import build_workload, draw_tasks
+from mara_env.benchmarks.common.statistics import auc, spearman
+from mara_env.benchmarks.leaderboard.cli import main as leaderboard_main
+from mara_env.curves.sources import default_trace_source
+from mara_env.curves.synthetic import SyntheticTraceSource
+from mara_env.curves.workload import build_workload, draw_tasks
+from mara_env.sim.rules import deadline_of, lowest_recorded_loss, progress_gain
+from mara_env.worlds.hidden_effort import family_tables, typical_demand
 
 
 def _many_tasks(config: ClusterConfig, n: int = 6000, seed: int = 3):
@@ -166,7 +166,7 @@ def test_a_deadline_is_the_typical_demand_of_the_family_for_the_target() -> None
     slot = {family: index for index, family in enumerate(config.families)}
     mean_epochs = float(np.mean(config.epochs_per_curve))
     for task in np.flatnonzero(np.isfinite(tasks.demand)):
-        family = mara_env.families.FAMILY_NAMES[tasks.family[task]]
+        family = mara_env.curves.families.FAMILY_NAMES[tasks.family[task]]
         log_ratio = math.log(tasks.target[task] / tasks.initial_loss[task])
         estimate = typical_demand(
             tables.log_levels, tables.typical_fraction, slot[family], log_ratio, mean_epochs
@@ -203,7 +203,7 @@ def test_same_seed_same_tasks(version: int) -> None:
 
 
 def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest_loss() -> None:
-    from mara_env.hidden_effort import EffortDraws, hidden_effort_terms
+    from mara_env.worlds.hidden_effort import EffortDraws, hidden_effort_terms
 
     curves = np.array([[1.0, 0.5, 0.4], [2.0, 1.8, 1.6]])  # lowest ratios 0.4 and 0.8
     lengths = np.array([3, 3])

@@ -1,23 +1,23 @@
 """The MARA scheduler: the trained autoregressive policy behind the scheduler protocol.
 
 At the first node of each epoch :class:`Mara` builds the epoch's features from the observation
-(:class:`agents.mara.features.FeatureBuilder`: observed histories and predictions), encodes the
-slots once and decodes the nodes one after another (:class:`agents.mara.policy.MaraPolicy`),
+(:class:`mara_env.agents.mara.features.FeatureBuilder`: observed histories and predictions), encodes the
+slots once and decodes the nodes one after another (:class:`mara_env.agents.mara.policy.MaraPolicy`),
 each node conditioned on the earlier nodes' choices; later nodes of the epoch get their decoded
 action (idle if their mask forbids it). The training script drives the same
 :meth:`Mara.begin_epoch` / :meth:`Mara.end_epoch` calls for a vector of clusters and decodes
 them in one batch, so training and acting see the same features.
 
 ``make_agent("mara")`` loads the shipped checkpoint of the latest world,
-``agents/checkpoints/v3/mara.pt`` (``make_agent("mara", world_version=N)``: the one trained on
-an older world, ``agents/checkpoints/v<N>/mara.pt``), and ``make_agent("mara_imitation")`` the
+``agents/worlds/v3/mara.pt`` (``make_agent("mara", world_version=N)``: the one trained on
+an older world, ``agents/worlds/v<N>/mara.pt``), and ``make_agent("mara_imitation")`` the
 imitation warm start ``mara_imitation.pt`` beside it (each card
 ``mara.json`` holds the network config, the predictor's name, the feature layout and the
-SHA-256 of the weights; a mismatch raises :class:`predictors.checkpoint.CheckpointError`).
+SHA-256 of the weights; a mismatch raises :class:`mara_env.predictors.checkpoint.CheckpointError`).
 
 Example:
-    >>> from agents import evaluate
-    >>> from agents.mara.agent import Mara
+    >>> from mara_env.agents import evaluate
+    >>> from mara_env.agents.mara.agent import Mara
     >>> rows = evaluate(Mara.load(), "tiny", seeds=[0])
     >>> rows[0]["agent"], rows[0]["illegal_actions"]
     ('mara', 0.0)
@@ -25,15 +25,15 @@ Example:
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import torch
 
-from agents.base import NotResetError, Observation
-from agents.mara.features import (
+from mara_env import ClusterConfig
+from mara_env.agents.base import NotResetError, Observation
+from mara_env.agents.mara.features import (
     GLOBAL_INPUTS,
     PREDICTION_FEATURES,
     SLOT_INPUTS,
@@ -41,14 +41,14 @@ from agents.mara.features import (
     FeatureBuilder,
     NoPredictions,
 )
-from agents.mara.policy import MaraPolicy, PolicyConfig
-from mara_env import ClusterConfig
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
-from mara_env.observation import nodes_decided
-from predictors.base import Predictor, is_privileged
-from predictors.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from predictors.flow_matching import check_threads, torch_threads
-from predictors.registry import make_predictor
+from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env.errors import ConfigError
+from mara_env.predictors.base import Predictor, is_privileged
+from mara_env.predictors.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from mara_env.predictors.flow_matching import check_threads, torch_threads
+from mara_env.predictors.registry import make_predictor
+from mara_env.sim.observation import nodes_decided
+from mara_env.worlds.world import LATEST_WORLD_VERSION, world
 
 #: Version of the feature layout; checkpoints made for another layout are refused.
 FEATURE_LAYOUT = 1
@@ -64,14 +64,12 @@ def default_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
     """Path of the checkpoint shipped for the world ``world_version``.
 
     Raises:
-        predictors.checkpoint.CheckpointError: For a world without a shipped checkpoint.
+        mara_env.predictors.checkpoint.CheckpointError: For a world without a shipped checkpoint.
     """
-    if world_version not in WORLD_VERSIONS:
-        raise CheckpointError(
-            f"No MARA checkpoint ships for world_version {world_version!r}; the worlds are "
-            f"{WORLD_VERSIONS}."
-        )
-    return Path(str(resources.files("agents") / "checkpoints" / f"v{world_version}" / "mara.pt"))
+    try:
+        return world(world_version).folder / "mara.pt"
+    except ConfigError as error:
+        raise CheckpointError(f"No MARA checkpoint ships: {error}") from None
 
 
 def imitation_checkpoint(world_version: int = LATEST_WORLD_VERSION) -> Path:
@@ -153,7 +151,7 @@ class Mara:
         """The scheduler from a checkpoint (default: the one shipped for ``world_version``).
 
         Raises:
-            predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt, or was
+            mara_env.predictors.checkpoint.CheckpointError: If the checkpoint is missing, corrupt, or was
                 made for another feature layout.
         """
         path = default_checkpoint(world_version) if path is None else Path(path)

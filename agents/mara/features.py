@@ -7,18 +7,18 @@ prediction features, and a few global values.
 
 Prediction features (per slot, all 0 for an empty slot): those of the environment's prediction
 wrappers with their default quantile levels (0.1, 0.5, 0.9) and cap, computed by the same
-function (:mod:`predictors.slot_features`): ``need_q10``, ``need_q50``, ``need_q90`` (remaining
+function (:mod:`mara_env.predictors.slot_features`): ``need_q10``, ``need_q50``, ``need_q90`` (remaining
 work over the work one node can still do by the deadline), ``success_one_node`` and
 ``success_all_nodes`` (on the config's ``task_node_limit`` nodes).
 
-Predictions come from a :class:`predictors.base.Predictor` fed with
-:class:`agents.observed_history.ObservedHistories`; a task's samples are kept until it reports
+Predictions come from a :class:`mara_env.predictors.base.Predictor` fed with
+:class:`mara_env.agents.observed_history.ObservedHistories`; a task's samples are kept until it reports
 new losses, so each epoch re-predicts only the tasks trained in the last epoch and new arrivals
 (one batched call), while the features of every task follow its shrinking time left.
 
 Example:
     >>> import mara_env
-    >>> from predictors.registry import make_predictor
+    >>> from mara_env.predictors.registry import make_predictor
     >>> env = mara_env.raw_env(config="tiny")
     >>> env.reset(seed=0)
     >>> builder = FeatureBuilder(make_predictor("wls"), n_samples=8)
@@ -37,12 +37,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import NotResetError
-from agents.observed_history import ObservedHistories
-from agents.tracking import NO_TASK
 from mara_env import ClusterConfig
-from mara_env.families import FAMILY_NAMES
-from mara_env.observation import (
+from mara_env.agents.base import NotResetError
+from mara_env.agents.observed_history import ObservedHistories
+from mara_env.agents.tracking import NO_TASK
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.predictors.base import Predictor, RemainingWork, TaskHistory
+from mara_env.predictors.slot_features import (
+    NEED_CAP,
+    PREDICTION_FEATURES,
+    QUANTILE_LEVELS,
+    quantile_positions,
+    slot_features,
+    success_thresholds,
+)
+from mara_env.sim.observation import (
     GLOBAL_FEATURES,
     S_BUDGET,
     S_MINE,
@@ -50,15 +59,6 @@ from mara_env.observation import (
     S_OCCUPIED,
     S_SERIAL,
     SLOT_FEATURES,
-)
-from predictors.base import Predictor, RemainingWork, TaskHistory
-from predictors.slot_features import (
-    NEED_CAP,
-    PREDICTION_FEATURES,
-    QUANTILE_LEVELS,
-    quantile_positions,
-    slot_features,
-    success_thresholds,
 )
 
 #: Observed slot features the policy reads: the slot block minus the two node-specific ones and
@@ -109,7 +109,7 @@ def prediction_features(
 ) -> np.ndarray:
     """The :data:`PREDICTION_FEATURES` values of tasks from their remaining-work samples.
 
-    The wrappers' features (:func:`predictors.slot_features.slot_features`) with the default
+    The wrappers' features (:func:`mara_env.predictors.slot_features.slot_features`) with the default
     quantile levels and cap.
 
     Args:

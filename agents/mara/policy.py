@@ -1,7 +1,7 @@
 """The MARA network: a set encoder over task slots and an autoregressive per-node decoder.
 
 * **Encoder** (once per epoch): every occupied slot's features (observed values and
-  predictions, :mod:`agents.mara.features`) become a token; a token made from the global
+  predictions, :mod:`mara_env.agents.mara.features`) become a token; a token made from the global
   features joins them; a small Transformer encoder without positional encodings mixes them, so
   the slot embeddings are permutation-equivariant in the slots. Empty slots are masked out.
 * **Centralised value**: an MLP on the global token and the mean and max of the slot tokens.
@@ -44,7 +44,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.mara.features import GLOBAL_INPUTS, SLOT_INPUTS
+from mara_env.agents.mara.features import GLOBAL_INPUTS, SLOT_INPUTS
 
 #: The fused kernel behind ``nn.TransformerEncoderLayer``'s inference path (``None`` in a
 #: torch without it: the module then always runs as itself).

@@ -1,7 +1,7 @@
 """The measured effect of each way LARA and LaiRA depart from their papers.
 
 Both baselines are adapted to discrete nodes and arriving tasks (their module docstrings,
-:mod:`agents.lara` and :mod:`agents.laira`, say how and why). Where an adaptation is a setting,
+:mod:`mara_env.agents.lara` and :mod:`mara_env.agents.laira`, say how and why). Where an adaptation is a setting,
 this script measures it: the shipped agent (its tuned settings) against the same agent with that
 one setting put back to the paper's rule, on the same episodes (the ``evaluation`` preset, test
 curves, at the training load, the leaderboard's workloads and evaluation seeds 1000 and up:
@@ -13,8 +13,8 @@ to ``DIR/README.md`` (default ``benchmarks/results/deviations``).
 
 Usage::
 
-    python -m benchmarks.baselines.deviations               # 10 seeds
-    python -m benchmarks.baselines.deviations --quick --output /tmp/deviations
+    python -m mara_env.benchmarks.baselines.deviations               # 10 seeds
+    python -m mara_env.benchmarks.baselines.deviations --quick --output /tmp/deviations
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from agents import mean_ci
-from benchmarks.baselines.search_spaces import WORKLOADS
-from benchmarks.baselines.trial_keys import trial_manifest
-from benchmarks.baselines.trials import Trial, TrialJournal, run_trials
-from benchmarks.common.arguments import positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.store import ResultsFileError
+from mara_env.agents import mean_ci
+from mara_env.benchmarks.baselines.search_spaces import WORKLOADS
+from mara_env.benchmarks.baselines.trial_keys import trial_manifest
+from mara_env.benchmarks.baselines.trials import Trial, TrialJournal, run_trials
+from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.common.store import ResultsFileError
 
 DEFAULT_OUTPUT = Path("benchmarks/results/deviations")
 
@@ -140,7 +140,7 @@ def markdown_table(
     lines = [
         "# The effect of each deviation from the papers",
         "",
-        "Made by `python -m benchmarks.baselines.deviations`: the shipped agent (tuned settings) "
+        "Made by `python -m mara_env.benchmarks.baselines.deviations`: the shipped agent (tuned settings) "
         "against the same agent with one setting put back to the paper's rule, on the same "
         f"{len(rows[0][1]) if rows else 0} episodes (`evaluation` preset, test curves, training "
         f"load, workloads {', '.join(WORKLOADS)}, seeds {seeds[0]}-{seeds[-1]}). Difference = "
@@ -161,7 +161,7 @@ def markdown_table(
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.baselines.deviations",
+        prog="python -m mara_env.benchmarks.baselines.deviations",
         description="Paired effect of each of LARA's and LaiRA's deviations from their papers.",
     )
     parser.add_argument("--seeds", type=positive_int, default=10, help="Seeds per workload.")

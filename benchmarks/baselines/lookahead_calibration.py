@@ -1,22 +1,22 @@
 """Calibrating LaiRA's look-ahead: from the DKF's margin to a success probability.
 
 LaiRA drops a task for a slice when its look-ahead says the target is out of reach even with
-all the nodes (:mod:`agents.laira`). The Dynamic Kalman Filter gives that test as a *margin*:
+all the nodes (:mod:`mara_env.agents.laira`). The Dynamic Kalman Filter gives that test as a *margin*:
 how many predicted standard deviations the best predicted log-loss lies below the log-target
-(:class:`predictors.dkf.Feasibility`). Its normal CDF is a probability only if the filter's
+(:class:`mara_env.predictors.dkf.Feasibility`). Its normal CDF is a probability only if the filter's
 uncertainty is right, and on the shipped curves it is not. This module measures outcomes and
 fits, per family (observable: the family is in the observation), a logistic map
 ``P(feasible) = 1 / (1 + exp(-(scale * margin + shift)))``:
 
 * **episodes**: the ``training`` preset at the training load (train split), the leaderboard's
-  workloads, training seeds (:func:`benchmarks.baselines.tuning.tuning_seeds`), driven by LaiRA
+  workloads, training seeds (:func:`mara_env.benchmarks.baselines.tuning.tuning_seeds`), driven by LaiRA
   with the given settings except that it never drops a task (``success_threshold=0``) and runs
   the look-ahead from the first report (``min_reports=1``), so every task keeps getting reports;
 * **verdicts**: at every slice start, each task with at least ``min_reports`` (2) reports
   gives its margin;
 * **truth** (privileged, read only here): whether the task can still report a loss at or below
   its target by its deadline with all the nodes from now on, from the clairvoyant reference's
-  exact stepping of its true curve (:func:`agents.clairvoyant.task_epochs_to_target`);
+  exact stepping of its true curve (:func:`mara_env.agents.clairvoyant.task_epochs_to_target`);
 * **fit**: maximum-likelihood logistic regression of truth on the margin (Newton's method),
   one per family.
 
@@ -36,11 +36,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from agents import start_episode
-from agents.clairvoyant import task_epochs_to_target
-from agents.laira import Laira, LairaSettings
 from mara_env import ClusterConfig, node_turns, raw_env
-from mara_env.families import observed_name
+from mara_env.agents import start_episode
+from mara_env.agents.clairvoyant import task_epochs_to_target
+from mara_env.agents.laira import Laira, LairaSettings
+from mara_env.curves.families import observed_name
 
 #: Reports a verdict needs to enter the fit (the smallest ``min_reports`` LaiRA is tuned with).
 MIN_REPORTS = 2

@@ -25,9 +25,9 @@ budget, while on larger clusters (4 nodes, 6 slots) it barely improved on its un
 
 Run::
 
-    python -m benchmarks.baselines.maskable_ppo                 # train, evaluate, compare
-    python -m benchmarks.baselines.maskable_ppo --quick         # seconds, for CI smoke runs
-    python -m benchmarks.baselines.maskable_ppo --timesteps 200000 --save runs/ppo_cluster.zip
+    python -m mara_env.benchmarks.baselines.maskable_ppo                 # train, evaluate, compare
+    python -m mara_env.benchmarks.baselines.maskable_ppo --quick         # seconds, for CI smoke runs
+    python -m mara_env.benchmarks.baselines.maskable_ppo --timesteps 200000 --save runs/ppo_cluster.zip
 
 Needs the ``torch`` extra (``pip install "mara-env[torch]"``). A progress bar is shown with
 ``rich`` and ``tqdm`` (SB3's own), with ``tqdm`` alone (a plain bar), or not at all.
@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.report import add_output_argument, printed_report
-from predictors.bootstrap import percentile_bootstrap
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
+from mara_env.predictors.bootstrap import percentile_bootstrap
 
 #: PPO's discount; the shaping is paid at the same gamma, so it telescopes in PPO's returns.
 GAMMA = 0.99
@@ -83,7 +83,7 @@ def bootstrap_ci(
     values: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values``
-    (:func:`predictors.bootstrap.percentile_bootstrap`, linear quantiles)."""
+    (:func:`mara_env.predictors.bootstrap.percentile_bootstrap`, linear quantiles)."""
     values = np.asarray(values, dtype=np.float64)
     if values.size < 2:
         return float(values.mean()), float(values.mean())
@@ -116,7 +116,7 @@ def evaluate(env: Any, policy: Policy, seeds: list[int]) -> np.ndarray:
 
 def random_policy(seed: int) -> Policy:
     """Each node picks uniformly among its legal choices (idle included)."""
-    from benchmarks.common.random_policy import random_legal_action
+    from mara_env.benchmarks.common.random_policy import random_legal_action
 
     rng = np.random.default_rng(seed)
 
@@ -168,7 +168,7 @@ def progress_callback(enabled: bool) -> tuple[bool, list[Any]]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.baselines.maskable_ppo",
+        prog="python -m mara_env.benchmarks.baselines.maskable_ppo",
         description="Train MaskablePPO on a small cluster of the default world (Gymnasium form) and compare its "
         "completion rate with a random masked policy on held-out episodes.",
     )
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output,
         "MaskablePPO against random masked play",
         argv,
-        "python -m benchmarks.baselines.maskable_ppo",
+        "python -m mara_env.benchmarks.baselines.maskable_ppo",
     ):
         return measure(args)
 
@@ -241,7 +241,7 @@ def measure(args: argparse.Namespace) -> int:
             'Install them with: pip install "mara-env[torch]"'
         ) from error
     import mara_env  # registers the ids
-    from benchmarks.common.threads import set_torch_threads
+    from mara_env.benchmarks.common.threads import set_torch_threads
 
     set_torch_threads(args.torch_threads)
     ppo_kwargs = QUICK_PPO_KWARGS if args.quick else PPO_KWARGS

@@ -23,20 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from agents import Scheduler
-from agents.laira import Laira, LairaSettings
-from agents.lara import Lara
-from agents.least_slack import LeastSlack
-from agents.successive_halving import SuccessiveHalving
-from agents.successive_halving_stream import SuccessiveHalvingStream
-from benchmarks.baselines.lookahead_calibration import calibrate
-from benchmarks.baselines.trials import (
+from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+from mara_env.agents import Scheduler
+from mara_env.agents.laira import Laira, LairaSettings
+from mara_env.agents.lara import Lara
+from mara_env.agents.least_slack import LeastSlack
+from mara_env.agents.successive_halving import SuccessiveHalving
+from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
+from mara_env.benchmarks.baselines.lookahead_calibration import calibrate
+from mara_env.benchmarks.baselines.trials import (
     QUICK_ARRIVAL_HORIZON,
 )
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
-from benchmarks.common.seeds import training_seeds
-from mara_env import TRAINING_LOAD, ClusterConfig, get_config
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
+from mara_env.benchmarks.common.seeds import training_seeds
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: The workloads the leaderboard reports, each tuned on at the training load.
 WORKLOADS = EVALUATION_WORKLOADS
@@ -160,7 +160,7 @@ SEARCH_SPACES: Mapping[str, SearchSpace] = {
 
 def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
     """``count`` consecutive training seeds from ``start``
-    (:func:`benchmarks.common.seeds.training_seeds`).
+    (:func:`mara_env.benchmarks.common.seeds.training_seeds`).
 
     Raises:
         ValueError: If any seed would be 1000 or more, or below 0.

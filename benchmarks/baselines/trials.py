@@ -1,12 +1,12 @@
 """Single episodes of a scheduler with given settings, played in parallel and journalled.
 
-The baseline scripts (:mod:`benchmarks.baselines.tuning`, :mod:`benchmarks.baselines.deviations`)
+The baseline scripts (:mod:`mara_env.benchmarks.baselines.tuning`, :mod:`mara_env.benchmarks.baselines.deviations`)
 each play many short episodes of one scheduler with some settings. A :class:`Trial` names one
 such episode; :func:`run_trials` plays the ones a :class:`TrialJournal` does not hold yet, on
 worker processes, appending each result to the journal the moment it ends, so an interrupted
 run resumes. Journal lines are keyed by the digest of what played them
-(:func:`benchmarks.baselines.trial_keys.trial_manifest`): lines written by other code are kept
-in the file but never reused, until pruned (:class:`benchmarks.common.store.ResultsStore`).
+(:func:`mara_env.benchmarks.baselines.trial_keys.trial_manifest`): lines written by other code are kept
+in the file but never reused, until pruned (:class:`mara_env.benchmarks.common.store.ResultsStore`).
 
 Example:
     >>> trial = Trial("edf", "{}", "rl", seed=3, preset="tiny")
@@ -25,11 +25,11 @@ from typing import Any, get_type_hints
 
 from tqdm.auto import tqdm
 
-from agents import Scheduler, evaluate, make_agent
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.store import ResultsStore
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.agents import Scheduler, evaluate, make_agent
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.store import ResultsStore
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: Arrival epochs of a ``quick`` (smoke-run) trial.
 QUICK_ARRIVAL_HORIZON = 20
@@ -41,10 +41,10 @@ class Trial:
 
     Attributes:
         agent: A registered agent name, or with ``searched`` a search space of
-            :data:`benchmarks.baselines.search_spaces.SEARCH_SPACES`.
+            :data:`mara_env.benchmarks.baselines.search_spaces.SEARCH_SPACES`.
         settings: JSON of keyword settings: on top of the registry's tuned ones, or with
             ``searched`` on top of the class defaults and the variant's fixed settings.
-        workload: A workload name of :mod:`mara_env.workloads`.
+        workload: A workload name of :mod:`mara_env.curves.workloads`.
         seed: The episode's seed.
         preset: The config preset, at the training load.
         world_version: The world's rules (``ClusterConfig.world_version``); a registered agent
@@ -83,7 +83,7 @@ class Trial:
         """The scheduler the trial plays."""
         settings = json.loads(self.settings)
         if self.searched:
-            from benchmarks.baselines.search_spaces import SEARCH_SPACES
+            from mara_env.benchmarks.baselines.search_spaces import SEARCH_SPACES
 
             return SEARCH_SPACES[self.agent].build(settings)
         return make_agent(self.agent, world_version=self.world_version, **settings)
@@ -109,7 +109,7 @@ JOURNAL_KEY = (*(item.name for item in fields(Trial)), "code")
 class TrialJournal:
     """``trials.jsonl``: the finished trials, each appended and ``fsync``-ed the moment it ends.
 
-    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by the trial and the
+    A thin use of :class:`mara_env.benchmarks.common.store.ResultsStore` keyed by the trial and the
     digest of ``manifest``: lines of other code stay in the file but are never reused, and the
     manifest is kept beside the file so that a later run can say what changed.
 
@@ -119,7 +119,7 @@ class TrialJournal:
             (:func:`trial_manifest`).
 
     Raises:
-        benchmarks.common.store.ResultsFileError: If the file holds a line that is not a trial.
+        mara_env.benchmarks.common.store.ResultsFileError: If the file holds a line that is not a trial.
     """
 
     def __init__(self, path: Path, manifest: Manifest) -> None:

@@ -11,13 +11,13 @@ episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
 2. **Confirmation.** The ``finalists`` best by search mean, and the defaults, are played again
    on fresh *confirmation* seeds ``200 ..`` (``--confirm-seeds`` per workload); the best
    confirmation mean wins, so a setting that was merely lucky on the search episodes does not.
-3. **Writing.** The winners go to the world's ``agents/tuned_settings_v<N>.json``, where the registry reads them
-   (:mod:`agents.tuned`); every episode is in ``DIR/trials.jsonl`` and a summary in
+3. **Writing.** The winners go to the world's ``agents/worlds/v<N>/tuned_settings.json``, where the registry reads them
+   (:mod:`mara_env.agents.tuned`); every episode is in ``DIR/trials.jsonl`` and a summary in
    ``DIR/v<N>.md`` (default ``benchmarks/results/tuning``; one journal holds every world's
    trials).
 
 Every baseline gets the same budget: ``budget`` settings (fewer if its grid is smaller) on the
-same episodes. Only training seeds (below 1000, :mod:`benchmarks.common.seeds`) and the train split
+same episodes. Only training seeds (below 1000, :mod:`mara_env.benchmarks.common.seeds`) and the train split
 can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the
 evaluation seeds (1000 and up) stay untouched.
 
@@ -29,9 +29,9 @@ its bytes, and the fingerprints of every result keyed by it, unchanged.
 
 Usage::
 
-    python -m benchmarks.baselines.tuning                      # every baseline
-    python -m benchmarks.baselines.tuning --agents laira --budget 8
-    python -m benchmarks.baselines.tuning --quick --output /tmp/tuning --settings-file /tmp/t.json
+    python -m mara_env.benchmarks.baselines.tuning                      # every baseline
+    python -m mara_env.benchmarks.baselines.tuning --agents laira --budget 8
+    python -m mara_env.benchmarks.baselines.tuning --quick --output /tmp/tuning --settings-file /tmp/t.json
 
 Example:
     >>> tuning_seeds(100, 3)
@@ -57,27 +57,26 @@ from typing import Any
 
 import numpy as np
 
-from agents import mean_ci
-from agents.tuned import TUNED_SETTINGS_PATHS, tuned_settings_path
-from benchmarks.baselines.search_spaces import (
+from mara_env import TRAINING_LOAD
+from mara_env.agents import mean_ci
+from mara_env.agents.tuned import SETTINGS_FILE, tuned_settings_path
+from mara_env.benchmarks.baselines.search_spaces import (
     SEARCH_SPACES,
     WORKLOADS,
     tuning_configs,
     tuning_seeds,
 )
-from benchmarks.baselines.trial_keys import trial_manifest
-from benchmarks.baselines.trials import (
+from mara_env.benchmarks.baselines.trial_keys import trial_manifest
+from mara_env.benchmarks.baselines.trials import (
     Trial,
     TrialJournal,
     run_trials,
 )
-from benchmarks.common.arguments import add_world_version, positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.provenance import SOURCE_ROOT
-from benchmarks.common.store import ResultsFileError
-from mara_env import TRAINING_LOAD
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.benchmarks.common.arguments import add_world_version, positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.store import ResultsFileError
+from mara_env.worlds.world import LATEST_WORLD_VERSION, world
 
 #: First seed of the search and of the confirmation episodes.
 SEARCH_SEED_BASE = 100
@@ -195,7 +194,7 @@ def write_settings(
         document = json.loads(path.read_text())
     document["command"] = command
     document["note"] = (
-        "Chosen by python -m benchmarks.baselines.tuning on training seeds (< 1000) and the train "
+        "Chosen by python -m mara_env.benchmarks.baselines.tuning on training seeds (< 1000) and the train "
         f"split; see benchmarks/results/tuning/{report_name(world_version)}. Do not edit by hand."
     )
     for outcome in outcomes:
@@ -241,19 +240,19 @@ def markdown_report(
     return "\n".join(lines) + "\n"
 
 
-def tuning_manifest() -> Manifest:
-    """What keys the tuning trials: :func:`benchmarks.baselines.trial_keys.trial_manifest`
+def tuning_manifest(world_version: int = LATEST_WORLD_VERSION) -> Manifest:
+    """What keys the tuning trials: :func:`mara_env.benchmarks.baselines.trial_keys.trial_manifest`
     without the tuned-settings file, which the trials do not read (every candidate is built from
     its own settings) and which is this script's output: keying the trials by it would make
     every run's output invalidate its own trials."""
-    tuned = [path.relative_to(SOURCE_ROOT).as_posix() for path in TUNED_SETTINGS_PATHS.values()]
-    return trial_manifest(exclude=[f"file:{path}" for path in tuned])
+    tuned = f"file:{world(world_version).shipped}/{SETTINGS_FILE}"
+    return trial_manifest(world_version, exclude=[tuned])
 
 
 def reproducing_command(args: argparse.Namespace) -> str:
     """The command that chooses the same settings: the options that shape the search, where
     they differ from the defaults (progress bars, workers and output paths do not)."""
-    parser, words = build_parser(), ["python -m benchmarks.baselines.tuning"]
+    parser, words = build_parser(), ["python -m mara_env.benchmarks.baselines.tuning"]
     shaping = ["agents", "budget", "finalists", "search_seeds", "confirm_seeds", "world_version"]
     if args.quick:  # which sets the budget and the seeds
         words.append("--quick")
@@ -269,7 +268,7 @@ def reproducing_command(args: argparse.Namespace) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.baselines.tuning",
+        prog="python -m mara_env.benchmarks.baselines.tuning",
         description="Tune each baseline's settings with the same budget on training seeds "
         "(< 1000) and the train split; write them where the registry reads them.",
     )
@@ -312,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="Where the chosen settings go (default: the registry's file for the world, "
-        f"{TUNED_SETTINGS_PATHS[LATEST_WORLD_VERSION].name} for world {LATEST_WORLD_VERSION}).",
+        f"agents/worlds/v<N>/{SETTINGS_FILE} for world N).",
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bars.")
     return parser
@@ -336,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     start = time.perf_counter()
     try:
-        journal = TrialJournal(args.output / "trials.jsonl", tuning_manifest())
+        journal = TrialJournal(args.output / "trials.jsonl", tuning_manifest(args.world_version))
     except ResultsFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

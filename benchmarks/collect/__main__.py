@@ -1,4 +1,4 @@
-"""Command line: ``python -m benchmarks.collect run|pack ...`` (see the package docstring)."""
+"""Command line: ``python -m mara_env.benchmarks.collect run|pack ...`` (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks.collect.arrival_pack import main as arrivals_main
-from benchmarks.collect.pack import main as pack_main
-from benchmarks.collect.pollux import main as pollux_main
-from benchmarks.collect.runner import COLLECTORS, collect
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect.arrival_pack import main as arrivals_main
+from mara_env.benchmarks.collect.pack import main as pack_main
+from mara_env.benchmarks.collect.pollux import main as pollux_main
+from mara_env.benchmarks.collect.runner import COLLECTORS, collect
+from mara_env.benchmarks.collect.store import CurveStore
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.collect", description="Collect real learning curves."
+        prog="python -m mara_env.benchmarks.collect", description="Collect real learning curves."
     )
     commands = parser.add_subparsers(
         dest="command", required=True, help="run: collect curves; pack: ship them"

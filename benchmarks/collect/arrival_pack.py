@@ -1,9 +1,9 @@
 """Pack a file of job submission times into an arrival trace, with its data card.
 
-``python -m benchmarks.collect arrivals --from submissions.csv --output my_arrivals.npz``
+``python -m mara_env.benchmarks.collect arrivals --from submissions.csv --output my_arrivals.npz``
 bins the CSV's ``timestamp`` column into submission counts per 15 minutes
-(:func:`mara_env.arrivals.arrivals_from_csv`), writes them
-(:func:`mara_env.arrivals.save_arrivals`; ``ClusterConfig(arrivals="my_arrivals.npz")`` replays
+(:func:`mara_env.curves.arrivals.arrivals_from_csv`), writes them
+(:func:`mara_env.curves.arrivals.save_arrivals`; ``ClusterConfig(arrivals="my_arrivals.npz")`` replays
 them) and a data card beside them (``.md``): the source and its SHA-256, the span, how bursty the
 counts are, and the hour-of-day profile. Only the counts are written: no job's record.
 
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mara_env.arrivals import arrivals_from_csv, save_arrivals
+from mara_env.curves.arrivals import arrivals_from_csv, save_arrivals
 from mara_env.errors import ConfigError
 
 #: Where the shipped Philly arrivals come from, and the terms they are shipped under.
@@ -82,7 +82,7 @@ def pack_arrivals(source: Path, output: Path, notice: str = "") -> dict[str, Any
 
 def _first_bin_hour(source: Path, bin_seconds: float) -> float:
     """The hour of the day (UTC, fractional) at which the first bin starts."""
-    from mara_env.arrivals import _seconds  # one reading of timestamps for both
+    from mara_env.curves.arrivals import _seconds  # one reading of timestamps for both
 
     with open(source, newline="", encoding="utf-8") as handle:
         rows = csv.DictReader(handle)
@@ -96,7 +96,7 @@ def data_card(facts: dict[str, Any]) -> str:
     lines = [
         f"# Data card: {Path(facts['output']).name}",
         "",
-        f"Made by `python -m benchmarks.collect arrivals --from {Path(facts['source']).name} "
+        f"Made by `python -m mara_env.benchmarks.collect arrivals --from {Path(facts['source']).name} "
         f"--output {facts['output']}{' --philly' if facts['notice'] else ''}`.",
         "",
         f"- source SHA-256 `{facts['source_sha256']}`; file SHA-256 `{facts['output_sha256']}`",
@@ -119,9 +119,9 @@ def data_card(facts: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.collect arrivals`` entry point."""
+    """``python -m mara_env.benchmarks.collect arrivals`` entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.collect arrivals", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.collect arrivals", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--from", dest="source", type=Path, required=True, metavar="FILE",

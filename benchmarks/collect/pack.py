@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.collect.pack_table import data_card as data_card_of_table
-from benchmarks.collect.pack_table import pack_table
-from benchmarks.collect.realism import realism_statistics
-from benchmarks.collect.runner import collector
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect.pack_table import data_card as data_card_of_table
+from mara_env.benchmarks.collect.pack_table import pack_table
+from mara_env.benchmarks.collect.realism import realism_statistics
+from mara_env.benchmarks.collect.runner import collector
+from mara_env.benchmarks.collect.store import CurveStore
+from mara_env.curves.sources import SHIPPED_TRACES
+from mara_env.curves.traces import CurvePool, save_traces
 from mara_env.errors import TraceError
-from mara_env.sources import SHIPPED_TRACES
-from mara_env.traces import CurvePool, save_traces
 
 TEST_SHARE = 0.2
 LIBRARIES = ("numpy", "torch", "scikit-learn", "stable-baselines3", "gymnasium")
@@ -143,7 +143,7 @@ def pack(
             ),
         }
     metadata = {
-        "description": "Loss curves of real training runs collected by benchmarks.collect.",
+        "description": "Loss curves of real training runs collected by mara_env.benchmarks.collect.",
         "collection": {key: value for key, value in facts.items() if key != "families"},
         "curves": {p.family: p.records for p in packs},
     }
@@ -196,8 +196,8 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
     lines = [
         "# Data card: recorded learning curves",
         "",
-        "Loss curves of real training runs, collected on CPU by `python -m benchmarks.collect run`",
-        "and packed by `python -m benchmarks.collect pack` into `traces.npz` (the format of",
+        "Loss curves of real training runs, collected on CPU by `python -m mara_env.benchmarks.collect run`",
+        "and packed by `python -m mara_env.benchmarks.collect pack` into `traces.npz` (the format of",
         "`mara_env.save_traces`; each curve's run record, hyperparameters and seed are in its",
         "metadata). Nothing was downloaded: data sets are scikit-learn's bundled ones, generated",
         "ones and Gymnasium's environments.",
@@ -237,7 +237,7 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
         "",
         "## Realism",
         "",
-        "Measured by `benchmarks.collect.realism` (definitions there): share of curves that",
+        "Measured by `mara_env.benchmarks.collect.realism` (definitions there): share of curves that",
         "rebound more than 10% above their best earlier loss; share whose final loss a power law",
         "fitted to the first 30% of the work axis predicts within 10%; quantiles of final /",
         "initial loss.",
@@ -262,10 +262,10 @@ def data_card(facts: dict[str, Any], families: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.collect pack`` entry point (see :mod:`benchmarks.collect`)."""
+    """``python -m mara_env.benchmarks.collect pack`` entry point (see :mod:`mara_env.benchmarks.collect`)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.collect pack")
+    parser = argparse.ArgumentParser(prog="python -m mara_env.benchmarks.collect pack")
     parser.add_argument(
         "--store",
         type=Path,
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         metavar="FILE",
-        help="pack your own curves instead: a curve table (CSV, see mara_env.curve_tables)",
+        help="pack your own curves instead: a curve table (CSV, see mara_env.curves.curve_tables)",
     )
     args = parser.parse_args(argv)
     if args.table is not None:

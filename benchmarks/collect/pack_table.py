@@ -1,7 +1,7 @@
 """Pack your own curves: a curve table (CSV) into a trace file with its data card.
 
-``python -m benchmarks.collect pack --from curves.csv --output my_traces.npz`` checks the table
-(:func:`mara_env.curve_tables.read_curve_table`: every problem is refused with what to do),
+``python -m mara_env.benchmarks.collect pack --from curves.csv --output my_traces.npz`` checks the table
+(:func:`mara_env.curves.curve_tables.read_curve_table`: every problem is refused with what to do),
 writes the trace file (the format of :func:`mara_env.save_traces`, each run's id and split in
 its metadata) and its data card, ``my_traces.md`` beside it: the source file and its SHA-256,
 the runs per family and split, the points per curve, which runs were scores turned into losses.
@@ -25,8 +25,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from mara_env.curve_tables import describe, read_curve_table
-from mara_env.traces import save_traces
+from mara_env.curves.curve_tables import describe, read_curve_table
+from mara_env.curves.traces import save_traces
 
 
 def pack_table(source: Path, output: Path) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def pack_table(source: Path, output: Path) -> dict[str, Any]:
     card's facts.
 
     Raises:
-        mara_env.curve_tables.CurveTableError: If the table cannot be used.
+        mara_env.curves.curve_tables.CurveTableError: If the table cannot be used.
         ValueError: If ``output`` is not a ``.npz`` path.
     """
     if output.suffix != ".npz":
@@ -69,7 +69,7 @@ def data_card(facts: dict[str, Any]) -> str:
     lines = [
         f"# Data card: {Path(facts['output']).name}",
         "",
-        f"Packed by `python -m benchmarks.collect pack --from {facts['source']} --output "
+        f"Packed by `python -m mara_env.benchmarks.collect pack --from {facts['source']} --output "
         f"{facts['output']}`.",
         "",
         f"- source: `{facts['source']}`, SHA-256 `{facts['source_sha256']}`",

@@ -3,8 +3,8 @@
 The Pollux artifact (Qiao et al., OSDI 2021; https://github.com/petuum/adaptdl, commit
 ``de25dcc``, ``simulator/traces/<application>/validation-<batch size>.csv``, Apache License
 2.0) records, for five deep-learning applications trained at several batch sizes, a validation
-metric after each epoch. ``python -m benchmarks.collect pollux --traces DIR --output
-docs/examples/pollux/curves.csv`` turns them into a curve table (:mod:`mara_env.curve_tables`),
+metric after each epoch. ``python -m mara_env.benchmarks.collect pollux --traces DIR --output
+docs/examples/pollux/curves.csv`` turns them into a curve table (:mod:`mara_env.curves.curve_tables`),
 one run per application and batch size:
 
 | application | family | value |
@@ -16,7 +16,7 @@ one run per application and batch size:
 
 ``step`` is the epoch (the row of the recorded file) and ``work`` the samples processed
 (the file's ``progress``). The split is by run, with the shipped traces' rule
-(:func:`benchmarks.collect.pack.split_by_hash`). BERT's runs are left out: two reports each.
+(:func:`mara_env.benchmarks.collect.pack.split_by_hash`). BERT's runs are left out: two reports each.
 
 Example:
     >>> rows = table_rows("cifar10", "256", [(390.7, 0.42), (782.3, 0.44)])
@@ -30,7 +30,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from benchmarks.collect.pack import split_by_hash
+from mara_env.benchmarks.collect.pack import split_by_hash
 
 #: Each application's family and whether its metric is a score (higher is better) or a loss.
 APPLICATIONS = {
@@ -86,9 +86,9 @@ def convert(traces: Path, output: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.collect pollux`` entry point."""
+    """``python -m mara_env.benchmarks.collect pollux`` entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.collect pollux", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.collect pollux", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--traces", type=Path, required=True, metavar="DIR",

@@ -49,7 +49,7 @@ tabular agents, the stochastic policy for PPO and A2C); no separate evaluation e
 
 Losses are capped at ``MAX_LOSS = 2`` (Taxi's illegal moves and CliffWalking's cliff can make
 returns far worse than random) and clipped from below at ``LOSS_FLOOR`` by
-:class:`~benchmarks.collect.spec.Curve` (better than the threshold). Nothing is smoothed beyond the
+:class:`~mara_env.benchmarks.collect.spec.Curve` (better than the threshold). Nothing is smoothed beyond the
 window: RL curves rise and fall (exploration noise, policy collapse), and runs that never learn
 (MountainCar's sparse reward within the budget, most Pendulum runs) stay near 1; both are kept, as
 real behaviour and as infeasible targets.
@@ -113,7 +113,7 @@ Cost
 
 Each run trains on one thread; deep agents cost several times what tabular ones do, the most
 DQN with ``train_freq=1``. Every collection session's wall seconds are logged beside the curves
-(:meth:`benchmarks.collect.store.CurveStore.log_session`, ``collection.json``).
+(:meth:`mara_env.benchmarks.collect.store.CurveStore.log_session`, ``collection.json``).
 
 Metadata of each curve: ``env_id``, ``make_kwargs``, ``algorithm``, ``hyperparameters`` (budget,
 environments, width, SB3 arguments / alpha, gamma, epsilon schedule), ``random_return``,
@@ -134,8 +134,8 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
-from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.collect.spec import Curve, RunSpec
+from mara_env.benchmarks.common.threads import one_torch_thread
 
 if TYPE_CHECKING:
     from stable_baselines3.common.callbacks import BaseCallback
@@ -274,7 +274,7 @@ def return_gap(mean_return: float, task: Task) -> float:
     """Normalised return gap: 1 at the random policy's return, 0 at the solved return.
 
     Capped at :data:`MAX_LOSS`; values <= 0 (better than the threshold) are floored by
-    :class:`~benchmarks.collect.spec.Curve`.
+    :class:`~mara_env.benchmarks.collect.spec.Curve`.
     """
     gap = (task.solved_return - mean_return) / (task.solved_return - task.random_return)
     return min(gap, MAX_LOSS)

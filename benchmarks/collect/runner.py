@@ -19,14 +19,14 @@ from types import ModuleType
 
 from tqdm.auto import tqdm
 
-from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.collect.spec import Curve, RunSpec
+from mara_env.benchmarks.collect.store import CurveStore
 
 #: Family name -> collector module (imported lazily: they import torch, SB3, scikit-learn).
 COLLECTORS = {
-    "rl": "benchmarks.collect.rl",
-    "vision": "benchmarks.collect.vision",
-    "tabular": "benchmarks.collect.tabular",
+    "rl": "mara_env.benchmarks.collect.rl",
+    "vision": "mara_env.benchmarks.collect.vision",
+    "tabular": "mara_env.benchmarks.collect.tabular",
 }
 
 

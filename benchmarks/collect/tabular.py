@@ -102,8 +102,8 @@ from typing import Any
 import numpy as np
 from sklearn import datasets as sk_datasets
 
-from benchmarks.collect.spec import Curve, RunSpec
-from benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.collect.spec import Curve, RunSpec
+from mara_env.benchmarks.common.threads import one_torch_thread
 
 FAMILY = "tabular"
 
@@ -377,7 +377,7 @@ def _train_boosting(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
 
 
 def _train_torch(data: Dataset, params: dict[str, Any], seed: int) -> Trace:
-    """torch linear model or MLP by minibatch SGD / Adam, on one thread (see :mod:`benchmarks.collect.threads`)."""
+    """torch linear model or MLP by minibatch SGD / Adam, on one thread (see :mod:`mara_env.benchmarks.collect.threads`)."""
 
     with one_torch_thread():
         return _train_torch_model(data, params, seed)

@@ -80,7 +80,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from benchmarks.collect.spec import Curve, RunSpec
+from mara_env.benchmarks.collect.spec import Curve, RunSpec
 
 FAMILY = "vision"
 

@@ -2,39 +2,39 @@
 
 Results and their keys:
 
-* :mod:`~benchmarks.common.store`: the resumable results file, rows appended and ``fsync``-ed as
+* :mod:`~mara_env.benchmarks.common.store`: the resumable results file, rows appended and ``fsync``-ed as
   they finish, typed by a column schema, keyed by what produced them, able to say why rows are
   stale and to prune them (:class:`ResultsStore`, :class:`ResultsFileError`);
-* :mod:`~benchmarks.common.results_lines`: a results file's column types, formats and the
+* :mod:`~mara_env.benchmarks.common.results_lines`: a results file's column types, formats and the
   recovery of a line cut short (shared with the leaderboard's journal);
-* :mod:`~benchmarks.common.keys`, :mod:`~benchmarks.common.manifest`,
-  :mod:`~benchmarks.common.source_closure`: the one key recipe (a manifest of the code's syntax
+* :mod:`~mara_env.benchmarks.common.keys`, :mod:`~mara_env.benchmarks.common.manifest`,
+  :mod:`~mara_env.benchmarks.common.source_closure`: the one key recipe (a manifest of the code's syntax
   trees without docstrings, data, settings and Python version) and what changed between two;
-* :mod:`~benchmarks.common.provenance`, :mod:`~benchmarks.common.machine`: what produced a result
+* :mod:`~mara_env.benchmarks.common.provenance`, :mod:`~mara_env.benchmarks.common.machine`: what produced a result
   (versions, git revision, checkpoints, the platform line, the cores);
-* :mod:`~benchmarks.common.atomic`: write a file through a temporary file and a rename.
+* :mod:`~mara_env.benchmarks.common.atomic`: write a file through a temporary file and a rename.
 
 The protocol and the runs:
 
-* :mod:`~benchmarks.common.protocol` and :mod:`~benchmarks.common.seeds`: the evaluation
+* :mod:`~mara_env.benchmarks.common.protocol` and :mod:`~mara_env.benchmarks.common.seeds`: the evaluation
   workloads, training seeds below 1000 and evaluation seeds from 1000;
-* :mod:`~benchmarks.common.statistics`: the leaderboard's stratified bootstrap, IQM and ranks;
+* :mod:`~mara_env.benchmarks.common.statistics`: the leaderboard's stratified bootstrap, IQM and ranks;
   rank correlations, AUC and the bootstrap over whole episodes;
-* :mod:`~benchmarks.common.seed_intervals`: a learned agent's interval over training seeds and
+* :mod:`~mara_env.benchmarks.common.seed_intervals`: a learned agent's interval over training seeds and
   episodes (the two-level bootstrap);
-* :mod:`~benchmarks.common.probes`: a linear (logistic) probe of what some columns predict;
-* :mod:`~benchmarks.common.random_policy`: the random masked policy;
-* :mod:`~benchmarks.common.threads`, :mod:`~benchmarks.common.workers`,
-  :mod:`~benchmarks.common.lifeline`: torch threads, worker processes that end with their parent;
-* :mod:`~benchmarks.common.arguments`, :mod:`~benchmarks.common.subcommands`,
-  :mod:`~benchmarks.common.figures`: command-line types, ``python -m benchmarks.<group>
+* :mod:`~mara_env.benchmarks.common.probes`: a linear (logistic) probe of what some columns predict;
+* :mod:`~mara_env.benchmarks.common.random_policy`: the random masked policy;
+* :mod:`~mara_env.benchmarks.common.threads`, :mod:`~mara_env.benchmarks.common.workers`,
+  :mod:`~mara_env.benchmarks.common.lifeline`: torch threads, worker processes that end with their parent;
+* :mod:`~mara_env.benchmarks.common.arguments`, :mod:`~mara_env.benchmarks.common.subcommands`,
+  :mod:`~mara_env.benchmarks.common.figures`: command-line types, ``python -m mara_env.benchmarks.<group>
   <command>``, and matplotlib on a file backend.
 """
 
 from __future__ import annotations
 
-from benchmarks.common.atomic import replace_atomically, write_atomically
-from benchmarks.common.seeds import (
+from mara_env.benchmarks.common.atomic import replace_atomically, write_atomically
+from mara_env.benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     TRAINING_SEEDS,
     evaluation_seeds,
@@ -42,8 +42,8 @@ from benchmarks.common.seeds import (
     require_training_seeds,
     training_seeds,
 )
-from benchmarks.common.store import ResultsFileError, ResultsStore
-from benchmarks.common.threads import (
+from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.common.threads import (
     TorchThreadLimit,
     one_torch_thread,
     one_torch_thread_if_loaded,

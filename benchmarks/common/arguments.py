@@ -26,9 +26,10 @@ import inspect
 import math
 import re
 import sys
+from pathlib import Path
 from typing import NoReturn
 
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
+from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS, env_id
 
 
 def data_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
@@ -120,7 +121,7 @@ def add_world_version(
     parser: argparse.ArgumentParser, *, default: int | None = LATEST_WORLD_VERSION, note: str = ""
 ) -> None:
     """Add ``--world-version``: the world's rules (``ClusterConfig.world_version``), one of
-    :data:`mara_env.config.WORLD_VERSIONS`; ``default=None`` leaves them to the preset's.
+    :data:`mara_env.worlds.config.WORLD_VERSIONS`; ``default=None`` leaves them to the preset's.
     ``note`` ends the help (what the option means for this script)."""
     shown = "the preset's" if default is None else f"{default}, {env_id(default)}"
     parser.add_argument(
@@ -130,3 +131,11 @@ def add_world_version(
         default=default,
         help=f"The world's rules (ClusterConfig.world_version; default: {shown}). {note}".strip(),
     )
+
+
+def add_output(parser: argparse.ArgumentParser, *, default: Path | None, help: str) -> None:
+    """Add ``--output`` (the one name of a script's output file or folder; into ``args.out``),
+    with the ``--out`` of mara-env 0.3 still read, unlisted, for commands written then (the
+    checkpoints' cards record them)."""
+    parser.add_argument("--output", dest="out", type=Path, default=default, help=help)
+    parser.add_argument("--out", dest="out", type=Path, help=argparse.SUPPRESS)

@@ -5,8 +5,8 @@ evaluation episode, a static-bundle episode) is keyed by the digest of a :class:
 mapping from what was hashed to its hash:
 
 - the **code**: the static import closure of the result's entry points within mara-env's four
-  packages (:func:`benchmarks.common.source_closure.import_closure`), each module hashed by its
-  behaviour (:func:`~benchmarks.common.source_closure.behaviour_hash`: its syntax tree without
+  packages (:func:`mara_env.benchmarks.common.source_closure.import_closure`), each module hashed by its
+  behaviour (:func:`~mara_env.benchmarks.common.source_closure.behaviour_hash`: its syntax tree without
   docstrings, so a docstring, comment or layout edit changes no key) and the data files its
   string literals name (by content: checkpoints, tuned settings);
 - the **data**: the trace data's fingerprint;
@@ -17,23 +17,23 @@ For an agent (:func:`build_agent`) the code is its registry entry (the factory's
 and arguments), the modules that define its class and its bases and those its factory uses, with
 everything they import; or, for an import path ``pkg.module:Class``, the module and what it
 imports from its own package (or folder) and mara-env's. Add the SHA-256 of every checkpoint
-loaded while the agent is built (:mod:`predictors.loaded_checkpoints`) and the scheduler's
+loaded while the agent is built (:mod:`mara_env.predictors.loaded_checkpoints`) and the scheduler's
 optional ``fingerprint`` string attribute, for a scheduler that reads weights or settings of its
 own in another way.
 
 Not seen: code reached without an ``import`` statement, files read without
-:func:`predictors.checkpoint.load_checkpoint` whose names are computed, and library versions
-(recorded in the provenance, :mod:`benchmarks.common.provenance`, not in keys).
+:func:`mara_env.predictors.checkpoint.load_checkpoint` whose names are computed, and library versions
+(recorded in the provenance, :mod:`mara_env.benchmarks.common.provenance`, not in keys).
 
 Example:
     >>> edf = build_agent("edf")
-    >>> "agents.priority" in edf.manifest.items, "agents.lara" in edf.manifest.items
+    >>> "mara_env.agents.priority" in edf.manifest.items, "mara_env.agents.lara" in edf.manifest.items
     (True, False)
     >>> edf.manifest.digest == build_agent("edf").manifest.digest
     True
-    >>> manifest = code_manifest(["benchmarks.common.seeds"], settings={"seeds": 3})
+    >>> manifest = code_manifest(["mara_env.benchmarks.common.seeds"], settings={"seeds": 3})
     >>> sorted(manifest.items)
-    ['benchmarks.common.seeds', 'python', 'settings', 'trace data']
+    ['mara_env.benchmarks.common.seeds', 'python', 'settings', 'trace data']
     >>> len(manifest.digest)
     16
 """
@@ -52,22 +52,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import Scheduler, make_agent, registry
-from benchmarks.common.manifest import Manifest
-from benchmarks.common.provenance import data_hashes
-from benchmarks.common.source_closure import (
+from mara_env.agents import Scheduler, make_agent, registry
+from mara_env.benchmarks.common.manifest import Manifest
+from mara_env.benchmarks.common.provenance import data_hashes
+from mara_env.benchmarks.common.source_closure import (
     Follow,
     behaviour_hash,
     import_closure,
     imports_of_source,
     module_file,
 )
-from mara_env.config import LATEST_WORLD_VERSION
-from mara_env.installation import IMPORT_PACKAGES, PACKAGES_ROOT
-from predictors.loaded_checkpoints import recording_checkpoint_loads
+from mara_env.installation import TOP_LEVEL, data_label
+from mara_env.predictors.loaded_checkpoints import recording_checkpoint_loads
+from mara_env.worlds.world import LATEST_WORLD_VERSION, world_of_file
 
 #: Never part of a closure: the registry imports every agent (an agent's entry is hashed instead).
-REGISTRY_MODULES = ("agents.registry",)
+REGISTRY_MODULES = ("mara_env.agents.registry",)
 #: Manifest items that are not modules (module names never contain a space or a colon).
 TRACE_DATA = "trace data"
 PYTHON = "python"
@@ -91,11 +91,11 @@ class BuiltAgent:
 
 
 def build_agent(spec: str, world_version: int = LATEST_WORLD_VERSION) -> BuiltAgent:
-    """Build the agent ``spec`` for the world ``world_version`` (as :func:`agents.make_agent`
+    """Build the agent ``spec`` for the world ``world_version`` (as :func:`mara_env.agents.make_agent`
     does) and fingerprint it.
 
     Raises:
-        Whatever :func:`agents.make_agent` raises for ``spec``.
+        Whatever :func:`mara_env.agents.make_agent` raises for ``spec``.
     """
     with recording_checkpoint_loads() as loads:
         scheduler = make_agent(spec, world_version=world_version)
@@ -115,7 +115,27 @@ def build_agent(spec: str, world_version: int = LATEST_WORLD_VERSION) -> BuiltAg
     extra = getattr(scheduler, "fingerprint", None)
     if isinstance(extra, str):
         items[ATTRIBUTE] = _hash(extra)
-    return BuiltAgent(spec, scheduler, Manifest(dict(sorted(items.items()))))
+    return BuiltAgent(spec, scheduler, Manifest(dict(sorted(played(items, world_version).items()))))
+
+
+def played(items: Mapping[str, str], world_version: int) -> dict[str, str]:
+    """``items`` without the files of the worlds other than ``world_version``: a module that
+    names a world's file by its name (``"mara.pt"``, ``"tuned_settings.json"``) names that file
+    of every world, while a result depends only on the world it played
+    (:func:`mara_env.worlds.world.world_of_file`).
+
+    Example:
+        >>> played({"file:agents/worlds/v1/mara.pt": "a", "file:agents/worlds/v3/mara.pt": "b",
+        ...         "file:mara_env/data/traces.npz": "c", "mara_env.sim.core": "d"}, 3)
+        {'file:agents/worlds/v3/mara.pt': 'b', 'file:mara_env/data/traces.npz': 'c', 'mara_env.sim.core': 'd'}
+    """
+    kept = {}
+    for name, digest in items.items():
+        kind, _, label = name.partition(":")
+        owner = world_of_file(label) if kind in ("file", "checkpoint") else None
+        if owner is None or owner == world_version:
+            kept[name] = digest
+    return kept
 
 
 def class_manifest(scheduler: Scheduler) -> Manifest:
@@ -130,6 +150,7 @@ def class_manifest(scheduler: Scheduler) -> Manifest:
 def code_manifest(
     roots: Sequence[str],
     *,
+    world_version: int | None = None,
     settings: Any = None,
     exclude: Collection[str] = (),
 ) -> Manifest:
@@ -137,15 +158,19 @@ def code_manifest(
 
     Args:
         roots: The entry points: module names of mara-env's packages.
+        world_version: The world the result played: the files of the other worlds are left
+            out (:func:`played`). ``None``: a result of no one world, keyed by every world's.
         settings: What else shapes the run (JSON-serialisable; ``None``: nothing), e.g. a
             script's grid of workloads and seeds.
-        exclude: Items left out, e.g. ``"file:agents/tuned_settings_v2.json"`` for the script that
+        exclude: Items left out, e.g. ``"file:agents/worlds/v2/tuned_settings.json"`` for the script that
             writes that file, whose rows must not be keyed by their own output.
 
     Raises:
         TypeError: If ``settings`` is not JSON-serialisable.
     """
     items = import_closure(roots, _own_packages, skip=REGISTRY_MODULES)
+    if world_version is not None:
+        items = played(items, world_version)
     items = {name: digest for name, digest in items.items() if name not in exclude}
     items[TRACE_DATA] = data_hashes()["trace_fingerprint"]
     items[PYTHON] = python_version()
@@ -160,7 +185,7 @@ def python_version() -> str:
 
 
 def _own_packages(module: str) -> bool:
-    return module.split(".")[0] in IMPORT_PACKAGES
+    return module.split(".")[0] == TOP_LEVEL
 
 
 def _project_of(module: str) -> Follow:
@@ -174,7 +199,7 @@ def _project_of(module: str) -> Follow:
 
     def follow(name: str) -> bool:
         first = name.split(".")[0]
-        if first == top or first in IMPORT_PACKAGES:
+        if first in (top, TOP_LEVEL):
             return True
         if folder is None:
             return False
@@ -208,7 +233,7 @@ def _registry_entry(name: str, follow: Follow) -> tuple[str, list[str]]:
 
 
 def _registered_factory(name: str) -> Any:
-    """The factory :func:`agents.make_agent` builds ``name`` with, from whichever of the
+    """The factory :func:`mara_env.agents.make_agent` builds ``name`` with, from whichever of the
     registry's name maps holds it (:data:`agents.AGENTS`, or another map of names it keeps)."""
     for value in vars(registry).values():
         if isinstance(value, Mapping) and name in value and callable(value[name]):
@@ -219,7 +244,7 @@ def _registered_factory(name: str) -> Any:
 def _function_entry(function: Any, follow: Follow) -> tuple[str, list[str]]:
     """A factory function's behaviour (the hash of its syntax tree without docstrings, or its
     source where that does not parse alone), and the modules it uses: its own, those it
-    imports, and those that define the globals it reads (``tuned_settings`` -> ``agents.tuned``)."""
+    imports, and those that define the globals it reads (``tuned_settings`` -> ``mara_env.agents.tuned``)."""
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except OSError:
@@ -254,11 +279,9 @@ def _describe(factory: Any) -> str:
 
 
 def _file_label(path: Path) -> str:
-    """``path`` relative to the packages' folder if it is in it (the same on every machine)."""
-    try:
-        return path.relative_to(PACKAGES_ROOT).as_posix()
-    except ValueError:
-        return str(path)
+    """``path`` as its source-tree path if it is one of the packages' files (the same on every
+    machine and in either layout), else as it is."""
+    return data_label(path) or str(path)
 
 
 def _hash(text: str) -> str:

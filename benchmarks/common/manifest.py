@@ -2,14 +2,14 @@
 
 A manifest maps what was hashed (a module name, ``file:<path>``, ``checkpoint:<file>``,
 ``settings``, ``python``, ...) to its hash; its :attr:`~Manifest.digest` is the key a result
-carries (:mod:`benchmarks.common.keys` builds manifests). Keeping the manifests of the keys a
+carries (:mod:`mara_env.benchmarks.common.keys` builds manifests). Keeping the manifests of the keys a
 results file holds lets a later run say why a row no longer counts
 (:func:`describe_changes`).
 
 Example:
-    >>> old, new = Manifest({"agents.lara": "1"}), Manifest({"agents.lara": "2"})
+    >>> old, new = Manifest({"mara_env.agents.lara": "1"}), Manifest({"mara_env.agents.lara": "2"})
     >>> describe_changes(new, {old.digest: dict(old.items)}, old.digest)
-    'agents.lara changed'
+    'mara_env.agents.lara changed'
     >>> describe_changes(new, {}, "0123")
     'no record of the old code'
 """
@@ -42,7 +42,7 @@ class Manifest:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def changes_since(self, older: Mapping[str, str]) -> list[str]:
-        """What differs from an ``older`` manifest's items, e.g. ``["agents.lara changed"]``.
+        """What differs from an ``older`` manifest's items, e.g. ``["mara_env.agents.lara changed"]``.
 
         Example:
             >>> Manifest({"a": "1", "b": "2"}).changes_since({"a": "0", "c": "3"})

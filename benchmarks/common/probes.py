@@ -3,7 +3,7 @@
 :func:`logistic_probe` fits a ridge-regularised logistic regression (inputs standardised, a
 bias) by Newton's method; :func:`probe_scores` scores new rows with it. NumPy only. Judge a
 probe by the AUC of its scores on rows it was not fitted on
-(:func:`benchmarks.common.statistics.auc`).
+(:func:`mara_env.benchmarks.common.statistics.auc`).
 
 Example:
     >>> import numpy as np

@@ -3,10 +3,10 @@
 Everything a reader needs to trust or reproduce a table: the package version, the git revision
 of the source tree (when it is a git checkout), the trace data's fingerprint and the SHA-256 of
 the shipped trace file, the SHA-256 of every shipped checkpoint (read from the JSON cards beside
-them in ``predictors/checkpoints/`` and ``agents/checkpoints/``), the library versions, the
-machine and its platform line (:func:`benchmarks.common.machine.platform_line`: CPU model,
+them in ``predictors/checkpoints/`` and ``agents/worlds/v<N>/``), the library versions, the
+machine and its platform line (:func:`mara_env.benchmarks.common.machine.platform_line`: CPU model,
 NumPy's SIMD extensions, NumPy, Numba, torch, Python). What a cell's result depends on (and its key holds) is in
-:mod:`benchmarks.leaderboard.fingerprints`.
+:mod:`mara_env.benchmarks.leaderboard.fingerprints`.
 
 Example:
     >>> facts = provenance()
@@ -23,28 +23,27 @@ import json
 import platform
 import subprocess
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import mara_env
-from benchmarks.common.machine import available_cores, installed_version, platform_line
 from mara_env import SHIPPED_TRACES, default_trace_source
+from mara_env.benchmarks.common.machine import available_cores, installed_version, platform_line
+from mara_env.installation import data_path
+from mara_env.worlds.world import WORLDS
 
-#: The source tree's root (a git checkout in development; site-packages when installed).
+#: The source tree's root (a git checkout in development; the installed ``mara_env`` folder,
+#: which holds ``benchmarks/`` too, when installed).
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 #: Where shipped checkpoints and their JSON cards live, relative to :data:`SOURCE_ROOT`.
-CHECKPOINT_DIRECTORIES = ("predictors/checkpoints", "agents/checkpoints")
+CHECKPOINT_DIRECTORIES = ("predictors/checkpoints", *(entry.shipped for entry in WORLDS))
 
 
 def package_version() -> str:
-    """The installed mara-env version (the source's ``__version__`` if not installed)."""
-    try:
-        return metadata.version("mara-env")
-    except metadata.PackageNotFoundError:
-        return mara_env.__version__
+    """The installed mara-env version (``pyproject.toml`` is its one home)."""
+    return mara_env.__version__
 
 
 #: Tracked paths that are outputs or prose, not what a run runs: uncommitted changes there (the
@@ -96,7 +95,7 @@ def checkpoint_hashes() -> dict[str, str]:
     """``{card path: SHA-256 of its checkpoint}`` for every shipped checkpoint card."""
     hashes: dict[str, str] = {}
     for directory in CHECKPOINT_DIRECTORIES:
-        for card in sorted((SOURCE_ROOT / directory).glob("*.json")):
+        for card in sorted(data_path(directory).glob("*.json")):
             try:
                 digest = json.loads(card.read_text()).get("sha256")
             except (OSError, ValueError, AttributeError):

@@ -3,7 +3,7 @@
 The speed and memory scripts print what they measured. With ``--output PAGE`` the same report
 is also written, once the run has finished, to a Markdown page that says which command made
 it, from which commit, on which machine and when; the documentation shows those pages'
-figures through :mod:`benchmarks.reference.figures`, so no timing on the site is typed by hand.
+figures through :mod:`mara_env.benchmarks.reference.figures`, so no timing on the site is typed by hand.
 An interrupted run leaves the previous page as it was.
 
 Example:
@@ -33,9 +33,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.common.provenance import git_revision
 
 
 def results_page(text: str) -> Path:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.statistics import Summary
+from mara_env.agents.statistics import Summary
 
 
 def two_level_bootstrap(
@@ -43,7 +43,7 @@ def two_level_bootstrap(
         seed: Seed of the resampling generator (the same input gives the same interval).
 
     Returns:
-        A :class:`~agents.statistics.Summary` whose ``n`` is the number of training seeds.
+        A :class:`~mara_env.agents.statistics.Summary` whose ``n`` is the number of training seeds.
 
     Raises:
         ValueError: For an input that is not a non-empty finite 2-d array, or a confidence

@@ -11,7 +11,7 @@ The rules, and what they cannot see:
 - ``import a.b`` adds ``a.b``; ``from a.b import c`` adds the submodule ``a.b.c`` if there is
   one, else ``a.b``. When ``a.b`` is a package, ``c`` is traced through the package's
   ``__init__`` re-exports (``from a.b.impl import c``) to the module that defines it, so that
-  ``from agents import EpochScheduler`` adds ``agents.base``, not everything ``agents`` exports.
+  ``from mara_env.agents import EpochScheduler`` adds ``mara_env.agents.base``, not everything ``agents`` exports.
   A package's ``__init__`` itself joins the closure only when something is taken from it that
   it defines, or when it is imported as such (``import agents``); merely being the parent of a
   followed module does not count (on the assumption that ``__init__`` modules re-export).
@@ -29,13 +29,13 @@ The rules, and what they cannot see:
   computed rather than written out (the leaderboard records checkpoint loads separately).
 
 Example:
-    >>> ours = lambda name: name.split(".")[0] in ("mara_env", "agents", "benchmarks")
-    >>> files = import_closure(["agents.least_slack"], ours)
-    >>> "agents.least_slack" in files and "mara_env.config" in files
+    >>> ours = lambda name: name.split(".")[0] == "mara_env"
+    >>> files = import_closure(["mara_env.agents.least_slack"], ours)
+    >>> "mara_env.agents.least_slack" in files and "mara_env.worlds.config" in files
     True
-    >>> "agents.lara" in files  # not imported by least slack
+    >>> "mara_env.agents.lara" in files  # not imported by least slack
     False
-    >>> len(files["agents.least_slack"])
+    >>> len(files["mara_env.agents.least_slack"])
     16
 """
 
@@ -50,6 +50,8 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from mara_env.installation import SOURCE_FOLDERS, data_label, package_folder
 
 Follow = Callable[[str], bool]
 #: The hash recorded for a followed module that cannot be found (a change if it appears).
@@ -103,9 +105,9 @@ def imports_of_source(source: str, module: str, follow: Follow) -> list[str]:
     """The modules a piece of source (e.g. one function's) imports, as if it were in ``module``.
 
     Example:
-        >>> imports_of_source("from agents.mara.agent import Mara", "agents.registry",
-        ...                   lambda name: name.startswith("agents"))
-        ['agents.mara.agent']
+        >>> imports_of_source("from mara_env.agents.mara.agent import Mara", "mara_env.agents.registry",
+        ...                   lambda name: name.startswith("mara_env.agents"))
+        ['mara_env.agents.mara.agent']
     """
     resolver = _Resolver(follow)
     imported = resolver.imports(module, source.encode(), False)
@@ -160,8 +162,12 @@ def module_file(name: str) -> Path | None:
 
     Submodules of regular packages are looked up in their package's folder, so nothing is
     imported; only a top-level name goes through the import system's finders (which locate it
-    without running it).
+    without running it). mara-env's own packages are where the installation keeps them
+    (:func:`mara_env.installation.package_folder`).
     """
+    if name in SOURCE_FOLDERS:
+        own = package_folder(name) / "__init__.py"
+        return own if own.is_file() else None
     parent, _, last = name.rpartition(".")
     if not parent:
         return _found_file(name)
@@ -233,22 +239,40 @@ class _Resolver:
         return self._files[name]
 
     def data_files(self, module: str, path: Path, source: bytes) -> dict[str, str]:
-        """``{"file:<path>": hash}`` of the data files ``module``'s string literals name."""
-        parts = module.split(".")
-        depth = len(parts) if path.name == "__init__.py" else len(parts) - 1
-        root = path.parents[depth]  # the sys.path entry the module was found in
-        package = root / parts[0] if len(parts) > 1 or path.name == "__init__.py" else None
+        """``{"file:<path>": hash}`` of the data files ``module``'s string literals name.
+
+        A file of mara-env's packages is named by its source-tree path (``agents/...``), the same
+        whether the packages run from a clone or from an installed wheel (``mara_env/agents/...``);
+        another module's, relative to the ``sys.path`` entry it was found in."""
+        home = _our_package(module)
+        package: Path | None
+        label: Callable[[Path], str | None]
+        if home is not None:
+            package, label = package_folder(home), data_label
+            others = (package_folder(name) for name in SOURCE_FOLDERS if name != home)
+            nested = tuple(folder for folder in others if folder.is_relative_to(package))
+        else:
+            parts = module.split(".")
+            depth = len(parts) if path.name == "__init__.py" else len(parts) - 1
+            root = path.parents[depth]  # the sys.path entry the module was found in
+            package = root / parts[0] if len(parts) > 1 or path.name == "__init__.py" else None
+            nested = ()
+
+            def label(candidate: Path) -> str | None:
+                return candidate.relative_to(root).as_posix()
+
         found = {}
         for literal in _parse(source).file_names:
-            for candidate in self._candidates(path.parent, package, literal):
-                if _is_output(candidate.relative_to(root)):
+            for candidate in self._candidates(path.parent, package, nested, literal):
+                name = label(candidate)
+                if name is None or _is_output(name):
                     continue
-                found[f"file:{candidate.relative_to(root).as_posix()}"] = source_hash(
-                    candidate.read_bytes()
-                )
+                found[f"file:{name}"] = source_hash(read_source(candidate))
         return found
 
-    def _candidates(self, folder: Path, package: Path | None, literal: str) -> list[Path]:
+    def _candidates(
+        self, folder: Path, package: Path | None, nested: tuple[Path, ...], literal: str
+    ) -> list[Path]:
         beside = folder / literal
         if beside.is_file():
             return [beside]
@@ -257,10 +281,20 @@ class _Resolver:
         if package not in self._package_files:
             files: dict[str, list[Path]] = {}
             for file in sorted(package.rglob("*")):
-                if file.is_file() and file.suffix not in _CODE_SUFFIXES:
+                if (
+                    file.is_file()
+                    and file.suffix not in _CODE_SUFFIXES
+                    and not any(file.is_relative_to(inner) for inner in nested)
+                ):
                     files.setdefault(file.name, []).append(file)
             self._package_files[package] = files
         return self._package_files[package].get(literal, [])
+
+
+def _our_package(module: str) -> str | None:
+    """The import package of mara-env that holds ``module`` (the innermost), if one does."""
+    homes = [name for name in SOURCE_FOLDERS if module == name or module.startswith(f"{name}.")]
+    return max(homes, key=len, default=None)
 
 
 @dataclass(frozen=True)
@@ -345,10 +379,9 @@ _CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd")
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _is_output(relative: Path) -> bool:
-    """Whether a file (relative to the packages' folder) lies in one of :data:`OUTPUT_FOLDERS`."""
-    text = relative.as_posix()
-    return any(text.startswith(folder + "/") for folder in OUTPUT_FOLDERS)
+def _is_output(label: str) -> bool:
+    """Whether a file (its source-tree path) lies in one of :data:`OUTPUT_FOLDERS`."""
+    return any(label.startswith(folder + "/") for folder in OUTPUT_FOLDERS)
 
 
 def _absolute(statement: _Statement, module: str, is_package: bool) -> str | None:

@@ -9,12 +9,12 @@ and a second run skips what is already done. :class:`ResultsStore` is that file:
   memory is exactly the row a later run reads back;
 * **key columns** say what identifies a row; :meth:`ResultsStore.done` returns the keys already
   in the file. One of them carries the digest of what produced the row
-  (:mod:`benchmarks.common.keys`): a row made by other code then has another key and is never
+  (:mod:`mara_env.benchmarks.common.keys`): a row made by other code then has another key and is never
   reused; the manifests kept beside the file (:meth:`ResultsStore.record_manifest`) say what
   changed (:meth:`ResultsStore.stale`), and :meth:`ResultsStore.prune` drops such rows;
 * **appends only**: every append is one ``write`` of whole lines, flushed and ``fsync``-ed, so a
   finished row survives any later interruption; an interrupted last line is set aside
-  (:func:`~benchmarks.common.results_lines.set_aside_cut_line`) and its work runs again;
+  (:func:`~mara_env.benchmarks.common.results_lines.set_aside_cut_line`) and its work runs again;
 * **a foreign or older file** (other CSV columns, JSON lines with other fields, a line that
   does not parse to the schema) is refused with :class:`ResultsFileError`, naming the file, the
   line and what to do, and left untouched.
@@ -49,9 +49,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.manifest import Manifest, describe_changes
-from benchmarks.common.results_lines import (
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.manifest import Manifest, describe_changes
+from mara_env.benchmarks.common.results_lines import (
     check_schema,
     convert,
     format_of,
@@ -290,17 +290,17 @@ class ResultsStore:
     def stale(self, column: str, current: CurrentManifest) -> dict[str, int]:
         """``{why: rows}`` for the rows whose ``column`` is not the digest of the manifest
         ``current`` gives them now: each reason names what changed since the manifest recorded
-        for the row's digest (:func:`~benchmarks.common.manifest.describe_changes`).
+        for the row's digest (:func:`~mara_env.benchmarks.common.manifest.describe_changes`).
 
         Example:
             >>> import tempfile
             >>> store = ResultsStore(Path(tempfile.mkdtemp()) / "r.csv", {"code": str, "x": int},
             ...                      key=("code", "x"))
-            >>> old = Manifest({"agents.lara": "1"})
+            >>> old = Manifest({"mara_env.agents.lara": "1"})
             >>> store.record_manifest(old)
             >>> store.extend([{"code": old.digest, "x": 1}, {"code": old.digest, "x": 2}])
-            >>> store.stale("code", lambda row: Manifest({"agents.lara": "2"}))
-            {'agents.lara changed': 2}
+            >>> store.stale("code", lambda row: Manifest({"mara_env.agents.lara": "2"}))
+            {'mara_env.agents.lara changed': 2}
             >>> store.stale("code", lambda row: old)
             {}
         """

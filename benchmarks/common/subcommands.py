@@ -1,19 +1,19 @@
-"""``python -m benchmarks.<group> <command> [options]``: one entry point per group of scripts.
+"""``python -m mara_env.benchmarks.<group> <command> [options]``: one entry point per group of scripts.
 
 Each group of benchmark scripts (``mara``, ``prediction``, ``baselines``, ``perf``) names its
 commands in a :data:`Commands` table; :func:`dispatch` runs the one named first on the command
 line with the rest of the arguments, importing only that script. Every script also runs on its
-own, e.g. ``python -m benchmarks.mara.train`` is ``python -m benchmarks.mara train``.
+own, e.g. ``python -m mara_env.benchmarks.mara.train`` is ``python -m mara_env.benchmarks.mara train``.
 
 Example:
-    >>> commands = {"evaluate": ("benchmarks.mara.evaluate", "Evaluate MARA.")}
+    >>> commands = {"evaluate": ("mara_env.benchmarks.mara.evaluate", "Evaluate MARA.")}
     >>> dispatch("mara", commands, [])
-    usage: python -m benchmarks.mara <command> [options]
+    usage: python -m mara_env.benchmarks.mara <command> [options]
     <BLANKLINE>
     commands:
       evaluate  Evaluate MARA.
     <BLANKLINE>
-    Run `python -m benchmarks.mara <command> --help` for a command's options.
+    Run `python -m mara_env.benchmarks.mara <command> --help` for a command's options.
     2
 """
 
@@ -45,18 +45,21 @@ def dispatch(group: str, commands: Commands, argv: Sequence[str] | None = None) 
         return 0 if arguments else 2
     name, rest = arguments[0], arguments[1:]
     if name not in commands:
-        print(f"python -m benchmarks.{group}: no command {name!r}.\n", file=sys.stderr)
+        print(f"python -m mara_env.benchmarks.{group}: no command {name!r}.\n", file=sys.stderr)
         print(_usage(group, commands), file=sys.stderr)
         return 2
     module = importlib.import_module(commands[name][0])
-    sys.argv = [f"python -m benchmarks.{group} {name}", *rest]
+    sys.argv = [f"python -m mara_env.benchmarks.{group} {name}", *rest]
     code = module.main(rest)
     return code if isinstance(code, int) else 0
 
 
 def _usage(group: str, commands: Commands) -> str:
     width = max(len(name) for name in commands)
-    lines = [f"usage: python -m benchmarks.{group} <command> [options]", "", "commands:"]
+    lines = [f"usage: python -m mara_env.benchmarks.{group} <command> [options]", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {summary}" for name, (_, summary) in commands.items()]
-    lines += ["", f"Run `python -m benchmarks.{group} <command> --help` for a command's options."]
+    lines += [
+        "",
+        f"Run `python -m mara_env.benchmarks.{group} <command> --help` for a command's options.",
+    ]
     return "\n".join(lines)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 
-from benchmarks.common.lifeline import end_with_parent, worker_context
-from benchmarks.common.threads import set_torch_threads
+from mara_env.benchmarks.common.lifeline import end_with_parent, worker_context
+from mara_env.benchmarks.common.threads import set_torch_threads
 
 
 def _set_up(parent_pid: int) -> None:

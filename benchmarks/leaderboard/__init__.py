@@ -15,7 +15,7 @@ Usage::
     mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
     mara-leaderboard --validate benchmarks/results/leaderboard   # check published results
 
-Statistics (:mod:`benchmarks.common.statistics`): mean completion rate with a 95% stratified-bootstrap
+Statistics (:mod:`mara_env.benchmarks.common.statistics`): mean completion rate with a 95% stratified-bootstrap
 interval (seeds resampled within each workload and load), the interquartile mean, ranks per
 workload and overall, and the probability of improvement over LARA.
 
@@ -41,7 +41,7 @@ Modules: ``grid`` (what runs), ``cells`` (one episode), ``backends`` (where it r
 
 Example:
     >>> import tempfile
-    >>> from benchmarks.leaderboard import main
+    >>> from mara_env.benchmarks.leaderboard import main
     >>> main(["--agents", "edf", "random", "--config", "tiny", "--workloads", "rl",
     ...       "--loads", "1", "--seeds", "2", "--workers", "1", "--no-progress", "--no-plots",
     ...       "--output", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
@@ -51,8 +51,8 @@ Example:
 
 from __future__ import annotations
 
-from benchmarks.common.keys import BuiltAgent, Manifest, build_agent
-from benchmarks.leaderboard.backends import (
+from mara_env.benchmarks.common.keys import BuiltAgent, Manifest, build_agent
+from mara_env.benchmarks.leaderboard.backends import (
     Backend,
     BackendError,
     LocalBackend,
@@ -61,11 +61,11 @@ from benchmarks.leaderboard.backends import (
     execute_cells,
     run_cells,
 )
-from benchmarks.leaderboard.building import check_agents
-from benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
-from benchmarks.leaderboard.cli import build_parser, main
-from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.grid import (
+from mara_env.benchmarks.leaderboard.building import check_agents
+from mara_env.benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
+from mara_env.benchmarks.leaderboard.cli import build_parser, main
+from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+from mara_env.benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
     DEFAULT_WORKLOADS,
@@ -74,9 +74,9 @@ from benchmarks.leaderboard.grid import (
     Grid,
     config_hash,
 )
-from benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
-from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
-from benchmarks.leaderboard.validate import validate_results
+from mara_env.benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
+from mara_env.benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
+from mara_env.benchmarks.leaderboard.validate import validate_results
 
 __all__ = [
     "DEFAULT_LOAD_FACTORS",

@@ -1,8 +1,8 @@
-"""``python -m benchmarks.leaderboard``: the same as the ``mara-leaderboard`` command."""
+"""``python -m mara_env.benchmarks.leaderboard``: the same as the ``mara-leaderboard`` command."""
 
 from __future__ import annotations
 
-from benchmarks.commands import leaderboard
+from mara_env.benchmarks.commands import leaderboard
 
 if __name__ == "__main__":
     raise SystemExit(leaderboard())

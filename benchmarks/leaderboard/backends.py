@@ -1,6 +1,6 @@
 """Where cells run: in this process, in local worker processes, or as Ray tasks.
 
-Every backend runs :func:`~benchmarks.leaderboard.cells.execute_cell` on each cell and hands
+Every backend runs :func:`~mara_env.benchmarks.leaderboard.cells.execute_cell` on each cell and hands
 each outcome to ``on_outcome`` **in the calling process, as soon as the cell finishes**, which
 is where the leaderboard appends it to its results file. A cell's result depends only on the
 cell, so the numbers are the same on every backend; only the order of completion differs.
@@ -8,7 +8,7 @@ cell, so the numbers are the same on every backend; only the order of completion
 - :class:`LocalBackend` (the default): ``workers`` fresh processes (``spawn``) of a
   :class:`concurrent.futures.ProcessPoolExecutor`, or this very process with ``workers=1``.
   The workers end with the main process, even when it is killed with SIGKILL
-  (:mod:`benchmarks.common.lifeline`). Before the first cell, a worker says where it imports
+  (:mod:`mara_env.benchmarks.common.lifeline`). Before the first cell, a worker says where it imports
   mara-env's packages from; a :class:`BackendError` stops the run if that is not where this
   process does (:func:`mara_env.installation.worker_import_problems`).
 - :class:`RayBackend`: Ray tasks of one CPU each, on an existing cluster
@@ -23,7 +23,7 @@ into "stop starting cells, keep the finished ones"; a second Ctrl-C stops at onc
 
 Example:
     >>> from mara_env import get_config
-    >>> from benchmarks.leaderboard.grid import Cell
+    >>> from mara_env.benchmarks.leaderboard.grid import Cell
     >>> cells = [Cell("edf", seed, get_config("tiny"), "tiny") for seed in (1000, 1001)]
     >>> outcomes = []
     >>> execute_cells(cells, LocalBackend(workers=1), outcomes.append, progress=False)
@@ -43,11 +43,11 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
-from benchmarks.common.lifeline import start_worker, worker_context
-from benchmarks.common.machine import available_cores
-from benchmarks.common.ray_runtime import RayUnavailable, import_ray, start_ray
-from benchmarks.leaderboard.cells import CellOutcome, execute_cell
-from benchmarks.leaderboard.grid import Cell
+from mara_env.benchmarks.common.lifeline import start_worker, worker_context
+from mara_env.benchmarks.common.machine import available_cores
+from mara_env.benchmarks.common.ray_runtime import RayUnavailable, import_ray, start_ray
+from mara_env.benchmarks.leaderboard.cells import CellOutcome, execute_cell
+from mara_env.benchmarks.leaderboard.grid import Cell
 from mara_env.installation import worker_import_problems, working_directory_last
 
 OnOutcome = Callable[[CellOutcome], None]

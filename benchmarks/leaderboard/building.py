@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from agents.registry import AgentImportError, UnknownAgentError
-from benchmarks.common.keys import BuiltAgent, build_agent
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.agents.registry import AgentImportError, UnknownAgentError
+from mara_env.benchmarks.common.keys import BuiltAgent, build_agent
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 
 def build_agents(

@@ -4,7 +4,7 @@
 or that raises while acting gives a :class:`CellOutcome` with ``error`` set, so one broken agent
 does not stop a leaderboard of hundreds of episodes. Illegal actions are not failures: the
 environment turns masked actions into idle and counts them (``illegal_actions``), and
-:func:`agents.evaluate` does the same for ints outside the action space (``invalid_actions``);
+:func:`mara_env.agents.evaluate` does the same for ints outside the action space (``invalid_actions``);
 the leaderboard reports both. An action that is not an int (a float, ``None``) fails the cell
 with an error naming the value.
 
@@ -18,8 +18,8 @@ Example:
     >>> outcome = execute_cell(Cell("edf", 1000, get_config("tiny"), "tiny"))
     >>> outcome.error is None, outcome.row["agent"], outcome.row["seed"]
     (True, 'edf', 1000)
-    >>> execute_cell(Cell("agents.statistics:Summary", 1000, get_config("tiny"), "tiny")).error
-    "AgentBuildError: Building agent 'agents.statistics:Summary' failed: ..."
+    >>> execute_cell(Cell("mara_env.agents.statistics:Summary", 1000, get_config("tiny"), "tiny")).error
+    "AgentBuildError: Building agent 'mara_env.agents.statistics:Summary' failed: ..."
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from agents import evaluate, known_agents, make_agent
-from agents.base import Scheduler
-from benchmarks.common.threads import TorchThreadLimit
-from benchmarks.leaderboard.grid import Cell, config_hash
-from predictors.base import is_privileged
+from mara_env.agents import evaluate, known_agents, make_agent
+from mara_env.agents.base import Scheduler
+from mara_env.benchmarks.common.threads import TorchThreadLimit
+from mara_env.benchmarks.leaderboard.grid import Cell, config_hash
+from mara_env.predictors.base import is_privileged
 
 #: Row columns that identify the cell, in the order the CSV export lists them: the agent's
 #: label and spec (its registered name or import path), the stratum, the seed, the config, the

@@ -10,19 +10,20 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents import known_agents
-from benchmarks.common.arguments import add_world_version, positive_float, positive_int
-from benchmarks.common.keys import Manifest
-from benchmarks.common.provenance import provenance
-from benchmarks.leaderboard.backends import (
+from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
+from mara_env.agents import known_agents
+from mara_env.benchmarks.common.arguments import add_world_version, positive_float, positive_int
+from mara_env.benchmarks.common.keys import Manifest
+from mara_env.benchmarks.common.provenance import provenance
+from mara_env.benchmarks.leaderboard.backends import (
     Backend,
     LocalBackend,
     RayBackend,
     available_cores,
 )
-from benchmarks.leaderboard.building import build_agents
-from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.grid import (
+from mara_env.benchmarks.leaderboard.building import build_agents
+from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+from mara_env.benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
     DEFAULT_SEEDS,
     DEFAULT_WORKLOADS,
@@ -32,20 +33,19 @@ from benchmarks.leaderboard.grid import (
     Grid,
     parse_seeds,
 )
-from benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
-from benchmarks.leaderboard.labels import agent_labels
-from benchmarks.leaderboard.own_workloads import (
+from mara_env.benchmarks.leaderboard.journal import JOURNAL, EpisodeJournal, ResultsFileError
+from mara_env.benchmarks.leaderboard.labels import agent_labels
+from mara_env.benchmarks.leaderboard.own_workloads import (
     check_arrivals_file,
     check_workloads,
     family_and_alpha,
     traces_and_workloads,
 )
-from benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
-from benchmarks.leaderboard.summary import REFERENCE_AGENT
-from benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
-from mara_env import TRAINING_LOAD, WORKLOADS, ConfigError
-from mara_env.recorded_durations import CURVE_DURATIONS
-from mara_env.sources import resolve_trace_source
+from mara_env.benchmarks.leaderboard.session import FAILURES_LOG, RunSettings, run_grid
+from mara_env.benchmarks.leaderboard.summary import REFERENCE_AGENT
+from mara_env.benchmarks.leaderboard.validate import DEFAULT_SAMPLE, parse_sample, validate_results
+from mara_env.curves.recorded_durations import CURVE_DURATIONS
+from mara_env.curves.sources import resolve_trace_source
 
 #: Where results go unless ``--output`` says otherwise (relative to the working directory).
 DEFAULT_OUTPUT = Path("leaderboard_results")
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="IMPORT_PATH",
         help="Add a scheduler of your own beside --agents, e.g. my_pkg.my_module:MyScheduler "
-        "(any class following agents.base.Scheduler, importable from the working directory or "
+        "(any class following mara_env.agents.base.Scheduler, importable from the working directory or "
         "installed); repeatable.",
     )
     parser.add_argument(
@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="Your own curves instead of the shipped ones: a curve table (.csv, see "
-        "mara_env.curve_tables) or a trace file (.npz, from python -m benchmarks.collect pack "
+        "mara_env.curves.curve_tables) or a trace file (.npz, from python -m mara_env.benchmarks.collect pack "
         "--from). Its test runs are played; the results name the file and its SHA-256.",
     )
     parser.add_argument(

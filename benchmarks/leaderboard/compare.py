@@ -1,8 +1,8 @@
 """Do two leaderboard results folders hold the same episodes?
 
-``python -m benchmarks.leaderboard.compare MINE PUBLISHED`` reads both journals
+``python -m mara_env.benchmarks.leaderboard.compare MINE PUBLISHED`` reads both journals
 (``episodes.jsonl``) and compares every episode, matched by agent, config and seed, outcome by
-outcome: counts (:data:`mara_env.core.COUNT_METRICS`) and every other integer or text exactly,
+outcome: counts (:data:`mara_env.sim.core.COUNT_METRICS`) and every other integer or text exactly,
 float metrics within :data:`mara_env.portability.MAX_ULPS` units in the last place, wall times
 and keys left aside (keys name the code that ran, which may legitimately differ, such as an
 editable install and a wheel of the same code). It exits 0 when the two hold the same episodes
@@ -15,7 +15,7 @@ places or with two worker counts.
 Example:
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from benchmarks.leaderboard import main as run
+    >>> from mara_env.benchmarks.leaderboard import main as run
     >>> folders = [Path(tempfile.mkdtemp()) for _ in range(2)]
     >>> for folder, workers in zip(folders, ("1", "2")):
     ...     _ = run(["--agents", "edf", "--config", "tiny", "--workloads", "rl", "--loads", "1",
@@ -35,11 +35,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.store import ResultsFileError
-from benchmarks.leaderboard.cells import KEY_COLUMNS, TIMING_COLUMNS
-from benchmarks.leaderboard.journal import JOURNAL, read_journal
-from mara_env.core import COUNT_METRICS
+from mara_env.benchmarks.common.store import ResultsFileError
+from mara_env.benchmarks.leaderboard.cells import KEY_COLUMNS, TIMING_COLUMNS
+from mara_env.benchmarks.leaderboard.journal import JOURNAL, read_journal
 from mara_env.portability import MAX_ULPS, differences
+from mara_env.sim.core import COUNT_METRICS
 
 #: The columns that say which episode a row is, whatever code played it.
 EPISODE_COLUMNS = ("agent", "config", "config_hash", "seed")
@@ -94,10 +94,10 @@ def compare(first: Path, second: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.leaderboard.compare FIRST SECOND``: 0 when the same episodes have
+    """``python -m mara_env.benchmarks.leaderboard.compare FIRST SECOND``: 0 when the same episodes have
     the same outcomes, 1 when they differ, 2 when a folder cannot be read."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.leaderboard.compare",
+        prog="python -m mara_env.benchmarks.leaderboard.compare",
         description="Compare the episodes of two leaderboard results folders, outcome by "
         "outcome (counts exactly, floats within a few ulps; wall times and code keys aside).",
     )

@@ -8,14 +8,14 @@ were made for. Each variant reports every agent's mean completion rate and MARA'
 difference from each other agent (the same episodes), with 95% bootstrap intervals over seeds.
 
 Episodes are appended to ``episodes.csv`` as they finish, keyed by what produced them
-(:mod:`benchmarks.common.keys`: the agent's code and weights with the leaderboard's shared
+(:mod:`mara_env.benchmarks.common.keys`: the agent's code and weights with the leaderboard's shared
 code), so a second run resumes and a changed agent plays again. ``README.md`` is written from
 the rows of the current keys.
 
 Run::
 
-    python -m benchmarks.leaderboard.generalisation              # 7 variants x 5 agents x 20 seeds
-    python -m benchmarks.leaderboard.generalisation --quick      # a smoke run
+    python -m mara_env.benchmarks.leaderboard.generalisation              # 7 variants x 5 agents x 20 seeds
+    python -m mara_env.benchmarks.leaderboard.generalisation --quick      # a smoke run
 
 Example:
     >>> list(VARIANTS)[:2]
@@ -32,20 +32,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents import known_agents
-from agents.statistics import mean_ci
-from benchmarks.common.arguments import add_world_version, positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.keys import Manifest, build_agent
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.store import ResultsFileError, ResultsStore
-from benchmarks.leaderboard.backends import run_cells
-from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
 from mara_env import ClusterConfig, get_config
-from mara_env.config import LATEST_WORLD_VERSION, env_id
+from mara_env.agents import known_agents
+from mara_env.agents.statistics import mean_ci
+from mara_env.benchmarks.common.arguments import add_world_version, positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.keys import Manifest, build_agent
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.leaderboard.backends import run_cells
+from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+from mara_env.benchmarks.leaderboard.grid import QUICK_ARRIVAL_HORIZON, Cell
+from mara_env.worlds.config import LATEST_WORLD_VERSION, env_id
 
 #: The schedulers the track plays: MARA and the baselines it is compared with.
 AGENTS = ("mara", "lara", "laira", "edf", "clairvoyant")
@@ -83,7 +83,7 @@ def variant_config(
     variant: str, *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
 ) -> ClusterConfig:
     """The ``evaluation`` preset of ``world_version`` changed as :data:`VARIANTS` says
-    (arrivals over :data:`~benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with
+    (arrivals over :data:`~mara_env.benchmarks.leaderboard.grid.QUICK_ARRIVAL_HORIZON` epochs with
     ``quick``).
 
     Raises:
@@ -183,12 +183,12 @@ def markdown(
         "",
         "The shipped schedulers played zero-shot on clusters and workloads none was trained or "
         "tuned on (`evaluation` preset: held-out test curves; evaluation seeds "
-        f"{seeds[0]}-{seeds[-1]}). Written by `python -m benchmarks.leaderboard.generalisation` "
+        f"{seeds[0]}-{seeds[-1]}). Written by `python -m mara_env.benchmarks.leaderboard.generalisation` "
         "from `episodes.csv`. Completion rate, mean [95% bootstrap interval over seeds]; "
         f"{FOCUS} minus each other agent on the same episodes. The world is "
         f"`{env_id(world_version)}`; what "
         "its observation gives away of a task's effort is measured by `python -m "
-        f"benchmarks.prediction leak-audit` (`benchmarks/results/leak_audit/`). {note}",
+        f"mara_env.benchmarks.prediction leak-audit` (`benchmarks/results/leak_audit/`). {note}",
         "",
         "| variant | "
         + " | ".join(agents)
@@ -219,7 +219,7 @@ def markdown(
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.leaderboard.generalisation",
+        prog="python -m mara_env.benchmarks.leaderboard.generalisation",
         description="Play the shipped schedulers zero-shot on other clusters, workloads and loads.",
     )
     parser.add_argument(

@@ -4,7 +4,7 @@ A :class:`Cell` is one episode: one agent on one seed of one fully specified
 :class:`mara_env.ClusterConfig`. Its result depends on nothing else, so cells can run in any
 order, on any backend, and a finished cell never needs to run again. :attr:`Cell.key`
 fingerprints everything the result depends on: the agent's label and name or import path, the
-seed, every config field, and the fingerprints (:mod:`benchmarks.leaderboard.fingerprints`) of
+seed, every config field, and the fingerprints (:mod:`mara_env.benchmarks.leaderboard.fingerprints`) of
 the agent's code and weights and of the code, trace data and package version every episode
 shares. That is how a resumed run recognises finished cells, and knows when code changed.
 
@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
-from benchmarks.common.seeds import EVALUATION_SEED_START
 from mara_env import TRAINING_LOAD, WORKLOADS, ClusterConfig, ConfigError, get_config
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
+from mara_env.benchmarks.common.seeds import EVALUATION_SEED_START
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: Evaluation episodes use environment seeds from here on; training and tuning code in this
 #: project uses seeds below it, so no scheduler is evaluated on an episode it was trained on
-#: (the seed policy of :mod:`benchmarks.common.seeds`).
+#: (the seed policy of :mod:`mara_env.benchmarks.common.seeds`).
 EVALUATION_SEED_BASE = EVALUATION_SEED_START
 #: Default grid: every registered agent on these workloads, at these multiples of
 #: :data:`mara_env.TRAINING_LOAD`, for this many seeds.
@@ -178,7 +178,7 @@ class Grid:
         fingerprint: The shared fingerprint (code, trace data, package version) that every
             cell key includes.
         specs: ``{label: registered name or import path}`` for agents labelled otherwise than
-            by their spec (see :mod:`benchmarks.leaderboard.labels`).
+            by their spec (see :mod:`mara_env.benchmarks.leaderboard.labels`).
         agent_fingerprints: ``{label: fingerprint of the agent's code and weights}``.
         configs: ``{stratum label: config}`` to use instead of building it from ``base``
             (the configs a recorded run used, when validating it).

@@ -7,13 +7,13 @@ naming the modules or checkpoints from the code manifests the journal keeps.
 
 Example:
     >>> from mara_env import get_config
-    >>> from benchmarks.leaderboard.grid import Cell
+    >>> from mara_env.benchmarks.leaderboard.grid import Cell
     >>> cell = Cell("lara", 1000, get_config("tiny"), "tiny", fingerprint="s", agent_fingerprint="new")
     >>> old = {"agent": "lara", "agent_spec": "lara", "config": "tiny", "seed": 1000,
     ...        "agent_code": "old", "shared_code": "s", "config_hash": "x"}
-    >>> manifests = {"old": {"agents.lara": "1"}, "new": {"agents.lara": "2"}}
+    >>> manifests = {"old": {"mara_env.agents.lara": "1"}, "new": {"mara_env.agents.lara": "2"}}
     >>> invalidations([cell], [old], {**manifests, "s": {}}, manifests)
-    {'lara': {'its code changed (agents.lara changed); its config changed': 1}}
+    {'lara': {'its code changed (mara_env.agents.lara changed); its config changed': 1}}
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from benchmarks.common.manifest import Manifest, describe_changes
-from benchmarks.leaderboard.grid import Cell, config_hash
+from mara_env.benchmarks.common.manifest import Manifest, describe_changes
+from mara_env.benchmarks.leaderboard.grid import Cell, config_hash
 
 
 def invalidations(

@@ -1,7 +1,7 @@
 """The results file: every finished cell appended atomically, so no run loses finished work.
 
 ``episodes.jsonl`` is a JSON-lines journal (the line kinds and their integrity hash are in
-:mod:`benchmarks.leaderboard.records`): a header, then one line per finished cell, plus the code
+:mod:`mara_env.benchmarks.leaderboard.records`): a header, then one line per finished cell, plus the code
 manifests, configs and run summaries those cells refer to. Each line is written with a single
 ``write`` on a descriptor opened for appending, then ``fsync``-ed. A process killed at any
 moment (even with SIGKILL) therefore leaves only whole lines behind, and a re-run skips every
@@ -41,9 +41,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from benchmarks.common.atomic import replace_atomically
-from benchmarks.common.results_lines import set_aside_cut_line
-from benchmarks.leaderboard.records import (
+from mara_env.benchmarks.common.atomic import replace_atomically
+from mara_env.benchmarks.common.results_lines import set_aside_cut_line
+from mara_env.benchmarks.leaderboard.records import (
     CODE,
     CONFIG,
     EPISODE,
@@ -82,7 +82,7 @@ class EpisodeJournal:
     Attributes:
         path: The journal file.
         contents: Its header, episode rows, code manifests, configs and runs
-            (:class:`~benchmarks.leaderboard.records.JournalContents`), kept up to date by the
+            (:class:`~mara_env.benchmarks.leaderboard.records.JournalContents`), kept up to date by the
             appends.
     """
 

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from agents import known_agents
+from mara_env.agents import known_agents
 
 
 def agent_labels(schedulers: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:

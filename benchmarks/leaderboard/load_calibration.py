@@ -4,22 +4,22 @@ The "training" preset should be hard but not hopeless: earliest deadline first (
 complete about 55% (50-60%) of the tasks that arrive. This script sweeps the ``load`` field of a
 preset (everything else unchanged), runs EDF and random on the same seeds at each load, prints
 mean completion rates with 95% bootstrap confidence intervals, and interpolates the load at
-which EDF's mean crosses the target. Set ``mara_env.config.TRAINING_LOAD`` to that value.
+which EDF's mean crosses the target. Set ``mara_env.worlds.config.TRAINING_LOAD`` to that value.
 
 ``load`` is relative to the workload: the arrival rate is ``load * n_nodes / mean_demand``.
 
 Seeds are ``0 .. seeds - 1``: calibration tunes the training regime, so it plays training seeds
-only, never the leaderboard's evaluation seeds (1000 and up; :mod:`benchmarks.common.seeds`
+only, never the leaderboard's evaluation seeds (1000 and up; :mod:`mara_env.benchmarks.common.seeds`
 refuses more than 1000 seeds).
 
 Usage::
 
-    python -m benchmarks.leaderboard.load_calibration                      # training preset, 20 seeds
-    python -m benchmarks.leaderboard.load_calibration --loads 1.0 1.2 1.4 --seeds 30
-    python -m benchmarks.leaderboard.load_calibration --world-version 1      # Cluster-v1's rules
+    python -m mara_env.benchmarks.leaderboard.load_calibration                      # training preset, 20 seeds
+    python -m mara_env.benchmarks.leaderboard.load_calibration --loads 1.0 1.2 1.4 --seeds 30
+    python -m mara_env.benchmarks.leaderboard.load_calibration --world-version 1      # Cluster-v1's rules
 
 Example:
-    >>> from benchmarks.leaderboard.load_calibration import main
+    >>> from mara_env.benchmarks.leaderboard.load_calibration import main
     >>> main(["--config", "tiny", "--loads", "0.5", "2.0", "--seeds", "2", "--workers", "1",
     ...       "--no-progress"])  # doctest: +ELLIPSIS
     load ...
@@ -34,14 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.statistics import Summary, mean_ci
-from benchmarks.common.arguments import add_world_version
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.machine import platform_line
-from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import require_training_seeds
-from benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 from mara_env import ConfigError, get_config
+from mara_env.agents.statistics import Summary, mean_ci
+from mara_env.benchmarks.common.arguments import add_world_version
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.common.seeds import require_training_seeds
+from mara_env.benchmarks.leaderboard import Cell, available_cores, check_agents, run_cells
 
 #: The loads swept by default.
 DEFAULT_LOADS = (0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -75,7 +75,7 @@ def interpolate_load(loads: Sequence[float], rates: Sequence[float], target: flo
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.leaderboard.load_calibration",
+        prog="python -m mara_env.benchmarks.leaderboard.load_calibration",
         description="Sweep the load and find where EDF completes the target share of tasks.",
     )
     parser.add_argument("--config", default="training", help="Preset to sweep (default training).")
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _write_page(path: Path, table: str, verdict: str, argv: Sequence[str] | None) -> None:
     """The sweep as a Markdown page: its command, machine, table and recommendation."""
     given = sys.argv[1:] if argv is None else argv
-    command = " ".join(["python -m benchmarks.leaderboard.load_calibration", *given])
+    command = " ".join(["python -m mara_env.benchmarks.leaderboard.load_calibration", *given])
     page = (
         f"# Load calibration\n\nWritten by `{command}` at commit {git_revision()} on "
         f"{platform_line()}.\n\n```\n{table}\n```\n\n{verdict}\n"

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import math
 
-from benchmarks.common.arguments import data_error
-from benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, Grid
 from mara_env import WORKLOADS
-from mara_env.arrivals import NAMED, load_arrivals
+from mara_env.benchmarks.common.arguments import data_error
+from mara_env.benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, Grid
+from mara_env.curves.arrivals import NAMED, load_arrivals
+from mara_env.curves.families import FAMILIES
+from mara_env.curves.sources import resolve_trace_source
+from mara_env.curves.workload import build_workload
 from mara_env.errors import ConfigError, TraceError
-from mara_env.families import FAMILIES
-from mara_env.sources import resolve_trace_source
-from mara_env.workload import build_workload
 
 
 def family_and_alpha(text: str) -> tuple[str, float]:

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 import mara_env
-from agents import make_agent, start_episode
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.figures import pyplot
-from benchmarks.leaderboard.summary import Leaderboard
 from mara_env import TRAINING_LOAD, ClusterConfig
+from mara_env.agents import make_agent, start_episode
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.figures import pyplot
+from mara_env.benchmarks.leaderboard.summary import Leaderboard
 
 #: File names of the figures in the output directory.
 LOAD_PLOT = "completion_vs_load.png"
@@ -94,7 +94,7 @@ def episode_frame(agent: str, config: ClusterConfig, seed: int, epoch: int) -> n
     its end, if sooner).
 
     The scheduler is reset and (for a clairvoyant reference) bound exactly as
-    :func:`agents.evaluate` does; out-of-range actions become idle there and here.
+    :func:`mara_env.agents.evaluate` does; out-of-range actions become idle there and here.
     """
     env = mara_env.raw_env(config=config, render_mode="rgb_array")
     scheduler = make_agent(agent, world_version=config.world_version)

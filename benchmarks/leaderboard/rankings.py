@@ -1,6 +1,6 @@
 """How the ranking moves from one leaderboard to another: the same agents, side by side.
 
-``python -m benchmarks.leaderboard.rankings --boards LABEL=DIR ... --output FILE.md`` reads each
+``python -m mara_env.benchmarks.leaderboard.rankings --boards LABEL=DIR ... --output FILE.md`` reads each
 board's ``leaderboard.json`` and writes one table: every agent that all boards ranked, with its
 mean completion rate (95% interval) and its rank among those agents on each board, the first
 board being the baseline the others are read against. A rank that moves is marked with the
@@ -21,8 +21,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.leaderboard.report import PRIVILEGED_MARK
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.leaderboard.report import PRIVILEGED_MARK
 
 #: One agent on one board: name, mean, interval low and high, privileged.
 Entry = tuple[str, float, float, float, bool]
@@ -74,7 +74,8 @@ def ranking_table(boards: Mapping[str, Sequence[Entry]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.leaderboard.rankings", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.leaderboard.rankings",
+        description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
         "--boards", nargs="+", required=True, metavar="LABEL=DIR",
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             boards[label] = read_board(Path(folder))
         except (OSError, KeyError, ValueError) as error:
             parser.error(f"--boards {item!r}: no readable leaderboard.json ({error}).")
-    program = ["python", "-m", "benchmarks.leaderboard.rankings"]
+    program = ["python", "-m", "mara_env.benchmarks.leaderboard.rankings"]
     command = shlex.join([*program, "--boards", *args.boards, "--output", str(args.output)])
     text = (
         "# How the ranking moves\n\n"

@@ -1,12 +1,12 @@
 """The lines of a leaderboard journal: their kinds, their integrity hash, and reading them back.
 
-A journal (``episodes.jsonl``, see :mod:`benchmarks.leaderboard.journal`) is JSON lines. The
+A journal (``episodes.jsonl``, see :mod:`mara_env.benchmarks.leaderboard.journal`) is JSON lines. The
 first is the **header** (``format``, ``version``, creation time, provenance); every other line
 has a ``kind``:
 
 - ``episode``: one finished cell's row (its ``cell`` key, agent, seed, config hash, the
   fingerprints of the code that played it and every metric);
-- ``code``: a :class:`~benchmarks.common.keys.Manifest` (``digest`` and
+- ``code``: a :class:`~mara_env.benchmarks.common.keys.Manifest` (``digest`` and
   ``items``), written once per distinct fingerprint that an episode refers to, so that a later
   run can say which module changed;
 - ``config``: a full :class:`mara_env.ClusterConfig` by its ``hash`` (what a replay needs);
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.store import ResultsFileError
+from mara_env.benchmarks.common.store import ResultsFileError
 
 #: The header's ``format`` value, and the version of the line layout.
 FORMAT = "mara-env-leaderboard-episodes"

@@ -5,7 +5,7 @@ Runs ``--agent`` on ``--config`` for one seed and saves the environment's ``rgb_
 its target with its time left) at ``--epoch``, with axis labels added by matplotlib.
 
 Example:
-    python -m benchmarks.leaderboard.render_episode --agent edf --epoch 80 \
+    python -m mara_env.benchmarks.leaderboard.render_episode --agent edf --epoch 80 \
         --output benchmarks/figures/episode_edf.png
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 import mara_env
-from agents import make_agent, start_episode
-from benchmarks.common.figures import PlotsUnavailable, pyplot
-from mara_env.observation import TIME_SCALE
-from mara_env.render import GANTT_EPOCHS, ROW_PIXELS, render_ansi
+from mara_env.agents import make_agent, start_episode
+from mara_env.benchmarks.common.figures import PlotsUnavailable, pyplot
+from mara_env.envs.render import GANTT_EPOCHS, ROW_PIXELS, render_ansi
+from mara_env.sim.observation import TIME_SCALE
 
 
 def frame_at(agent_name: str, config: str, seed: int, epoch: int) -> tuple[np.ndarray, str]:

@@ -10,8 +10,8 @@ Every file is written to a temporary name and renamed into place, so a reader ne
 file. The CSV and JSON exports hold every episode of the grid, in grid order.
 
 Example:
-    >>> from benchmarks.leaderboard.grid import Grid
-    >>> from benchmarks.leaderboard.summary import build_leaderboard
+    >>> from mara_env.benchmarks.leaderboard.grid import Grid
+    >>> from mara_env.benchmarks.leaderboard.summary import build_leaderboard
     >>> grid = Grid(agents=("a", "b"), workloads=("rl",), load_factors=(1.0,), n_seeds=2)
     >>> rows = [{"agent": agent, "workload": "rl", "load_factor": 1.0, "seed": seed,
     ...          "completion_rate": rate} for agent, seed, rate in
@@ -32,12 +32,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_atomically as write_atomically  # re-exported
-from benchmarks.leaderboard.cells import KEY_COLUMNS
-from benchmarks.leaderboard.grid import Grid
-from benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
 from mara_env import TRAINING_LOAD
-from mara_env.config import env_id
+from mara_env.benchmarks.common.atomic import write_atomically as write_atomically  # re-exported
+from mara_env.benchmarks.leaderboard.cells import KEY_COLUMNS
+from mara_env.benchmarks.leaderboard.grid import Grid
+from mara_env.benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard
+from mara_env.worlds.config import env_id
 
 #: Marks a privileged agent in the tables (explained in a note below them).
 PRIVILEGED_MARK = "(privileged)"

@@ -7,7 +7,7 @@ and plots, and ends with a ``run`` record holding everything the tables were mad
 is what ``--validate`` checks them against.
 
 Example:
-    See :mod:`benchmarks.leaderboard` (``main`` is the way in).
+    See :mod:`mara_env.benchmarks.leaderboard` (``main`` is the way in).
 """
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.figures import PlotsUnavailable
-from benchmarks.common.keys import Manifest
-from benchmarks.leaderboard.backends import Backend, BackendError, execute_cells
-from benchmarks.leaderboard.cells import CellOutcome
-from benchmarks.leaderboard.grid import Cell, Grid, config_fields, config_hash
-from benchmarks.leaderboard.invalidation import format_invalidations, invalidations
-from benchmarks.leaderboard.journal import EpisodeJournal
-from benchmarks.leaderboard.plots import (
+from mara_env.benchmarks.common.figures import PlotsUnavailable
+from mara_env.benchmarks.common.keys import Manifest
+from mara_env.benchmarks.leaderboard.backends import Backend, BackendError, execute_cells
+from mara_env.benchmarks.leaderboard.cells import CellOutcome
+from mara_env.benchmarks.leaderboard.grid import Cell, Grid, config_fields, config_hash
+from mara_env.benchmarks.leaderboard.invalidation import format_invalidations, invalidations
+from mara_env.benchmarks.leaderboard.journal import EpisodeJournal
+from mara_env.benchmarks.leaderboard.plots import (
     GANTT_PLOT,
     LOAD_PLOT,
     plot_completion_vs_load,
     plot_gantts,
 )
-from benchmarks.leaderboard.report import format_terminal, render_tables, write_atomically
-from benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
+from mara_env.benchmarks.leaderboard.report import format_terminal, render_tables, write_atomically
+from mara_env.benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
 
 #: Where a run writes the tracebacks of the cells that failed in it (removed when none did).
 FAILURES_LOG = "failures.log"

@@ -6,7 +6,7 @@ with the count of missing episodes. Rows are looked up by (agent, stratum, seed)
 does not depend on the order in which cells finished, nor on the backend that ran them.
 
 Example:
-    >>> from benchmarks.leaderboard.grid import Grid
+    >>> from mara_env.benchmarks.leaderboard.grid import Grid
     >>> grid = Grid(agents=("a", "b"), workloads=("rl",), load_factors=(1.0,), n_seeds=2)
     >>> rows = [{"agent": agent, "workload": "rl", "load_factor": 1.0, "seed": seed,
     ...          "completion_rate": rate, "illegal_actions": 0.0, "invalid_actions": 0.0}
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.statistics import StratifiedSummary, stratified_summary
-from benchmarks.leaderboard.grid import Grid
+from mara_env.benchmarks.common.statistics import StratifiedSummary, stratified_summary
+from mara_env.benchmarks.leaderboard.grid import Grid
 
 #: Probabilities of improvement compare every agent with this one, when it is in the grid.
 REFERENCE_AGENT = "lara"

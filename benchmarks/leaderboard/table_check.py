@@ -13,20 +13,20 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.leaderboard.grid import (
+from mara_env import ClusterConfig, ConfigError
+from mara_env.benchmarks.leaderboard.grid import (
     EVALUATION_SEED_BASE,
     Grid,
     config_from_fields,
     config_hash,
 )
-from benchmarks.leaderboard.records import JournalContents
-from benchmarks.leaderboard.report import render_tables
-from benchmarks.leaderboard.summary import build_leaderboard
-from mara_env import ClusterConfig, ConfigError
+from mara_env.benchmarks.leaderboard.records import JournalContents
+from mara_env.benchmarks.leaderboard.report import render_tables
+from mara_env.benchmarks.leaderboard.summary import build_leaderboard
 from mara_env.portability import MAX_ULPS, differences
 
 if TYPE_CHECKING:
-    from benchmarks.leaderboard.validate import Findings
+    from mara_env.benchmarks.leaderboard.validate import Findings
 
 
 def check_tables(

@@ -5,7 +5,7 @@ leaderboard submissions by replaying them. :func:`validate_results` runs four ch
 results folder and prints every difference it finds:
 
 1. **Integrity**: every line of ``episodes.jsonl`` parses and matches its check hash
-   (:mod:`benchmarks.leaderboard.records`): any line edited by hand, or damaged, is reported.
+   (:mod:`mara_env.benchmarks.leaderboard.records`): any line edited by hand, or damaged, is reported.
 2. **Tables**: the last finished run recorded in the journal is rendered again, from the journal
    alone (its episodes, configs, labels, fingerprints, provenance and command): the statistics,
    ranks and intervals of ``leaderboard.json`` and ``leaderboard.md`` and every row of
@@ -18,7 +18,7 @@ results folder and prints every difference it finds:
    changed), and each recorded config must equal what the installed preset gives.
 4. **Replay**: a sample of the run's episodes is played again from scratch with the installed
    code (on the chosen backend), and every recorded metric is compared (wall-time columns
-   aside): counts (:data:`mara_env.core.COUNT_METRICS`) and every other integer or text exactly,
+   aside): counts (:data:`mara_env.sim.core.COUNT_METRICS`) and every other integer or text exactly,
    float metrics (rates, means) within :data:`mara_env.portability.MAX_ULPS` units in the last
    place, since another CPU or NumPy version may round differently in the last bit. The check
    also says how many replayed episodes matched bit for bit (all of them, on the machine that
@@ -49,22 +49,22 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.keys import Manifest, build_agent
-from benchmarks.leaderboard.backends import Backend, execute_cells
-from benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
-from benchmarks.leaderboard.fingerprints import shared_manifest
-from benchmarks.leaderboard.grid import (
+from mara_env import ConfigError
+from mara_env.benchmarks.common.keys import Manifest, build_agent
+from mara_env.benchmarks.leaderboard.backends import Backend, execute_cells
+from mara_env.benchmarks.leaderboard.cells import TIMING_COLUMNS, CellOutcome
+from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
+from mara_env.benchmarks.leaderboard.grid import (
     Cell,
     Grid,
     config_from_fields,
 )
-from benchmarks.leaderboard.journal import JOURNAL, read_journal
-from benchmarks.leaderboard.records import JournalContents
-from benchmarks.leaderboard.table_check import check_tables
-from mara_env import ConfigError
-from mara_env.config import LATEST_WORLD_VERSION
-from mara_env.core import COUNT_METRICS
+from mara_env.benchmarks.leaderboard.journal import JOURNAL, read_journal
+from mara_env.benchmarks.leaderboard.records import JournalContents
+from mara_env.benchmarks.leaderboard.table_check import check_tables
 from mara_env.portability import MAX_ULPS, differences
+from mara_env.sim.core import COUNT_METRICS
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: Exit code of a validation that passed but could not check everything (an agent that cannot be
 #: imported here).
@@ -131,7 +131,7 @@ def validate_results(
         progress: Show a progress bar over the replays.
 
     Raises:
-        benchmarks.leaderboard.journal.ResultsFileError: If there is no readable journal.
+        mara_env.benchmarks.leaderboard.journal.ResultsFileError: If there is no readable journal.
     """
     contents = read_journal(directory / JOURNAL)
     findings = Findings()

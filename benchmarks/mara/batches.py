@@ -1,6 +1,6 @@
 """Step batches as training data: merge epochs, take minibatches, score actions.
 
-A rollout is a list of :class:`~benchmarks.mara.rollouts.StepBatch`, one per epoch of every
+A rollout is a list of :class:`~mara_env.benchmarks.mara.rollouts.StepBatch`, one per epoch of every
 cluster. :func:`merge_steps` concatenates them along the batch axis (the order GAE's flattened
 advantages follow), :func:`select_steps` takes a minibatch of rows, and :func:`score_actions`
 recomputes every node's log-probability and entropy of given actions under a network, as
@@ -8,8 +8,8 @@ imitation's likelihood and PPO's ratio need them.
 
 Example:
     >>> import torch
-    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
-    >>> from benchmarks.mara.rollouts import ClusterVector
+    >>> from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env.benchmarks.mara.rollouts import ClusterVector
     >>> from mara_env import get_config
     >>> policy = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
     >>> vector = ClusterVector([get_config("tiny")] * 2, policy, seed=0, temperature=0.35)
@@ -31,8 +31,8 @@ from typing import Any
 
 import torch
 
-from agents.mara.policy import MaraPolicy
-from benchmarks.mara.rollouts import StepBatch
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.benchmarks.mara.rollouts import StepBatch
 
 
 def merge_steps(steps: Sequence[StepBatch]) -> StepBatch:

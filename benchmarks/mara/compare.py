@@ -4,15 +4,15 @@ The check a new training run passes before it replaces the shipped ``mara``: eve
 plays the same episodes (the ``training`` preset: train split, load 1.4; each workload with each
 seed) at the temperature its card ships with, and the script prints each one's mean completion
 rate and its paired difference from the first checkpoint with a 95% bootstrap CI
-(:func:`agents.mean_ci`). Only training seeds (below 1000) are accepted. Training chooses its
+(:func:`mara_env.agents.mean_ci`). Only training seeds (below 1000) are accepted. Training chooses its
 checkpoint on seeds 900-909 and confirms it on 950-959, so the default, 960-979, are episodes
 that took part in no choice.
 
 Run::
 
-    python -m benchmarks.mara.compare mara benchmarks/results/mara/mara_ppo_first_recipe.pt
-    python -m benchmarks.mara.compare mara my_run.pt --first-seed 960 --seeds 20
-    python -m benchmarks.mara.compare a.pt b.pt --world-version 2     # on Cluster-v2's rules
+    python -m mara_env.benchmarks.mara.compare mara benchmarks/results/mara/mara_ppo_first_recipe.pt
+    python -m mara_env.benchmarks.mara.compare mara my_run.pt --first-seed 960 --seeds 20
+    python -m mara_env.benchmarks.mara.compare a.pt b.pt --world-version 2     # on Cluster-v2's rules
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import mean_ci
-from agents.mara.agent import Mara, default_checkpoint, imitation_checkpoint
-from benchmarks.common.arguments import add_world_version
-from benchmarks.common.seeds import training_seeds
-from benchmarks.common.threads import set_torch_threads
-from benchmarks.mara.settings import WORKLOADS
-from benchmarks.mara.validation import agent_episodes, play_episodes
 from mara_env import get_config
-from mara_env.config import LATEST_WORLD_VERSION
+from mara_env.agents import mean_ci
+from mara_env.agents.mara.agent import Mara, default_checkpoint, imitation_checkpoint
+from mara_env.benchmarks.common.arguments import add_world_version
+from mara_env.benchmarks.common.seeds import training_seeds
+from mara_env.benchmarks.common.threads import set_torch_threads
+from mara_env.benchmarks.mara.settings import WORKLOADS
+from mara_env.benchmarks.mara.validation import agent_episodes, play_episodes
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: The shipped MARA agents by registered name.
 SHIPPED = {"mara": default_checkpoint, "mara_imitation": imitation_checkpoint}
@@ -50,7 +50,7 @@ def checkpoint_path(name: str, world_version: int = LATEST_WORLD_VERSION) -> Pat
     if not path.is_file():
         raise FileNotFoundError(
             f"mara_compare: {name!r} is neither a shipped MARA agent ({', '.join(SHIPPED)}) "
-            "nor a checkpoint file; pass a .pt file written by benchmarks.mara.train."
+            "nor a checkpoint file; pass a .pt file written by mara_env.benchmarks.mara.train."
         )
     return path
 
@@ -69,7 +69,7 @@ def completion_rates(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.compare", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.mara.compare", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "checkpoints",

@@ -1,21 +1,21 @@
 """Evaluate MARA and the baselines it must beat: completion rates with 95% CIs, resumable CSV.
 
 Every agent plays the ``evaluation`` preset (test split of the curves) through
-:func:`agents.evaluation.evaluate` at each workload and load, on environment seeds 1000 and up
+:func:`mara_env.agents.evaluation.evaluate` at each workload and load, on environment seeds 1000 and up
 (training used seeds below 1000). Rows already in the CSV are skipped, so an interrupted run
 resumes. Each row names what produced it: ``checkpoint``, a digest of the SHA-256 of every
 checkpoint loaded to build the agent (its predictor's included; empty for agents without one),
 and ``code``, a digest of the agent's code, weights and the code every episode shares (the
-leaderboard's manifests, :mod:`benchmarks.leaderboard.fingerprints`). A CSV holding an agent's
+leaderboard's manifests, :mod:`mara_env.benchmarks.leaderboard.fingerprints`). A CSV holding an agent's
 rows from other weights or other code is refused rather than mixed or overwritten, so an edited
 scheduler never reuses its old results. A Markdown table of means and 95% bootstrap CIs
-(:func:`agents.statistics.mean_ci`) is written beside the CSV.
+(:func:`mara_env.agents.statistics.mean_ci`) is written beside the CSV.
 
 Run::
 
-    python -m benchmarks.mara.evaluate --agents mara lara laira edf clairvoyant
-    python -m benchmarks.mara.evaluate --loads 1.4 --seeds 20 --paired-with mara \\
-        --out benchmarks/results/mara/ablations.csv \\
+    python -m mara_env.benchmarks.mara.evaluate --agents mara lara laira edf clairvoyant
+    python -m mara_env.benchmarks.mara.evaluate --loads 1.4 --seeds 20 --paired-with mara \\
+        --output benchmarks/results/mara/ablations.csv \\
         --agents mara mara_imitation benchmarks/results/mara/ablation_*.pt
 
 ``--gap LOW HIGH`` adds the share of the gap between two agents (e.g. ``lara clairvoyant``)
@@ -35,23 +35,29 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from agents import evaluate
-from agents.base import Scheduler
-from benchmarks.common.arguments import add_world_version
-from benchmarks.common.keys import Manifest, build_agent, class_manifest, code_manifest
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.store import ResultsFileError, ResultsStore
-from benchmarks.mara.evaluation_tables import (
+from mara_env import get_config
+from mara_env.agents import evaluate
+from mara_env.agents.base import Scheduler
+from mara_env.benchmarks.common.arguments import add_output, add_world_version
+from mara_env.benchmarks.common.keys import (
+    Manifest,
+    build_agent,
+    class_manifest,
+    code_manifest,
+    played,
+)
+from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.mara.evaluation_tables import (
     Rates,
     gap_closed,
     paired_differences,
     summarise,
     training_seed_differences,
 )
-from mara_env import get_config
-from mara_env.config import LATEST_WORLD_VERSION
-from predictors.loaded_checkpoints import recording_checkpoint_loads
+from mara_env.predictors.loaded_checkpoints import recording_checkpoint_loads
+from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 WORKLOADS = EVALUATION_WORKLOADS
 LOADS = (1.4, 2.1, 2.8)
@@ -78,7 +84,7 @@ def label_of(agent: str) -> str:
 
 
 #: The harness every evaluation episode runs, whatever its agent.
-HARNESS = ("agents.evaluation",)
+HARNESS = ("mara_env.agents.evaluation",)
 
 
 def build_with_manifest(
@@ -88,25 +94,26 @@ def build_with_manifest(
     shipped for that world) or a MARA checkpoint path (``.pt``): its label, the
     scheduler, :func:`weights_digest` of every checkpoint loaded to build it (its policy's and
     its predictor's: a result depends on both) and the digest of everything its results depend
-    on: one :class:`~benchmarks.common.keys.Manifest` of its code and weights
-    (:func:`~benchmarks.common.keys.build_agent`, or for a checkpoint file
-    :func:`~benchmarks.common.keys.class_manifest` and the checkpoints loaded) and the harness's
-    code, data and interpreter (:func:`~benchmarks.common.keys.code_manifest`), with the
+    on: one :class:`~mara_env.benchmarks.common.keys.Manifest` of its code and weights
+    (:func:`~mara_env.benchmarks.common.keys.build_agent`, or for a checkpoint file
+    :func:`~mara_env.benchmarks.common.keys.class_manifest` and the checkpoints loaded) and the harness's
+    code, data and interpreter (:func:`~mara_env.benchmarks.common.keys.code_manifest`), with the
     world."""
     scheduler: Scheduler
     if agent.endswith(".pt"):
-        from agents.mara.agent import Mara
+        from mara_env.agents.mara.agent import Mara
 
         with recording_checkpoint_loads() as loads:
             scheduler = Mara.load(agent)
         weights = [load.sha256 for load in loads]
-        items = dict(class_manifest(scheduler).items)
+        items = played(class_manifest(scheduler).items, world_version)
         items.update({f"checkpoint:{load.path.name}": load.sha256[:16] for load in loads})
     else:
         built = build_agent(agent, world_version)
         scheduler, items = built.scheduler, dict(built.manifest.items)
         weights = [value for key, value in items.items() if key.startswith("checkpoint:")]
-    everything = Manifest({**items, **code_manifest(HARNESS).items, WORLD: str(world_version)})
+    harness = code_manifest(HARNESS, world_version=world_version).items
+    everything = Manifest({**items, **harness, WORLD: str(world_version)})
     return label_of(agent), scheduler, weights_digest(weights), everything
 
 
@@ -126,10 +133,10 @@ def weights_digest(digests: Sequence[str]) -> str:
 
 
 def open_results(path: Path) -> ResultsStore:
-    """The evaluation CSV at ``path`` (:class:`~benchmarks.common.store.ResultsStore`: rows
+    """The evaluation CSV at ``path`` (:class:`~mara_env.benchmarks.common.store.ResultsStore`: rows
     appended as episodes finish, a file with other columns refused)."""
     try:
-        return ResultsStore(path, SCHEMA, key=KEY, advice="Pass another --out.")
+        return ResultsStore(path, SCHEMA, key=KEY, advice="Pass another --output.")
     except ResultsFileError as error:
         raise SystemExit(f"mara.evaluate: {error}") from None
 
@@ -161,13 +168,13 @@ def run(
             raise SystemExit(
                 f"mara.evaluate: {out} holds results of {label!r} from checkpoint "
                 f"{sorted(others)}, not the current {checkpoint or 'none'!r}. Finished rows "
-                "are kept: pass another --out, or delete that agent's rows to re-evaluate."
+                "are kept: pass another --output, or delete that agent's rows to re-evaluate."
             )
         if {row["code"] for row in own} - {code}:
             raise SystemExit(
                 f"mara.evaluate: {out} holds results of {label!r} made by other code (its "
                 "own, the simulator's or the harness's changed since). Finished rows are "
-                "kept: pass another --out, or delete that agent's rows to re-evaluate."
+                "kept: pass another --output, or delete that agent's rows to re-evaluate."
             )
         done = results.done()
         todo = [
@@ -207,7 +214,7 @@ def completion_rates(path: Path) -> Rates:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.evaluate", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.mara.evaluate", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--agents",
@@ -226,9 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="arrival loads, each a config's load (default: %(default)s)",
     )
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
-    parser.add_argument(
-        "--out",
-        type=Path,
+    add_output(
+        parser,
         default=Path("benchmarks/results/mara/evaluation.csv"),
         help="results CSV, resumed if it exists (default: %(default)s)",
     )

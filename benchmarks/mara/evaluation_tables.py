@@ -1,8 +1,8 @@
 """The tables of an evaluation: means, paired differences, gaps closed, training seeds.
 
 Each function reads ``{agent: {(workload, load, seed): completion rate}}``
-(:data:`Rates`, as :func:`benchmarks.mara.evaluate.completion_rates` gives it) and returns a
-Markdown table; ``python -m benchmarks.mara.evaluate`` writes them beside its CSV.
+(:data:`Rates`, as :func:`mara_env.benchmarks.mara.evaluate.completion_rates` gives it) and returns a
+Markdown table; ``python -m mara_env.benchmarks.mara.evaluate`` writes them beside its CSV.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents import mean_ci
-from benchmarks.common.seed_intervals import two_level_bootstrap
+from mara_env.agents import mean_ci
+from mara_env.benchmarks.common.seed_intervals import two_level_bootstrap
 
 #: ``{agent: {(workload, load, seed): completion rate}}``.
 Rates = dict[str, dict[tuple[str, float, int], float]]
@@ -98,7 +98,7 @@ def paired_differences(scores: Rates, reference: str) -> str:
 def training_seed_differences(scores: Rates, runs: Sequence[str], name: str) -> str:
     """Markdown table: a learned recipe, trained from several seeds (``runs``: the labels of
     its training runs), minus each other agent, with a 95% interval over training seeds and
-    episodes (:func:`benchmarks.common.seed_intervals.two_level_bootstrap`), at each load and
+    episodes (:func:`mara_env.benchmarks.common.seed_intervals.two_level_bootstrap`), at each load and
     over all of them. Only episodes every run and the other agent played count.
 
     Raises:

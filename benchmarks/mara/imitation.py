@@ -7,7 +7,7 @@ cross-entropy of each node's label at temperature 1 on the logits, earlier nodes
 the earlier labels (the deployed temperature then sharpens the fitted distribution). The teacher
 reads hidden curves, but only its labels are used; the student sees observations only.
 
-Every round ends with a validation (:class:`~benchmarks.mara.selection.Selection` keeps the best
+Every round ends with a validation (:class:`~mara_env.benchmarks.mara.selection.Selection` keeps the best
 round's weights, which PPO then starts from). Rounds stop after ``settings.dagger_rounds``, or
 before a round that would overrun ``settings.imitation_minutes`` (a wall-clock budget, which
 breaks reproducibility when it binds).
@@ -15,8 +15,8 @@ breaks reproducibility when it binds).
 Example:
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from benchmarks.mara.settings import QUICK, TrainSettings
-    >>> from benchmarks.mara.trainer import Trainer
+    >>> from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
+    >>> from mara_env.benchmarks.mara.trainer import Trainer
     >>> settings = TrainSettings(**{**QUICK, "predictor": "wls", "dagger_epochs": 2})
     >>> trainer = Trainer(settings, Path(tempfile.mkdtemp()) / "log.csv", progress=False)
     >>> imitate(trainer)
@@ -33,9 +33,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from benchmarks.mara.batches import merge_steps, on_device, select_steps
-from benchmarks.mara.rollouts import StepBatch
-from benchmarks.mara.trainer import Trainer
+from mara_env.benchmarks.mara.batches import merge_steps, on_device, select_steps
+from mara_env.benchmarks.mara.rollouts import StepBatch
+from mara_env.benchmarks.mara.trainer import Trainer
 
 
 def imitate(trainer: Trainer) -> None:

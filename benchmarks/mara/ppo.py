@@ -1,13 +1,13 @@
 """PPO for MARA's autoregressive joint action, from the warm start's (best) weights.
 
 Each update plays ``settings.clusters`` x ``settings.rollout_epochs`` cluster-epochs
-(:class:`~benchmarks.mara.rollout_worker.PPORollouts`: on-policy, or one update behind with
+(:class:`~mara_env.benchmarks.mara.rollout_worker.PPORollouts`: on-policy, or one update behind with
 ``rollout_lag`` 1), then:
 
 * the **critic**, a copy of the starting network with its own parameters and Adam optimiser, of
   which only the value output is trained (the value loss cannot move the policy), fits the
-  returns normalised by running, debiased statistics (:class:`~benchmarks.mara.returns.ValueNorm`,
-  MAPPO's); advantages and returns come from GAE (:func:`~benchmarks.mara.returns.gae`) at
+  returns normalised by running, debiased statistics (:class:`~mara_env.benchmarks.mara.returns.ValueNorm`,
+  MAPPO's); advantages and returns come from GAE (:func:`~mara_env.benchmarks.mara.returns.gae`) at
   ``gamma`` and ``gae_lambda``. The reward is completions plus the environment's
   potential-based shaping at the same ``gamma`` (``gamma * Phi(s') - Phi(s)``);
 * the **policy** takes clipped-ratio steps with the epoch's shared advantage (normalised per
@@ -25,14 +25,14 @@ Each update plays ``settings.clusters`` x ``settings.rollout_epochs`` cluster-ep
 Every log-probability (rollout, ratio, anchor) is taken at the deployed temperature. Every
 ``validate_every`` updates, and at the last, the weights are validated; the starting weights
 compete as update 0, and the best are confirmed on fresh episodes against the starting weights
-(:class:`~benchmarks.mara.selection.Selection`). Updates stop after ``updates`` or once
+(:class:`~mara_env.benchmarks.mara.selection.Selection`). Updates stop after ``updates`` or once
 ``minutes`` of wall clock are spent (which breaks reproducibility when it binds).
 
 Example:
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from benchmarks.mara.settings import QUICK, TrainSettings
-    >>> from benchmarks.mara.trainer import Trainer
+    >>> from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
+    >>> from mara_env.benchmarks.mara.trainer import Trainer
     >>> settings = TrainSettings(**{**QUICK, "predictor": "wls", "rollout_epochs": 4})
     >>> trainer = Trainer(settings, Path(tempfile.mkdtemp()) / "log.csv", progress=False)
     >>> ppo(trainer)
@@ -51,15 +51,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from agents.mara.policy import MaraPolicy
-from benchmarks.common.stopwatch import Stopwatch, breakdown
-from benchmarks.mara.batches import on_device, select_steps
-from benchmarks.mara.returns import ValueNorm, gae
-from benchmarks.mara.rollout_worker import PPORollouts, RolloutPlan
-from benchmarks.mara.rollouts import StepBatch
-from benchmarks.mara.settings import TrainSettings
-from benchmarks.mara.trainer import ActingCopy, Trainer
-from benchmarks.mara.validation import weights_snapshot
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.benchmarks.common.stopwatch import Stopwatch, breakdown
+from mara_env.benchmarks.mara.batches import on_device, select_steps
+from mara_env.benchmarks.mara.returns import ValueNorm, gae
+from mara_env.benchmarks.mara.rollout_worker import PPORollouts, RolloutPlan
+from mara_env.benchmarks.mara.rollouts import StepBatch
+from mara_env.benchmarks.mara.settings import TrainSettings
+from mara_env.benchmarks.mara.trainer import ActingCopy, Trainer
+from mara_env.benchmarks.mara.validation import weights_snapshot
 
 
 class Critic:

@@ -3,7 +3,7 @@
 Every **row** trains MARA on Cluster-v2 with the same recipe and budget, differing only in what
 feeds the prediction features:
 
-* ``oracle``, ``oracle_noise_0.5``, ``oracle_noise_1`` (privileged, :mod:`predictors.oracle`):
+* ``oracle``, ``oracle_noise_0.5``, ``oracle_noise_1`` (privileged, :mod:`mara_env.predictors.oracle`):
   the true remaining need, exact or with calibrated log-normal noise of that sigma;
 * ``flow_matching`` (reads the target), ``flow_matching_without_target`` (the shipped recipe's
   predictor), ``wls`` (LARA's power law);
@@ -20,7 +20,7 @@ instead of the shipped 200, so that all 19 runs fit a 2-core machine. Budgets ar
 rounds and updates, never minutes (the wall-clock caps are set far above what a run needs), so
 a run gives the same checkpoint however busy the machine is.
 
-Each run is two stages, each a ``python -m benchmarks.mara.train`` command writing a checkpoint
+Each run is two stages, each a ``python -m mara_env.benchmarks.mara.train`` command writing a checkpoint
 under :data:`RESULTS`: ``<run>_imitation.pt``, then ``<run>.pt`` (PPO from it). A stage is done
 when its checkpoint's card records exactly the planned command (:func:`stage_done`), so an
 interrupted plan resumes where it stopped.
@@ -35,7 +35,7 @@ Example:
     >>> [run.name for run in planned_runs()][:3]
     ['oracle_seed0', 'oracle_noise_0.5_seed0', 'oracle_noise_1_seed0']
     >>> len(planned_runs()), planned_runs()[0].stages()[1][0][-2:]
-    (19, ['--out', 'benchmarks/results/mara/v2/prediction_value/oracle_seed0.pt'])
+    (19, ['--output', 'benchmarks/results/mara/v2/prediction_value/oracle_seed0.pt'])
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Run:
         return f"{self.row.name}_seed{self.seed}"
 
     def stages(self, results: Path = RESULTS) -> list[tuple[list[str], Path]]:
-        """``(arguments of benchmarks.mara.train, checkpoint)`` of its stages, in order: the
+        """``(arguments of mara_env.benchmarks.mara.train, checkpoint)`` of its stages, in order: the
         imitation, its PPO, and for the :data:`CHECK_RUNS` the budget check's PPO."""
         imitation = results / f"{self.name}_imitation.pt"
         row = [
@@ -135,10 +135,10 @@ class Run:
 
         def ppo(updates: int, checkpoint: Path) -> tuple[list[str], Path]:
             flags = ppo_flags(updates)
-            return [*row, *flags, "--init", str(imitation), "--out", str(checkpoint)], checkpoint
+            return [*row, *flags, "--init", str(imitation), "--output", str(checkpoint)], checkpoint
 
         stages = [
-            ([*row, *IMITATION_FLAGS, "--out", str(imitation)], imitation),
+            ([*row, *IMITATION_FLAGS, "--output", str(imitation)], imitation),
             ppo(UPDATES, results / f"{self.name}.pt"),
         ]
         if self.name in CHECK_RUNS:

@@ -1,10 +1,10 @@
 """The value-of-prediction tables: what each predictor's features are worth to MARA.
 
 Each function reads ``{agent: {(workload, load, seed): completion rate}}``
-(:data:`benchmarks.mara.evaluation_tables.Rates`, from the plan's evaluation CSV) and returns a
+(:data:`mara_env.benchmarks.mara.evaluation_tables.Rates`, from the plan's evaluation CSV) and returns a
 Markdown table. A **row** is a list of labels, one per training seed (a baseline without
 training seeds is one label). Every interval is a percentile interval of
-:func:`benchmarks.common.seed_intervals.resampled_means`: each row's training seeds resampled
+:func:`mara_env.benchmarks.common.seed_intervals.resampled_means`: each row's training seeds resampled
 independently, the episodes resampled once for all rows (every row played the same episodes),
 so intervals include training-seed variation. Only episodes every label played count.
 
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.statistics import Summary
-from benchmarks.common.figures import pyplot, save_png
-from benchmarks.common.seed_intervals import percentile_summary, resampled_means
-from benchmarks.mara.evaluation_tables import Rates
+from mara_env.agents.statistics import Summary
+from mara_env.benchmarks.common.figures import pyplot, save_png
+from mara_env.benchmarks.common.seed_intervals import percentile_summary, resampled_means
+from mara_env.benchmarks.mara.evaluation_tables import Rates
 
-#: One row's predictor error, as ``python -m benchmarks.prediction value-errors`` writes it:
+#: One row's predictor error, as ``python -m mara_env.benchmarks.prediction value-errors`` writes it:
 #: ``brier``, ``brier_low``, ``brier_high``, ``median_log_error``, ``judgements``.
 PredictionError = Mapping[str, float]
 
@@ -189,7 +189,7 @@ def row_summaries(
 
 
 def error_table(errors: Mapping[str, PredictionError]) -> str:
-    """Each row's predictor error (``python -m benchmarks.prediction value-errors``)."""
+    """Each row's predictor error (``python -m mara_env.benchmarks.prediction value-errors``)."""
     lines = [
         "| features from | Brier score of success on all nodes [95% CI] | median log error of "
         "the need | judgements |",
@@ -210,7 +210,7 @@ def plot_value_against_error(
     Brier score (95% interval over episodes), one labelled point per row.
 
     Raises:
-        benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
+        mara_env.benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
     """
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(6.4, 4.2))

@@ -1,9 +1,9 @@
 """How fast MARA's training rollouts are played by 1, 2, ... worker processes (sampling only).
 
 Each worker count plays the same amount of PPO rollouts of the default training run
-(:class:`~benchmarks.mara.settings.TrainSettings`: its clusters, epochs per update, predictor,
+(:class:`~mara_env.benchmarks.mara.settings.TrainSettings`: its clusters, epochs per update, predictor,
 network and temperature), its clusters split into one shard per worker
-(:meth:`~benchmarks.mara.rollout_worker.RolloutPlan.shard`), every worker a process of its own
+(:meth:`~mara_env.benchmarks.mara.rollout_worker.RolloutPlan.shard`), every worker a process of its own
 running torch on one thread; no learner runs, so the figure is what sampling alone can give a
 learner. The counts are measured round-robin, ``--repeats`` times each, after one warm-up
 rollout per worker (which loads the compiled loops and the predictor), and the report gives the
@@ -14,9 +14,9 @@ time went (features, policy, simulation).
 
 Run::
 
-    python -m benchmarks.mara.rollout_throughput                      # 1 and 2 workers
-    python -m benchmarks.mara.rollout_throughput --workers 1 2 4 8 --rollouts 4
-    python -m benchmarks.mara.rollout_throughput --output benchmarks/results/perf/rollout_throughput.md
+    python -m mara_env.benchmarks.mara.rollout_throughput                      # 1 and 2 workers
+    python -m mara_env.benchmarks.mara.rollout_throughput --workers 1 2 4 8 --rollouts 4
+    python -m mara_env.benchmarks.mara.rollout_throughput --output benchmarks/results/perf/rollout_throughput.md
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from collections.abc import Sequence
 
 import torch
 
-from agents.mara.policy import MaraPolicy
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.common.report import add_output_argument, printed_report
-from benchmarks.common.stopwatch import Stopwatch, breakdown
-from benchmarks.mara.ppo import rollout_plan
-from benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker
-from benchmarks.mara.settings import TrainSettings
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.common.stopwatch import Stopwatch, breakdown
+from mara_env.benchmarks.mara.ppo import rollout_plan
+from mara_env.benchmarks.mara.rollout_worker import RolloutPlan, RolloutWorker
+from mara_env.benchmarks.mara.settings import TrainSettings
 
 
 class Pool:
@@ -58,7 +58,7 @@ class Pool:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.rollout_throughput",
+        prog="python -m mara_env.benchmarks.mara.rollout_throughput",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
@@ -112,7 +112,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
-    program = "python -m benchmarks.mara.rollout_throughput"
+    program = "python -m mara_env.benchmarks.mara.rollout_throughput"
     with printed_report(args.output, "Rollout throughput of MARA's training", argv, program):
         return measure(args)
 

@@ -1,9 +1,9 @@
 """PPO rollouts of MARA's training, played before each update or one update ahead of it.
 
 :class:`PPORollouts` is where PPO's rollouts come from. With ``rollout_lag`` 0 it steps its own
-:class:`~benchmarks.mara.rollouts.ClusterVector` with the current weights, in this process,
+:class:`~mara_env.benchmarks.mara.rollouts.ClusterVector` with the current weights, in this process,
 before each update (on-policy). With ``--rollout-lag 1``
-(:class:`benchmarks.mara.settings.TrainSettings`), the learner hands a :class:`RolloutWorker`
+(:class:`mara_env.benchmarks.mara.settings.TrainSettings`), the learner hands a :class:`RolloutWorker`
 its current weights and trains on the rollouts the worker played with the weights before them,
 so that both cores are busy: the worker plays the next rollouts while the learner updates. The
 worker keeps its vector between calls, so its episodes run on across updates exactly as the
@@ -16,7 +16,7 @@ learner merges their rollouts (:func:`merge_rollouts`); the workers are local pr
 ``--backend ray``, Ray actors, which play the same rollouts.
 
 Example:
-    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
     >>> from mara_env import get_config
     >>> network = PolicyConfig(width=16, layers=1, heads=2)
     >>> plan = RolloutPlan((get_config("tiny"),) * 2, network, "wls", 4, 0.35, seed=0, epochs=3)
@@ -42,15 +42,15 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks.common.ray_runtime import import_ray, start_ray
-from benchmarks.common.stopwatch import Stopwatch
-from benchmarks.common.threads import set_torch_threads
-from benchmarks.common.workers import worker_pool
-from benchmarks.mara.batches import merge_steps, split_steps
-from benchmarks.mara.rollouts import ClusterVector, StepBatch
-from benchmarks.mara.validation import load_weights, weights_to_send
 from mara_env import ClusterConfig
+from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env.benchmarks.common.ray_runtime import import_ray, start_ray
+from mara_env.benchmarks.common.stopwatch import Stopwatch
+from mara_env.benchmarks.common.threads import set_torch_threads
+from mara_env.benchmarks.common.workers import worker_pool
+from mara_env.benchmarks.mara.batches import merge_steps, split_steps
+from mara_env.benchmarks.mara.rollouts import ClusterVector, StepBatch
+from mara_env.benchmarks.mara.validation import load_weights, weights_to_send
 
 #: Where rollout workers run: local processes, or Ray actors.
 BACKENDS = ("process", "ray")
@@ -85,7 +85,7 @@ class RolloutPlan:
         number of workers, never on their timing.
 
         Example:
-            >>> from agents.mara.policy import PolicyConfig
+            >>> from mara_env.agents.mara.policy import PolicyConfig
             >>> from mara_env import get_config
             >>> plan = RolloutPlan((get_config("tiny"),) * 5, PolicyConfig(), "wls", 4, 0.35, 0, 3)
             >>> [len(plan.shard(k, 2).configs) for k in range(2)], plan.shard(0, 1) == plan
@@ -106,14 +106,14 @@ class Rollout:
     play.
 
     Attributes:
-        batch: Every epoch's :class:`~benchmarks.mara.rollouts.StepBatch`, epoch after epoch
+        batch: Every epoch's :class:`~mara_env.benchmarks.mara.rollouts.StepBatch`, epoch after epoch
             (its ``value`` is the rollout policy's own value head: a learner with a critic
             recomputes it).
         sizes: The rows of each epoch in ``batch``.
         last_slots, last_globals: The inputs of the state after the last epoch (to bootstrap).
         finished: The metrics of the episodes that ended during these epochs.
         seconds: Where the rollout's time went (features, policy, simulation; see
-            :attr:`~benchmarks.mara.rollouts.ClusterVector.stopwatch`).
+            :attr:`~mara_env.benchmarks.mara.rollouts.ClusterVector.stopwatch`).
     """
 
     batch: StepBatch
@@ -259,7 +259,7 @@ class PPORollouts:
     Raises:
         ValueError: If ``lag`` is not 0 or 1, or ``workers`` is negative or exceeds the
             clusters.
-        benchmarks.common.ray_runtime.RayUnavailable: If Ray is asked for and cannot start.
+        mara_env.benchmarks.common.ray_runtime.RayUnavailable: If Ray is asked for and cannot start.
     """
 
     def __init__(

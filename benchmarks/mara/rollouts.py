@@ -1,9 +1,9 @@
 """Vectorised rollouts of the MARA scheduler for training: many clusters, one forward per node.
 
-The clusters run in the batched multi-agent entry (:class:`mara_env.batched_nodes.BatchedNodesEnv`,
+The clusters run in the batched multi-agent entry (:class:`mara_env.envs.batched_nodes.BatchedNodesEnv`,
 one per distinct config, over the simulation core every environment form uses); each cluster has
-its own :class:`agents.mara.agent.Mara` scheduler object, which builds the epoch's features from
-node 0's observation exactly as when it acts through :func:`agents.evaluation.evaluate`. The
+its own :class:`mara_env.agents.mara.agent.Mara` scheduler object, which builds the epoch's features from
+node 0's observation exactly as when it acts through :func:`mara_env.agents.evaluation.evaluate`. The
 nodes of all clusters are then decoded together: the encoder runs once on the batch, and node
 ``i`` of every cluster is chosen in one forward pass, at the vector's sampling temperature (the
 one the policy deploys with, so rollout log-probabilities are those of the shipped policy). Every
@@ -24,7 +24,7 @@ are targets only, the student never sees what the teacher reads.
 
 Example:
     >>> import torch
-    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
     >>> from mara_env import get_config
     >>> policy = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
     >>> clusters = ClusterVector([get_config("tiny")] * 2, policy, seed=0)
@@ -42,17 +42,17 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from agents.clairvoyant import Clairvoyant
-from agents.mara.agent import Mara, batch_tensors
-from agents.mara.features import EpochFeatures, NoPredictions
-from agents.mara.policy import Encoded, MaraPolicy
-from benchmarks.common.seeds import TRAINING_SEEDS
-from benchmarks.common.stopwatch import Stopwatch
 from mara_env import ClusterConfig
-from mara_env.batched_nodes import BatchedNodesEnv
-from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor
-from predictors.registry import make_predictor
+from mara_env.agents.clairvoyant import Clairvoyant
+from mara_env.agents.mara.agent import Mara, batch_tensors
+from mara_env.agents.mara.features import EpochFeatures, NoPredictions
+from mara_env.agents.mara.policy import Encoded, MaraPolicy
+from mara_env.benchmarks.common.seeds import TRAINING_SEEDS
+from mara_env.benchmarks.common.stopwatch import Stopwatch
+from mara_env.envs.batched_nodes import BatchedNodesEnv
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.registry import make_predictor
+from mara_env.sim.simulator import ClusterSimulator
 
 
 @dataclass
@@ -102,7 +102,7 @@ class ClusterVector:
         configs: One config per cluster (e.g. cycling through workloads).
         policy: The shared network.
         seed: Seeds the sequence of training episode seeds (all below
-            :data:`benchmarks.common.seeds.TRAINING_SEEDS`).
+            :data:`mara_env.benchmarks.common.seeds.TRAINING_SEEDS`).
         predictor: Predictor name for the features (``"none"``: prediction features are 0;
             ``"oracle"``, ``"oracle_noise_<sigma>"``: the privileged oracle, bound to each
             cluster every episode).

@@ -2,7 +2,7 @@
 
 Every validation plays a snapshot of the policy's weights on fixed validation episodes (train
 split, each workload with each validation seed, at the deployed temperature); the best mean
-completion rate so far keeps its snapshot. With a :class:`~benchmarks.mara.validation.ValidationPlayer`
+completion rate so far keeps its snapshot. With a :class:`~mara_env.benchmarks.mara.validation.ValidationPlayer`
 that plays in a worker process, training goes on while a score is pending: its log row, and the
 rows after it, wait, and are written in order once the score is in, keeping the weights that
 were scored, so the log, the kept weights and the scores are the same as when every validation
@@ -11,9 +11,9 @@ confirmation episodes that took no part in choosing, paired against the starting
 
 Example:
     >>> import tempfile
-    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
-    >>> from benchmarks.mara.training_log import TrainingLog
-    >>> from benchmarks.mara.validation import Episodes, ValidationPlayer
+    >>> from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env.benchmarks.mara.training_log import TrainingLog
+    >>> from mara_env.benchmarks.mara.validation import Episodes, ValidationPlayer
     >>> from mara_env import get_config
     >>> network = PolicyConfig(width=16, layers=1, heads=2)
     >>> episodes = Episodes((get_config("tiny"),), network, "wls", 4, 0.35)
@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.mara.policy import MaraPolicy
-from agents.statistics import mean_ci
-from benchmarks.mara.settings import WORKLOADS
-from benchmarks.mara.training_log import TrainingLog
-from benchmarks.mara.validation import ValidationPlayer, play_episodes
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.agents.statistics import mean_ci
+from mara_env.benchmarks.mara.settings import WORKLOADS
+from mara_env.benchmarks.mara.training_log import TrainingLog
+from mara_env.benchmarks.mara.validation import ValidationPlayer, play_episodes
 
 
 @dataclass

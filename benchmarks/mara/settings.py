@@ -1,8 +1,8 @@
 """The settings of a MARA training run: one frozen dataclass, validated when it is made.
 
-:class:`TrainSettings` holds everything that defines a run of :mod:`benchmarks.mara.train`;
+:class:`TrainSettings` holds everything that defines a run of :mod:`mara_env.benchmarks.mara.train`;
 each documented attribute is a command-line option of the same name (its description is the
-option's help, read by :func:`benchmarks.common.arguments.attribute_help`). Derived quantities
+option's help, read by :func:`mara_env.benchmarks.common.arguments.attribute_help`). Derived quantities
 (the network config, the predictor and shaping weight an ablation leaves, the update size, the
 training configs) are properties, never fields. :data:`QUICK` is the smoke test's tiny run.
 
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.mara.policy import PolicyConfig
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
-from benchmarks.common.seeds import training_seeds
 from mara_env import ClusterConfig, get_config
-from mara_env.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
-from predictors.registry import is_known_predictor, known_predictors
+from mara_env.agents.mara.policy import PolicyConfig
+from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
+from mara_env.benchmarks.common.seeds import training_seeds
+from mara_env.predictors.registry import is_known_predictor, known_predictors
+from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: The workloads the training clusters cycle through (and validation plays, one each).
 WORKLOADS = EVALUATION_WORKLOADS
@@ -99,7 +99,7 @@ class TrainSettings:
         preset: ``"training"`` (train split, load 1.4) or ``"tiny"`` (smoke tests).
         clusters: Clusters stepped together in PPO rollouts.
         imitation_clusters: Clusters stepped together in DAgger rollouts.
-        width, layers, heads: Network sizes (:class:`agents.mara.policy.PolicyConfig`): embedding
+        width, layers, heads: Network sizes (:class:`mara_env.agents.mara.policy.PolicyConfig`): embedding
             width, transformer encoder layers, attention heads.
         predictor: Predictor behind the prediction features (the target-blind flow matching
             the shipped policy was trained with; ``flow_matching`` reads the target too;
@@ -150,7 +150,7 @@ class TrainSettings:
         rollout_lag: 0: every update's rollouts are played with the current weights, in this
             process, before the update (on-policy). 1: a worker process plays them with the
             weights of one update before, while this process trains on the previous rollouts
-            (:mod:`benchmarks.mara.rollout_worker`): both cores busy, the ratio's old
+            (:mod:`mara_env.benchmarks.mara.rollout_worker`): both cores busy, the ratio's old
             log-probabilities are the rollout policy's, and the critic's values are
             recomputed by the current critic.
 

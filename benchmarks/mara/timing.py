@@ -6,13 +6,13 @@ MARA decides every node of the epoch) the feature building (observed histories a
 predictions) and the policy's encoder and eight decoder steps, with the thread's CPU time (so a
 machine busy with other work does not inflate the figures). The process's first epoch loads the
 compiled feature kernels from Numba's cache (or compiles them); it is printed on its own line and
-left out of the statistics. ``benchmarks.perf.decision_time`` gives the end-to-end figure for any
+left out of the statistics. ``mara_env.benchmarks.perf.decision_time`` gives the end-to-end figure for any
 registered agent.
 
 Run::
 
-    python -m benchmarks.mara.timing
-    python -m benchmarks.mara.timing --checkpoint benchmarks/results/mara/ablation_no_predictions.pt
+    python -m mara_env.benchmarks.mara.timing
+    python -m mara_env.benchmarks.mara.timing --checkpoint benchmarks/results/mara/ablation_no_predictions.pt
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 import mara_env
-from agents.mara.agent import Mara
-from agents.mara.features import EpochFeatures
-from benchmarks.common.report import add_output_argument, printed_report
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.threads import set_torch_threads
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.features import EpochFeatures
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.common.threads import set_torch_threads
 
 
 def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -71,7 +71,7 @@ def time_epochs(agent: Mara, config: str, seeds: Sequence[int]) -> tuple[np.ndar
 def main(argv: Sequence[str] | None = None) -> int:
     """Time MARA's epochs and print the report (also to ``--output``); returns the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.timing", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.mara.timing", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: shipped")
     parser.add_argument(

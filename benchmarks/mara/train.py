@@ -1,17 +1,17 @@
 """Train the MARA policy: imitation warm start, then PPO; write a checkpoint and its card.
 
-Run ``python -m benchmarks.mara.train [options]`` (also ``python -m benchmarks.mara train``);
-every field of :class:`~benchmarks.mara.settings.TrainSettings` is an option of the same name,
+Run ``python -m mara_env.benchmarks.mara.train [options]`` (also ``python -m mara_env.benchmarks.mara train``);
+every field of :class:`~mara_env.benchmarks.mara.settings.TrainSettings` is an option of the same name,
 with its documented meaning as help. The commands that made the two shipped checkpoints (how
 they came about, with their figures: ``benchmarks/results/mara/README.md``)::
 
-    python -m benchmarks.mara.train --updates 0 --out agents/checkpoints/mara_imitation.pt \
+    python -m mara_env.benchmarks.mara.train --updates 0 --output agents/worlds/v3/mara_imitation.pt \
         --log benchmarks/results/mara/mara_imitation_training.csv \
         --plot benchmarks/results/mara/mara_imitation_training.png
-    python -m benchmarks.mara.train --init agents/checkpoints/mara_imitation.pt \
+    python -m mara_env.benchmarks.mara.train --init agents/worlds/v3/mara_imitation.pt \
         --dagger-rounds 0 --rollout-lag 1 --lr 2.5e-4 --lr-schedule linear --kl-coef 0.02 \
-        --minutes 35 --updates 10000 --out benchmarks/results/mara/mara_ppo.pt
-    python -m benchmarks.mara.train --quick --out /tmp/mara_quick.pt     # smoke test
+        --minutes 35 --updates 10000 --output benchmarks/results/mara/mara_ppo.pt
+    python -m mara_env.benchmarks.mara.train --quick --output /tmp/mara_quick.pt     # smoke test
 
 Training plays only the ``training`` preset (train split of the curves, load 1.4) with episode
 seeds below 1000; the evaluation seeds (1000 and up, test split) are never played. The policy
@@ -19,21 +19,21 @@ acts at the temperature it ships with (``--temperature``) everywhere it plays: D
 rollouts, PPO rollouts, the update's log-probabilities, validation and the saved checkpoint.
 A run is, in order:
 
-1. a warm start by imitation (:mod:`benchmarks.mara.imitation`: DAgger with the clairvoyant
+1. a warm start by imitation (:mod:`mara_env.benchmarks.mara.imitation`: DAgger with the clairvoyant
    reference as the teacher; skipped with ``--dagger-rounds 0``, e.g. with ``--init``);
-2. PPO from the best imitation round (:mod:`benchmarks.mara.ppo`; skipped with ``--updates 0``);
+2. PPO from the best imitation round (:mod:`mara_env.benchmarks.mara.ppo`; skipped with ``--updates 0``);
 3. the choice of the weights to keep, on validation episodes played beside the training, and
    its confirmation on episodes that took no part in choosing
-   (:mod:`benchmarks.mara.selection`, :mod:`benchmarks.mara.validation`).
+   (:mod:`mara_env.benchmarks.mara.selection`, :mod:`mara_env.benchmarks.mara.validation`).
 
 This module reads the command line and runs them (:func:`train`). Outputs: the checkpoint with
 its card (the settings, the command, the warm start's hash, the phases' wall minutes and
 cluster-epochs per second, the validation and confirmation scores), a CSV log (``--log``,
-:mod:`benchmarks.mara.training_log`) and a plot of validation completion against updates
+:mod:`mara_env.benchmarks.mara.training_log`) and a plot of validation completion against updates
 (``--plot``). ``--ablation`` trains a variant: ``no_predictions`` (prediction features
 constant), ``independent`` (nodes do not see earlier nodes' choices), ``no_shaping``
 (completion reward only). ``--tune-temperature CHECKPOINT`` only reports a checkpoint's
-validation completion at several temperatures (:func:`benchmarks.mara.validation.tune_temperature`).
+validation completion at several temperatures (:func:`mara_env.benchmarks.mara.validation.tune_temperature`).
 
 The same command with the same seed writes the same checkpoint and log on one machine (the
 log's ``wall_seconds`` and ``epochs_per_second`` apart), whatever ``--validation-workers`` and
@@ -59,15 +59,15 @@ from typing import Any
 
 import torch
 
-from agents.mara.agent import Mara
-from benchmarks.common.arguments import attribute_help
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.common.ray_runtime import RayUnavailable, import_ray
-from benchmarks.mara.imitation import imitate
-from benchmarks.mara.ppo import ppo, print_ppo_time
-from benchmarks.mara.rollout_worker import BACKENDS, rollout_processes
-from benchmarks.mara.rollouts import feature_predictor
-from benchmarks.mara.settings import (
+from mara_env.agents.mara.agent import Mara
+from mara_env.benchmarks.common.arguments import add_output, attribute_help
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.common.ray_runtime import RayUnavailable, import_ray
+from mara_env.benchmarks.mara.imitation import imitate
+from mara_env.benchmarks.mara.ppo import ppo, print_ppo_time
+from mara_env.benchmarks.mara.rollout_worker import BACKENDS, rollout_processes
+from mara_env.benchmarks.mara.rollouts import feature_predictor
+from mara_env.benchmarks.mara.settings import (
     ABLATIONS,
     LR_SCHEDULES,
     QUICK,
@@ -76,11 +76,11 @@ from benchmarks.mara.settings import (
     WORKLOADS,
     TrainSettings,
 )
-from benchmarks.mara.trainer import DEVICES, Placement, Trainer, device_line
-from benchmarks.mara.training_log import log_rows, plot_log
-from benchmarks.mara.validation import tune_temperature
-from mara_env.config import WORLD_VERSIONS
-from predictors.checkpoint import CheckpointError
+from mara_env.benchmarks.mara.trainer import DEVICES, Placement, Trainer, device_line
+from mara_env.benchmarks.mara.training_log import log_rows, plot_log
+from mara_env.benchmarks.mara.validation import tune_temperature
+from mara_env.predictors.checkpoint import CheckpointError
+from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLD_VERSIONS, world
 
 
 def train(
@@ -105,7 +105,7 @@ def train(
         init: Start from this checkpoint's weights instead of a fresh network.
         command: The command line, recorded in the card.
         placement: Where the work runs: the learner's device, the validation and rollout
-            workers (:class:`~benchmarks.mara.trainer.Placement`; default: all in this
+            workers (:class:`~mara_env.benchmarks.mara.trainer.Placement`; default: all in this
             process, on the CPU).
     """
     trainer = Trainer(settings, log, progress, init=init, placement=placement or Placement())
@@ -127,7 +127,7 @@ def _run(
     imitate(trainer)
     facts: dict[str, Any] = {
         "settings": asdict(settings),
-        "command": ["python", "-m", "benchmarks.mara.train", *command],
+        "command": ["python", "-m", "mara_env.benchmarks.mara.train", *command],
         "init": None if init is None else {"path": str(init), "sha256": trainer.init_sha256},
         "training": f"preset {settings.preset!r} (train split), workloads "
         + ", ".join(WORKLOADS)
@@ -221,14 +221,15 @@ def output_paths(out: Path | None, stem: str, quick: bool) -> tuple[Path, Path, 
         out = Path("mara_quick.pt") if out is None else out
         return out, out.with_suffix(".csv"), None
     if out is None:
-        out = Path("agents/checkpoints/mara.pt") if stem == "mara" else RESULTS / f"{stem}.pt"
+        shipped = Path(world(LATEST_WORLD_VERSION).shipped) / "mara.pt"
+        out = shipped if stem == "mara" else RESULTS / f"{stem}.pt"
         return out, RESULTS / f"{stem}_training.csv", RESULTS / f"{stem}_training.png"
     return out, out.with_name(f"{out.stem}_training.csv"), out.with_name(f"{out.stem}_training.png")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.train", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.mara.train", description=__doc__.split("\n\n")[0]
     )
     defaults = TrainSettings()
     described = attribute_help(TrainSettings)
@@ -289,7 +290,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "'auto' (CUDA when torch sees one); episodes play on the CPU either way, and the "
         "checkpoint loads on a CPU whatever trained it",
     )
-    parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
+    add_output(parser, default=None, help="checkpoint path (.pt)")
     parser.add_argument(
         "--log", type=Path, default=None, help="CSV log path (default: beside the checkpoint)"
     )

@@ -2,17 +2,17 @@
 
 A :class:`Trainer` owns what both phases read and change: the policy (fresh, seeded by the
 settings' seed, or a warm start's weights), the generator of minibatch orders, the count of
-cluster-epochs played, the phases' timings and the :class:`~benchmarks.mara.selection.Selection`
+cluster-epochs played, the phases' timings and the :class:`~mara_env.benchmarks.mara.selection.Selection`
 that logs rows and keeps the best validated weights. Where the work runs is its
 :class:`Placement`: the learner's device (the policy trains there; episodes are always played
 on the CPU, by :attr:`Trainer.actor`, a copy of the policy synchronised before each rollout),
 and the validation and rollout workers. The phases themselves are
-:func:`benchmarks.mara.imitation.imitate` and :func:`benchmarks.mara.ppo.ppo`; the order in
+:func:`mara_env.benchmarks.mara.imitation.imitate` and :func:`mara_env.benchmarks.mara.ppo.ppo`; the order in
 which they draw from the one generator is part of what makes a run reproducible.
 
 Example:
     >>> import tempfile
-    >>> from benchmarks.mara.settings import QUICK, TrainSettings
+    >>> from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
     >>> settings = TrainSettings(**{**QUICK, "predictor": "wls"})
     >>> trainer = Trainer(settings, Path(tempfile.mkdtemp()) / "log.csv", progress=False)
     >>> trainer.log(phase="ppo", update=0)
@@ -31,14 +31,14 @@ from typing import Any
 
 import torch
 
-from agents.mara.agent import Mara
-from agents.mara.policy import MaraPolicy
-from benchmarks.mara.batches import on_device, score_actions
-from benchmarks.mara.rollouts import ClusterVector, StepBatch
-from benchmarks.mara.selection import Selection
-from benchmarks.mara.settings import WORKLOADS, TrainSettings
-from benchmarks.mara.training_log import TrainingLog
-from benchmarks.mara.validation import Episodes, ValidationPlayer, weights_snapshot
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.policy import MaraPolicy
+from mara_env.benchmarks.mara.batches import on_device, score_actions
+from mara_env.benchmarks.mara.rollouts import ClusterVector, StepBatch
+from mara_env.benchmarks.mara.selection import Selection
+from mara_env.benchmarks.mara.settings import WORKLOADS, TrainSettings
+from mara_env.benchmarks.mara.training_log import TrainingLog
+from mara_env.benchmarks.mara.validation import Episodes, ValidationPlayer, weights_snapshot
 
 #: The learner's device choices (``--device``): ``auto`` is CUDA when torch sees one.
 DEVICES = ("auto", "cpu", "cuda")
@@ -91,7 +91,7 @@ class Placement:
             training goes on (the scores, the kept weights and the log are the same as with
             0, which plays them in this process before going on).
         rollout_workers: PPO's rollout worker processes
-            (:class:`~benchmarks.mara.rollout_worker.PPORollouts`): with
+            (:class:`~mara_env.benchmarks.mara.rollout_worker.PPORollouts`): with
             ``settings.rollout_lag == 1``, N >= 1 play the rollouts beside the updates (0: in
             this process, the same rollouts one after the other); with lag 0, N >= 2 share
             each update's rollouts while the learner waits (0 or 1: in this process).
@@ -112,7 +112,7 @@ class ActingCopy:
     CPU, else a CPU copy that :meth:`sync` brings up to date (episodes run on the CPU).
 
     Example:
-        >>> from agents.mara.policy import PolicyConfig
+        >>> from mara_env.agents.mara.policy import PolicyConfig
         >>> network = MaraPolicy(PolicyConfig(width=16, layers=1, heads=2))
         >>> ActingCopy(network).sync() is network
         True
@@ -131,7 +131,7 @@ class ActingCopy:
 
 
 class Trainer:
-    """The policy and bookkeeping of a run of :class:`~benchmarks.mara.settings.TrainSettings`.
+    """The policy and bookkeeping of a run of :class:`~mara_env.benchmarks.mara.settings.TrainSettings`.
 
     Args:
         settings: The run's settings.
@@ -236,7 +236,7 @@ class Trainer:
         """``count`` training clusters stepped by the policy's acting copy (synchronise it
         before stepping: :attr:`actor`), seeded by ``seed``, with the run's predictor, samples
         and temperature (``options``: more of
-        :class:`~benchmarks.mara.rollouts.ClusterVector`'s)."""
+        :class:`~mara_env.benchmarks.mara.rollouts.ClusterVector`'s)."""
         settings = self.settings
         return ClusterVector(
             settings.configs(count),

@@ -40,7 +40,7 @@ LOG_FIELDS = (
     "policy_lr",
     # whether the update trained the critic alone (its warm-up)
     "warmup",
-    # the joint policy's move on the update's rollout (benchmarks.mara.ppo.joint_move)
+    # the joint policy's move on the update's rollout (mara_env.benchmarks.mara.ppo.joint_move)
     "joint_kl",
     "joint_ratio_max",
 )

@@ -3,17 +3,17 @@
 A node's ratio is clipped per node under ``--trust-region per_node``, so the joint ratio of an
 epoch's decisions (the product over its nodes) is bounded by nothing but KL control; every PPO
 update logs how far the joint policy moved from the rollout policy (``joint_kl``,
-``joint_ratio_max``, :func:`benchmarks.mara.ppo.joint_move`). This script summarises those
+``joint_ratio_max``, :func:`mara_env.benchmarks.mara.ppo.joint_move`). This script summarises those
 columns per log, with the critic's warm-up and the early stops:
 
 Run::
 
-    python -m benchmarks.mara.trust_region benchmarks/results/mara/v2/mara_ppo_per_node_training.csv
+    python -m mara_env.benchmarks.mara.trust_region benchmarks/results/mara/v2/mara_ppo_per_node_training.csv
 
 Example:
     >>> import csv, tempfile
     >>> from pathlib import Path
-    >>> from benchmarks.mara.training_log import TrainingLog
+    >>> from mara_env.benchmarks.mara.training_log import TrainingLog
     >>> log = Path(tempfile.mkdtemp()) / "log.csv"
     >>> writer = TrainingLog(log)
     >>> writer.write({"phase": "ppo", "update": 1, "value_loss": 0.5, "warmup": 1})
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.mara.training_log import log_rows
+from mara_env.benchmarks.mara.training_log import log_rows
 
 
 def summarise(log: Path) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def summarise(log: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print each log's summary; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mara.trust_region", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.mara.trust_region", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("logs", nargs="+", type=Path, help="training logs (CSV)")
     args = parser.parse_args(argv)

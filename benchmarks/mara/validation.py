@@ -10,7 +10,7 @@ scores: each episode is seeded by its own seed, whatever process plays it.
 validation completion at several sampling temperatures.
 
 Example:
-    >>> from agents.mara.policy import MaraPolicy, PolicyConfig
+    >>> from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
     >>> from mara_env import get_config
     >>> network = PolicyConfig(width=16, layers=1, heads=2)
     >>> configs = tuple(get_config("tiny", workload=name) for name in ("rl", "vision"))
@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.mara.agent import Mara
-from agents.mara.policy import MaraPolicy, PolicyConfig
-from benchmarks.common.workers import worker_pool
-from benchmarks.mara.rollouts import ClusterVector
-from benchmarks.mara.settings import WORKLOADS
 from mara_env import ClusterConfig, get_config
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
+from mara_env.benchmarks.common.workers import worker_pool
+from mara_env.benchmarks.mara.rollouts import ClusterVector
+from mara_env.benchmarks.mara.settings import WORKLOADS
 
 #: The temperatures :func:`tune_temperature` tries by default (the last is the deployed one).
 TEMPERATURES = (1.0, 0.7, 0.5, 0.35)

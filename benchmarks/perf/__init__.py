@@ -1,36 +1,36 @@
 """Speed and memory: environment and wrapper throughput, episode memory, decision time.
 
-Run ``python -m benchmarks.perf <command> [options]``; each command is also its own module:
+Run ``python -m mara_env.benchmarks.perf <command> [options]``; each command is also its own module:
 
-* ``env-throughput`` (:mod:`benchmarks.perf.env_throughput`): agent-steps per second of every
+* ``env-throughput`` (:mod:`mara_env.benchmarks.perf.env_throughput`): agent-steps per second of every
   form of Cluster-v1.
-* ``wrapper-throughput`` (:mod:`benchmarks.perf.wrapper_throughput`): agent-steps per second
+* ``wrapper-throughput`` (:mod:`mara_env.benchmarks.perf.wrapper_throughput`): agent-steps per second
   with and without a prediction wrapper.
-* ``episode-memory`` (:mod:`benchmarks.perf.episode_memory`): peak resident memory of one
+* ``episode-memory`` (:mod:`mara_env.benchmarks.perf.episode_memory`): peak resident memory of one
   episode at scale.
-* ``decision-time`` (:mod:`benchmarks.perf.decision_time`): how long each scheduler takes to
+* ``decision-time`` (:mod:`mara_env.benchmarks.perf.decision_time`): how long each scheduler takes to
   choose one epoch's actions.
 """
 
 from __future__ import annotations
 
 #: The group's commands: name -> (module, summary), as
-#: :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: :func:`mara_env.benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "env-throughput": (
-        "benchmarks.perf.env_throughput",
+        "mara_env.benchmarks.perf.env_throughput",
         "Agent-steps per second of every form of Cluster-v1.",
     ),
     "wrapper-throughput": (
-        "benchmarks.perf.wrapper_throughput",
+        "mara_env.benchmarks.perf.wrapper_throughput",
         "Agent-steps per second with and without a prediction wrapper.",
     ),
     "episode-memory": (
-        "benchmarks.perf.episode_memory",
+        "mara_env.benchmarks.perf.episode_memory",
         "Peak resident memory of one episode at scale.",
     ),
     "decision-time": (
-        "benchmarks.perf.decision_time",
+        "mara_env.benchmarks.perf.decision_time",
         "How long each scheduler takes to choose one epoch's actions.",
     ),
 }

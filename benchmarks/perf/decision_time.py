@@ -2,7 +2,7 @@
 
 Plays whole episodes of a config (default ``training``: 8 nodes, 16 visible slots) with each
 scheduler through ``mara_env.raw_env`` and times every ``act`` call; an epoch's decision time is
-the sum over its nodes' calls (what :func:`agents.evaluation.evaluate` reports as
+the sum over its nodes' calls (what :func:`mara_env.agents.evaluation.evaluate` reports as
 ``decision_ms_per_epoch``, but per epoch instead of averaged). The figures are given over all
 epochs and over the **full** epochs, in which every visible slot holds a task (16 visible tasks
 on the training config): the busiest case for schedulers whose work grows with the tasks.
@@ -16,10 +16,10 @@ does.
 
 Run::
 
-    python -m benchmarks.perf.decision_time                          # every registered agent
-    python -m benchmarks.perf.decision_time --agents laira lara edf --seeds 0 1 2 3 4
-    python -m benchmarks.perf.decision_time --agents my_pkg.my_mod:MyScheduler --config tiny
-    python -m benchmarks.perf.decision_time --agents laira --clock cpu
+    python -m mara_env.benchmarks.perf.decision_time                          # every registered agent
+    python -m mara_env.benchmarks.perf.decision_time --agents laira lara edf --seeds 0 1 2 3 4
+    python -m mara_env.benchmarks.perf.decision_time --agents my_pkg.my_mod:MyScheduler --config tiny
+    python -m mara_env.benchmarks.perf.decision_time --agents laira --clock cpu
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.machine import platform_line
-from benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
 
 #: Seeds played by default.
 DEFAULT_SEEDS = (0, 1, 2)
@@ -91,7 +91,7 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
     Args:
         name: A registered agent name or an import path ``"package.module:ClassName"``.
         config: A preset name or a :class:`mara_env.ClusterConfig`.
-        seeds: Environment seeds (the scheduler gets :func:`agents.evaluation.scheduler_seed`).
+        seeds: Environment seeds (the scheduler gets :func:`mara_env.agents.evaluation.scheduler_seed`).
         clock: ``"wall"`` or ``"cpu"`` (see :data:`CLOCKS`).
 
     Raises:
@@ -101,8 +101,8 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
         raise ValueError(f"time_scheduler: clock must be one of {sorted(CLOCKS)}, got {clock!r}.")
     now = CLOCKS[clock]
     import mara_env
-    from agents.evaluation import start_episode
-    from agents.registry import make_agent
+    from mara_env.agents.evaluation import start_episode
+    from mara_env.agents.registry import make_agent
 
     scheduler = make_agent(name)
     env = mara_env.raw_env(config)
@@ -127,7 +127,7 @@ def time_scheduler(name: str, config: Any, seeds: list[int], clock: str = "wall"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.perf.decision_time",
+        prog="python -m mara_env.benchmarks.perf.decision_time",
         description="Per-epoch decision time of schedulers, on one CPU core.",
     )
     parser.add_argument(
@@ -158,14 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
     with printed_report(
-        args.output, "Decision time per epoch", argv, "python -m benchmarks.perf.decision_time"
+        args.output,
+        "Decision time per epoch",
+        argv,
+        "python -m mara_env.benchmarks.perf.decision_time",
     ):
         return measure(args)
 
 
 def measure(args: argparse.Namespace) -> int:
     """The measurement and its printed report; returns the exit status."""
-    from agents.registry import known_agents
+    from mara_env.agents.registry import known_agents
 
     names = args.agents if args.agents else list(known_agents())
     with one_core() as pinned:

@@ -15,7 +15,7 @@ then the vector form, ``gym.make_vec("mara_env/Cluster-v1", num_envs=N,
 vectorization_mode="vector_entry_point")``, for N = 1, 16, 64, 256, 1024 (``--vector-sizes``):
 node-decisions per second (one vector step makes ``N * n_nodes``) under a batched random masked
 policy (:func:`run_vector`), against the raw AEC env's agent-steps per second, and the memory
-of the batched core's state (:attr:`mara_env.core.ClusterBatch.nbytes`); and where a step of
+of the batched core's state (:attr:`mara_env.sim.core.ClusterBatch.nbytes`); and where a step of
 the vector form at N = 256 (else the last size measured) goes (:func:`step_breakdown`: the
 epoch, the episode starts of finished clusters, observations, masks, the policy, the rest), from
 one more run with those parts timed.
@@ -39,10 +39,10 @@ builds cached curve pools; that one-off cost is excluded). Forms are then measur
 
 Run::
 
-    python -m benchmarks.perf.env_throughput                 # default: 20,000 agent-steps x 5 repeats
-    python -m benchmarks.perf.env_throughput --quick         # a few seconds, for CI
-    python -m benchmarks.perf.env_throughput --steps 50000 --repeats 7 --config large
-    python -m benchmarks.perf.env_throughput --vector-sizes 256          # one vector size only
+    python -m mara_env.benchmarks.perf.env_throughput                 # default: 20,000 agent-steps x 5 repeats
+    python -m mara_env.benchmarks.perf.env_throughput --quick         # a few seconds, for CI
+    python -m mara_env.benchmarks.perf.env_throughput --steps 50000 --repeats 7 --config large
+    python -m mara_env.benchmarks.perf.env_throughput --vector-sizes 256          # one vector size only
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.machine import platform_line
-from benchmarks.common.report import add_output_argument, printed_report
-from benchmarks.perf.runners import (
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.perf.runners import (
     Runner,
     run_gym,
     run_parallel,
@@ -127,7 +127,7 @@ def make_forms(config: str) -> list[Form]:
 
 
 def machine_description() -> str:
-    """Core count, the platform line (:func:`benchmarks.common.machine.platform_line`) and the
+    """Core count, the platform line (:func:`mara_env.benchmarks.common.machine.platform_line`) and the
     PettingZoo and Gymnasium versions."""
     import gymnasium
     import pettingzoo
@@ -171,7 +171,7 @@ def resolve_budget(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.perf.env_throughput",
+        prog="python -m mara_env.benchmarks.perf.env_throughput",
         description="Agent-steps per second of every Cluster-v1 form under a random masked "
         "policy, against PettingZoo's connect_four_v3 driven by the same loop.",
     )
@@ -203,7 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
     with printed_report(
-        args.output, "Environment throughput", argv, "python -m benchmarks.perf.env_throughput"
+        args.output,
+        "Environment throughput",
+        argv,
+        "python -m mara_env.benchmarks.perf.env_throughput",
     ):
         return measure(args)
 

@@ -1,7 +1,7 @@
 """Episode memory: peak resident memory (RSS) of one full Cluster-v1 episode at scale.
 
 Plays one whole episode of ``mara_env.raw_env`` (PettingZoo AEC) with the random masked policy of
-:mod:`benchmarks.perf.env_throughput` (the same loop), by default on a large, overloaded cluster:
+:mod:`mara_env.benchmarks.perf.env_throughput` (the same loop), by default on a large, overloaded cluster:
 
     mara_env.raw_env(config="training", n_nodes=64, n_slots=64, load=2 * TRAINING_LOAD)
 
@@ -14,9 +14,9 @@ a peak below 300 MB.
 
 Run::
 
-    python -m benchmarks.perf.episode_memory                       # 64 nodes, 64 slots, 2x load
-    python -m benchmarks.perf.episode_memory --load-factor 1 --n-nodes 8 --n-slots 16
-    python -m benchmarks.perf.episode_memory --set arrival_horizon=200 --set shaping_weight=1.0
+    python -m mara_env.benchmarks.perf.episode_memory                       # 64 nodes, 64 slots, 2x load
+    python -m mara_env.benchmarks.perf.episode_memory --load-factor 1 --n-nodes 8 --n-slots 16
+    python -m mara_env.benchmarks.perf.episode_memory --set arrival_horizon=200 --set shaping_weight=1.0
 
 Peak RSS needs the ``resource`` module (Linux and macOS).
 """
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
 
 #: Defaults of the measured scenario and the acceptance target.
 DEFAULT_NODES, DEFAULT_SLOTS, DEFAULT_LOAD_FACTOR = 64, 64, 2.0
@@ -57,7 +57,7 @@ def measure_episode(config: str, overrides: dict[str, Any], seed: int) -> dict[s
     import numpy as np
 
     import mara_env
-    from benchmarks.perf.runners import run_random_masked
+    from mara_env.benchmarks.perf.runners import run_random_masked
 
     baseline = peak_rss_mb()
     start = time.perf_counter()
@@ -92,7 +92,7 @@ def measure_in_subprocess(config: str, overrides: dict[str, Any], seed: int) -> 
     root = str(Path(__file__).absolute().parents[1])  # the folder holding ``benchmarks/``
     code = (
         "import json, sys\n"
-        "from benchmarks.perf.episode_memory import measure_episode\n"
+        "from mara_env.benchmarks.perf.episode_memory import measure_episode\n"
         "job = json.loads(sys.argv[1])\n"
         "print(json.dumps(measure_episode(job['config'], job['overrides'], job['seed'])))\n"
     )
@@ -128,7 +128,7 @@ def parse_override(text: str) -> tuple[str, Any]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.perf.episode_memory",
+        prog="python -m mara_env.benchmarks.perf.episode_memory",
         description="Peak RSS of one full Cluster-v1 episode (random masked policy, raw AEC env), "
         "measured in a fresh subprocess.",
     )
@@ -178,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print the report (also to ``--output``); returns the exit status."""
     args = parse_args(argv)
     with printed_report(
-        args.output, "Peak memory of one episode", argv, "python -m benchmarks.perf.episode_memory"
+        args.output,
+        "Peak memory of one episode",
+        argv,
+        "python -m mara_env.benchmarks.perf.episode_memory",
     ):
         return measure(args)
 
@@ -199,7 +202,7 @@ def measure(args: argparse.Namespace) -> int:
     else:
         figures = measure_in_subprocess(args.config, overrides, args.seed)
 
-    from benchmarks.perf.env_throughput import machine_description
+    from mara_env.benchmarks.perf.env_throughput import machine_description
 
     where = "this process" if args.in_process else "a fresh subprocess"
     shown = ", ".join(f"{name}={value!r}" for name, value in overrides.items())

@@ -1,5 +1,5 @@
 """How each form of the environment is driven for a throughput figure: the random masked policy
-(:mod:`benchmarks.common.random_policy`) over an AEC env, a Parallel env, the Gymnasium env or
+(:mod:`mara_env.benchmarks.common.random_policy`) over an AEC env, a Parallel env, the Gymnasium env or
 the vector env, for a given number of agent-steps, and where a vector step's time goes."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.random_policy import pick_legal_actions, random_legal_action
+from mara_env.benchmarks.common.random_policy import pick_legal_actions, random_legal_action
 
 Runner = Callable[[Any, int, np.random.Generator, int], int]
 

@@ -1,9 +1,9 @@
 """Prediction wrapper throughput: agent-steps per second of the AEC env with and without
 per-slot predictions.
 
-Drives ``mara_env.raw_env`` and :class:`predictors.wrappers.PredictionAECWrapper` around it (WLS,
+Drives ``mara_env.raw_env`` and :class:`mara_env.predictors.wrappers.PredictionAECWrapper` around it (WLS,
 and any other registered predictor given with ``--predictor``) with the random masked policy
-loop of :mod:`benchmarks.perf.env_throughput` (:func:`benchmarks.perf.runners.run_random_masked`):
+loop of :mod:`mara_env.benchmarks.perf.env_throughput` (:func:`mara_env.benchmarks.perf.runners.run_random_masked`):
 the same episodes, seeds and policy in every form. Each form is built and warmed up first, then
 measured round-robin ``--repeats`` times; the table reports the median rate by wall-clock and by
 CPU time of this process (steadier when other processes share the machine), the ratios to the
@@ -15,10 +15,10 @@ epoch a predictor may take for its wrapper to keep its target share.
 
 Run::
 
-    python -m benchmarks.perf.wrapper_throughput                     # training config, 20,000 steps x 5
-    python -m benchmarks.perf.wrapper_throughput --quick             # a few seconds, for CI
-    python -m benchmarks.perf.wrapper_throughput --predictor dkf --n-samples 64
-    python -m benchmarks.perf.wrapper_throughput --checkpoint my_student.pt  # any flow-matching checkpoint
+    python -m mara_env.benchmarks.perf.wrapper_throughput                     # training config, 20,000 steps x 5
+    python -m mara_env.benchmarks.perf.wrapper_throughput --quick             # a few seconds, for CI
+    python -m mara_env.benchmarks.perf.wrapper_throughput --predictor dkf --n-samples 64
+    python -m mara_env.benchmarks.perf.wrapper_throughput --checkpoint my_student.pt  # any flow-matching checkpoint
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.report import add_output_argument, printed_report
-from benchmarks.perf.env_throughput import (
+from mara_env.benchmarks.common.report import add_output_argument, printed_report
+from mara_env.benchmarks.perf.env_throughput import (
     Form,
     add_budget_arguments,
     machine_description,
     resolve_budget,
 )
-from benchmarks.perf.runners import run_random_masked
+from mara_env.benchmarks.perf.runners import run_random_masked
 
 #: Share of the raw env's throughput a wrapped env should keep, per predictor that has a target.
 TARGET_SHARES = {"wls": 0.5, "flow_matching": 0.25}
@@ -62,7 +62,7 @@ class NoPrediction:
     name = "none"
 
     def predict(self, histories: Sequence[Any], n_samples: int, rng: np.random.Generator) -> Any:
-        from predictors.base import RemainingWork
+        from mara_env.predictors.base import RemainingWork
 
         return RemainingWork(np.zeros((len(histories), n_samples)))
 
@@ -94,8 +94,8 @@ def make_forms(
     """The raw AEC env, the wrapper around :class:`NoPrediction`, then one wrapped env per
     registered predictor and per flow-matching checkpoint file (construction deferred)."""
     import mara_env
-    from predictors.flow_matching import FlowMatching
-    from predictors.wrappers import PredictionAECWrapper
+    from mara_env.predictors.flow_matching import FlowMatching
+    from mara_env.predictors.wrappers import PredictionAECWrapper
 
     def wrapped(predictor: Any) -> Any:
         if isinstance(predictor, Path):
@@ -119,7 +119,7 @@ def make_forms(
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.perf.wrapper_throughput",
+        prog="python -m mara_env.benchmarks.perf.wrapper_throughput",
         description="Agent-steps per second of the AEC env, raw and with prediction features.",
     )
     add_budget_arguments(parser)
@@ -149,7 +149,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     resolve_budget(parser, args)
     if args.n_samples < 1:
         parser.error("--n-samples must be >= 1")
-    from predictors.registry import require_observation_only
+    from mara_env.predictors.registry import require_observation_only
 
     try:
         require_observation_only(args.predictor, "the wrapper throughput benchmark")
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output,
         "Prediction wrapper throughput",
         argv,
-        "python -m benchmarks.perf.wrapper_throughput",
+        "python -m mara_env.benchmarks.perf.wrapper_throughput",
     ):
         return measure(args)
 

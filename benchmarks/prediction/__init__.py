@@ -1,57 +1,57 @@
 """Remaining-work prediction: the prediction benchmark and its figures, predictor training,
 checkpoint comparison on validation cases, and the predictors' verdicts inside the schedulers.
 
-Run ``python -m benchmarks.prediction <command> [options]``; each command is also its own module:
+Run ``python -m mara_env.benchmarks.prediction <command> [options]``; each command is also its own module:
 
-* ``benchmark`` (:mod:`benchmarks.prediction.benchmark`): score every predictor's remaining-work
+* ``benchmark`` (:mod:`mara_env.benchmarks.prediction.benchmark`): score every predictor's remaining-work
   predictions in and out of distribution.
-* ``train`` (:mod:`benchmarks.prediction.train`): train a learned predictor on the train split
+* ``train`` (:mod:`mara_env.benchmarks.prediction.train`): train a learned predictor on the train split
   and write its checkpoint.
-* ``compare`` (:mod:`benchmarks.prediction.validation_comparison`): compare two flow-matching
+* ``compare`` (:mod:`mara_env.benchmarks.prediction.validation_comparison`): compare two flow-matching
   checkpoints on the train split's validation cases.
-* ``leak-audit`` (:mod:`benchmarks.prediction.leak_audit`): measure what the observation gives
+* ``leak-audit`` (:mod:`mara_env.benchmarks.prediction.leak_audit`): measure what the observation gives
   away of a task's hidden effort, world by world.
-* ``verdicts`` (:mod:`benchmarks.prediction.verdicts.cli`): record and score the predictors'
+* ``verdicts`` (:mod:`mara_env.benchmarks.prediction.verdicts.cli`): record and score the predictors'
   success verdicts inside LaiRA's episodes.
-* ``value-errors`` (:mod:`benchmarks.prediction.value_errors`): score the value-of-prediction
+* ``value-errors`` (:mod:`mara_env.benchmarks.prediction.value_errors`): score the value-of-prediction
   rows' predictors (the oracle included) against the truth.
 """
 
 from __future__ import annotations
 
 #: The group's commands: name -> (module, summary), as
-#: :func:`benchmarks.common.subcommands.dispatch` reads them.
+#: :func:`mara_env.benchmarks.common.subcommands.dispatch` reads them.
 COMMANDS = {
     "benchmark": (
-        "benchmarks.prediction.benchmark",
+        "mara_env.benchmarks.prediction.benchmark",
         "Score every predictor's remaining-work predictions in and out of distribution.",
     ),
     "train": (
-        "benchmarks.prediction.train",
+        "mara_env.benchmarks.prediction.train",
         "Train a learned predictor on the train split and write its checkpoint.",
     ),
     "compare": (
-        "benchmarks.prediction.validation_comparison",
+        "mara_env.benchmarks.prediction.validation_comparison",
         "Compare two flow-matching checkpoints on the train split's validation cases.",
     ),
     "leak-audit": (
-        "benchmarks.prediction.leak_audit",
+        "mara_env.benchmarks.prediction.leak_audit",
         "Measure what the observation gives away of a task's hidden effort, world by world.",
     ),
     "ladder": (
-        "benchmarks.prediction.ladder",
+        "mara_env.benchmarks.prediction.ladder",
         "Measure how well anything can know which tasks can still finish, rung by rung.",
     ),
     "feature-swaps": (
-        "benchmarks.prediction.feature_swaps",
+        "mara_env.benchmarks.prediction.feature_swaps",
         "Play the shipped MARA policy with other predictions swapped in at test time.",
     ),
     "verdicts": (
-        "benchmarks.prediction.verdicts.cli",
+        "mara_env.benchmarks.prediction.verdicts.cli",
         "Record and score the predictors' success verdicts inside LaiRA's episodes.",
     ),
     "value-errors": (
-        "benchmarks.prediction.value_errors",
+        "mara_env.benchmarks.prediction.value_errors",
         "Score the value-of-prediction rows' predictors against the truth (Brier, log error).",
     ),
 }

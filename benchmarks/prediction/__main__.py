@@ -1,9 +1,9 @@
-"""``python -m benchmarks.prediction <command>``: the commands of :mod:`benchmarks.prediction`."""
+"""``python -m mara_env.benchmarks.prediction <command>``: the commands of :mod:`mara_env.benchmarks.prediction`."""
 
 from __future__ import annotations
 
-from benchmarks.common.subcommands import dispatch
-from benchmarks.prediction import COMMANDS
+from mara_env.benchmarks.common.subcommands import dispatch
+from mara_env.benchmarks.prediction import COMMANDS
 
 if __name__ == "__main__":
     raise SystemExit(dispatch("prediction", COMMANDS))

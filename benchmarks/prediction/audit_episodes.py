@@ -1,4 +1,4 @@
-"""The episodes of the leak audit (:mod:`benchmarks.prediction.leak_audit`): what it plays, and
+"""The episodes of the leak audit (:mod:`mara_env.benchmarks.prediction.leak_audit`): what it plays, and
 what it records of each task: the observed columns and the privileged truth.
 
 :func:`play_episode` plays one episode with the random masked scheduler and records each task at
@@ -29,47 +29,44 @@ from typing import Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import Scheduler
-from agents.clairvoyant import NEVER, task_epochs_to_target
-from benchmarks.common.arguments import positive_int
-from benchmarks.common.seeds import (
+from mara_env import ClusterConfig, get_config, node_turns
+from mara_env.agents import Scheduler
+from mara_env.agents.clairvoyant import NEVER, task_epochs_to_target
+from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     evaluation_seeds,
     require_training_seeds,
     training_seeds,
 )
-from benchmarks.common.threads import one_torch_thread
-from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
-from mara_env import ClusterConfig, get_config, node_turns
-from mara_env.config import WORLD_VERSIONS
-from mara_env.families import observed_name
-from mara_env.observation import SlotView, decode_observation
-from mara_env.rules import progress_gain
-from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor, RemainingWork, is_privileged
-from predictors.env_histories import task_histories
-from predictors.registry import make_predictor, require_observation_only
+from mara_env.benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
+from mara_env.curves.families import observed_name
+from mara_env.predictors.base import Predictor, RemainingWork, is_privileged
+from mara_env.predictors.env_histories import task_histories
+from mara_env.predictors.registry import make_predictor, require_observation_only
+from mara_env.sim.observation import SlotView, decode_observation
+from mara_env.sim.rules import progress_gain
+from mara_env.sim.simulator import ClusterSimulator
+from mara_env.worlds.world import LATEST_WORLD_VERSION, world
+from mara_env.worlds.world import WORLDS as ALL_WORLDS
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-#: The worlds the audit knows: name -> the config of a preset in that world, one per
-#: ``ClusterConfig.world_version`` (``v3``: Cluster-v2 whose hopeless tasks run curves that
-#: stall just short of their targets).
+#: The worlds the audit knows: name (``v<N>``) -> the config of a preset in that world
+#: (:data:`mara_env.worlds.world.WORLDS`).
 WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
-    f"v{version}": functools.partial(get_config, world_version=version)
-    for version in WORLD_VERSIONS
+    entry.name: functools.partial(get_config, world_version=entry.version) for entry in ALL_WORLDS
 }
 #: What each world of :data:`WORLDS` is, as the results page says it.
 WORLD_DESCRIPTIONS: Mapping[str, str] = {
-    "v1": "Cluster-v1's rules: deadlines from the true demand",
-    "v2": "Cluster-v2's rules: deadlines from the submitter's estimate, hopeless targets drawn "
-    "as feasible ones are",
-    "v3": "Cluster-v3's rules: Cluster-v2's, with every hopeless task on one of the nearest "
-    "tenth of its family's never-reaching curves, so it stalls just short of its target",
+    entry.name: f"Cluster-{entry.name}'s rules: {entry.summary}" for entry in ALL_WORLDS
 }
+#: The world the audits play unless told otherwise: the library's default.
+DEFAULT_WORLD = world(LATEST_WORLD_VERSION).name
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
-#: The observed slot columns audited, as :class:`~mara_env.observation.SlotView` fields.
+#: The observed slot columns audited, as :class:`~mara_env.sim.observation.SlotView` fields.
 COLUMNS = (
     "log_target_ratio",
     "log_loss_ratio",
@@ -134,7 +131,7 @@ class AuditSettings:
                 f"and {self.resamples}."
             )
 
-    def config(self, preset: str, world: str = "v1") -> ClusterConfig:
+    def config(self, preset: str, world: str = DEFAULT_WORLD) -> ClusterConfig:
         """The preset in ``world``, with the shorter arrival horizon if one is set."""
         if self.arrival_horizon is None:
             return WORLDS[world](preset)
@@ -227,7 +224,7 @@ def play_episode(
     preset: str,
     seed: int,
     predictors: Mapping[str, Predictor],
-    world: str = "v1",
+    world: str = DEFAULT_WORLD,
 ) -> tuple[list[Record], list[Record]]:
     """Play one episode with :data:`DRIVER`; return the first-sight records and the mid-task
     judgements (module docstring), each a dict of observed columns and privileged truth.

@@ -1,11 +1,11 @@
-"""The statistics of the leak audit (:mod:`benchmarks.prediction.leak_audit`), from the records
-of :mod:`benchmarks.prediction.audit_episodes`.
+"""The statistics of the leak audit (:mod:`mara_env.benchmarks.prediction.leak_audit`), from the records
+of :mod:`mara_env.benchmarks.prediction.audit_episodes`.
 
 At first sight: each observed column's within-family Spearman correlation with the true need,
 the share of tasks on the most common exact target ratio (and how many of them are
 unreachable), the target ratio's AUC for "unreachable". Mid-task: each probe's AUC for
 "feasible" and its paired gain over the observation alone. Every figure comes with a 95%
-interval over resampled episodes (:func:`benchmarks.common.statistics.episode_bootstrap`).
+interval over resampled episodes (:func:`mara_env.benchmarks.common.statistics.episode_bootstrap`).
 
 Example:
     >>> records = [{"family": "rl", "x": float(i), "need": float(i)} for i in range(5)]
@@ -20,15 +20,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from benchmarks.common.probes import logistic_probe, probe_scores
-from benchmarks.common.statistics import auc, episode_bootstrap, spearman
-from benchmarks.prediction.audit_episodes import (
+from mara_env.benchmarks.common.probes import logistic_probe, probe_scores
+from mara_env.benchmarks.common.statistics import auc, episode_bootstrap, spearman
+from mara_env.benchmarks.prediction.audit_episodes import (
     COLUMNS,
     ORACLE,
     WINDOW,
     Record,
 )
-from mara_env.families import FAMILY_NAMES
+from mara_env.curves.families import FAMILY_NAMES
 
 #: A statistic's name and the column it is about.
 Statistic = tuple[str, str]

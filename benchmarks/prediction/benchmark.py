@@ -1,9 +1,9 @@
 """The prediction benchmark: remaining-work predictions against the truth, in and out of distribution.
 
 Every predictor is scored on **cells** = (protocol, set, observed fraction), all made from one
-draw of test-split tasks of the ``in_distribution`` workload (:mod:`predictors.cases`: tasks
+draw of test-split tasks of the ``in_distribution`` workload (:mod:`mara_env.predictors.cases`: tasks
 drawn as the simulator draws them, observed by one node up to the fraction of their curve,
-unless already done); :mod:`benchmarks.prediction.protocols` defines them:
+unless already done); :mod:`mara_env.benchmarks.prediction.protocols` defines them:
 
 * ``test``: each family's tasks (rl, tabular, vision) and all of them (``pooled``), scored by the
   shipped predictors;
@@ -14,9 +14,9 @@ unless already done); :mod:`benchmarks.prediction.protocols` defines them:
   checkpoint stops the run with the command that trains it, unless ``--skip-missing-held-out``
   is given (that predictor is then left out of the protocol, with a note in the report);
 * ``shift``: every task on its curve at twice the resolution (``resolution_x2``: speed doubled)
-  or twice the length (``duration_x2``: deadline doubled), :mod:`predictors.shifted_curves`.
+  or twice the length (``duration_x2``: deadline doubled), :mod:`mara_env.predictors.shifted_curves`.
 
-Scores per cell (:mod:`predictors.metrics`; samples beyond ``cap`` read as "never"): cases,
+Scores per cell (:mod:`mara_env.predictors.metrics`; samples beyond ``cap`` read as "never"): cases,
 feasible cases; median ``|ln(c(median) / c(truth))|`` over feasible cases (``c`` clips to ``[1,
 cap]`` curve steps, a "never" median scores ``ln(cap / c(truth))``) with a 95% bootstrap
 interval; the 10-90% interval coverage with its 95% bootstrap interval (nominal 0.785 with 64
@@ -32,28 +32,28 @@ on one thread.
 
 Usage::
 
-    python -m benchmarks.prediction.benchmark                                  # everything
-    python -m benchmarks.prediction.benchmark --protocols test shift --predictors wls dkf --quick
-    python -m benchmarks.prediction.benchmark --flow-matching mine/flow_matching.pt \
-        --held-out-dir mine/held_out --out mine/results           # your own trained checkpoints
+    python -m mara_env.benchmarks.prediction.benchmark                                  # everything
+    python -m mara_env.benchmarks.prediction.benchmark --protocols test shift --predictors wls dkf --quick
+    python -m mara_env.benchmarks.prediction.benchmark --flow-matching mine/flow_matching.pt \
+        --held-out-dir mine/held_out --output mine/results           # your own trained checkpoints
 
-Outputs in ``--out`` (default ``benchmarks/results/predictors``):
+Outputs in ``--output`` (default ``benchmarks/results/predictors``):
 
-* ``results.csv``: one row per predictor x cell, keyed as :mod:`benchmarks.prediction.results`
+* ``results.csv``: one row per predictor x cell, keyed as :mod:`mara_env.benchmarks.prediction.results`
   says (code and weights included), appended and flushed to disk as each row finishes. A re-run
   skips the rows already there; a file with other columns (an earlier version's included), or one
   that cannot be parsed, is refused with an error.
-* ``pairs.csv`` (:mod:`benchmarks.prediction.pairs`): for every cell of the acceptance summary,
+* ``pairs.csv`` (:mod:`mara_env.benchmarks.prediction.pairs`): for every cell of the acceptance summary,
   ``flow_matching``'s median error minus each baseline's on the same cases, with a paired 95%
   interval; resumed like ``results.csv``.
-* ``results.md`` (:mod:`benchmarks.prediction.report`): an acceptance summary, then per protocol
+* ``results.md`` (:mod:`mara_env.benchmarks.prediction.report`): an acceptance summary, then per protocol
   the case counts and one table per metric; cells with fewer than 30 feasible cases read
   ``too small (n=..)``. Also printed.
-* ``trajectories.png`` (:mod:`benchmarks.prediction.figure`): two test tasks per family at the
+* ``trajectories.png`` (:mod:`mara_env.benchmarks.prediction.figure`): two test tasks per family at the
   middle requested fraction, with sampled futures and remaining work.
-* ``cells.png`` (:mod:`benchmarks.prediction.cells_figure`): every reported cell's median error
+* ``cells.png`` (:mod:`mara_env.benchmarks.prediction.cells_figure`): every reported cell's median error
   and coverage, with their intervals, per protocol, and the paired differences of ``pairs.csv``.
-* ``reliability.png`` (:mod:`benchmarks.prediction.reliability_figure`): whether each
+* ``reliability.png`` (:mod:`mara_env.benchmarks.prediction.reliability_figure`): whether each
   predictor's probability of meeting the deadline comes true as often as it says.
 
 Every row draws from its own generator, seeded by (seed, predictor, protocol, set, fraction), so
@@ -61,10 +61,10 @@ a row's figures do not depend on which other rows run or were resumed.
 
 Example:
     >>> import tempfile
-    >>> from benchmarks.prediction.benchmark import main
+    >>> from mara_env.benchmarks.prediction.benchmark import main
     >>> with tempfile.TemporaryDirectory() as out:
     ...     main(["--predictors", "wls", "--protocols", "shift", "--fractions", "0.4", "--quick",
-    ...           "--no-progress", "--no-figure", "--out", out])  # doctest: +ELLIPSIS
+    ...           "--no-progress", "--no-figure", "--output", out])  # doctest: +ELLIPSIS
     # Prediction benchmark...
     0
 """
@@ -77,15 +77,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common.arguments import non_negative_int, positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.prediction.pairs import (
+from mara_env.benchmarks.common.arguments import add_output, non_negative_int, positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.prediction.pairs import (
     PairKey,
     PairsTable,
     pair_keys,
 )
-from benchmarks.prediction.protocols import (
+from mara_env.benchmarks.prediction.protocols import (
     DEFAULT_HELD_OUT_DIR,
     FAMILIES,
     PROTOCOLS,
@@ -95,29 +95,29 @@ from benchmarks.prediction.protocols import (
     build_cells,
     train_command,
 )
-from benchmarks.prediction.report import (
+from mara_env.benchmarks.prediction.report import (
     ACCEPTANCE_FRACTIONS,
     ACCEPTANCE_PREDICTOR,
     BASELINES,
     format_markdown,
 )
-from benchmarks.prediction.results import (
+from mara_env.benchmarks.prediction.results import (
     ResultsFileError,
     ResultsTable,
     RowKey,
 )
-from benchmarks.prediction.runs import (
+from mara_env.benchmarks.prediction.runs import (
     _write_figures,
     make_keys,
     run_pairs,
     run_rows,
     scored_manifest,
 )
-from predictors.base import Predictor
-from predictors.bootstrap import BOOTSTRAP_RESAMPLES
-from predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, draw_tasks
-from predictors.checkpoint import CheckpointError
-from predictors.registry import known_predictors, make_predictor, require_observation_only
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.bootstrap import BOOTSTRAP_RESAMPLES
+from mara_env.predictors.cases import DEFAULT_DRAWS_PER_CURVE, CaseError, draw_tasks
+from mara_env.predictors.checkpoint import CheckpointError
+from mara_env.predictors.registry import known_predictors, make_predictor, require_observation_only
 
 #: Observed fractions run by default.
 DEFAULT_FRACTIONS = (0.1, 0.2, 0.4, 0.8)
@@ -136,7 +136,7 @@ QUICK_DRAWS_PER_CURVE = 1
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.benchmark",
+        prog="python -m mara_env.benchmarks.prediction.benchmark",
         description="Score remaining-work predictors in and out of distribution at several "
         "observed fractions; write results.csv, results.md, trajectories.png, cells.png and "
         "reliability.png.",
@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="CHECKPOINT",
         help="Score this flow-matching checkpoint (e.g. one written by "
-        "`python -m benchmarks.prediction.train --out FILE`) as `flow_matching` instead of the "
-        "shipped one; its rows are keyed by its weights (give --out to keep the shipped results "
+        "`python -m mara_env.benchmarks.prediction.train --output FILE`) as `flow_matching` instead of the "
+        "shipped one; its rows are keyed by its weights (give --output to keep the shipped results "
         "apart, and --held-out-dir for its held-out versions).",
     )
     parser.add_argument(
@@ -203,9 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Leave a predictor whose held-out checkpoints are missing out of the held_out "
         "protocol (with a note) instead of stopping.",
     )
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"Output folder (default {DEFAULT_OUT})."
-    )
+    add_output(parser, default=DEFAULT_OUT, help=f"Output folder (default {DEFAULT_OUT}).")
     parser.add_argument(
         "--quick",
         action="store_true",

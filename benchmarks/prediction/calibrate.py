@@ -1,7 +1,7 @@
 """Calibrating a trained flow-matching model on the validation curves of the train split.
 
 :func:`calibrate` fits the sampling spread so that every validation cell's 80% intervals cover
-(:func:`predictors.calibration.fit_spread_in_every_cell`) and scores the model there (median
+(:func:`mara_env.predictors.calibration.fit_spread_in_every_cell`) and scores the model there (median
 error, coverage before and after, sampling time); :func:`recalibrate` refits a shipped checkpoint's
 card in place. The test split is never read."""
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from mara_env.sources import default_trace_source
-from predictors import flow_matching
-from predictors.calibration import (
+from mara_env.curves.sources import default_trace_source
+from mara_env.predictors import flow_matching
+from mara_env.predictors.calibration import (
     VALIDATION_SETS,
     CurveSubset,
     calibration_cells,
@@ -27,9 +27,9 @@ from predictors.calibration import (
     split_train_curves,
     validation_cases,
 )
-from predictors.checkpoint import card_path, rewrite_card
-from predictors.metrics import interval_coverage, median_log_ratio_error
-from predictors.window_predictor import spread_samples
+from mara_env.predictors.checkpoint import card_path, rewrite_card
+from mara_env.predictors.metrics import interval_coverage, median_log_ratio_error
+from mara_env.predictors.window_predictor import spread_samples
 
 #: Samples per validation case.
 VALIDATION_SAMPLES = 64
@@ -46,7 +46,9 @@ def recalibrate(path: Path) -> Path:
     config, scores = calibrate(predictor.model, current_rule, validation_curves, facts["seed"])
     scored = facts.get("distillation", facts)
     scored["validation"] = scores
-    facts["recalibrated_by"] = f"python -m benchmarks.prediction.train --recalibrate {path}"
+    facts["recalibrated_by"] = (
+        f"python -m mara_env.benchmarks.prediction.train --recalibrate {path}"
+    )
     rewrite_card(path, {**asdict(config), **config.layout()}, facts)
     print(f"rewrote the card of {path}")
     return path
@@ -59,7 +61,7 @@ def calibrate(
     seed: int,
 ) -> tuple[flow_matching.FlowMatchingConfig, dict[str, Any]]:
     """The config with its ``spread`` fitted on the validation cases so that every cell's are
-    covered (:func:`predictors.calibration.fit_spread_in_every_cell`, around the median the
+    covered (:func:`mara_env.predictors.calibration.fit_spread_in_every_cell`, around the median the
     config's ``spread_centre`` names), and its scores there
     (median error, coverage before and after, overall and per cell, and milliseconds per
     16 x 16 sampling call)."""

@@ -2,10 +2,10 @@
 
 One column per protocol (``test``, ``held_out``, ``shift``). The top row shows each predictor's
 median remaining-work error in each cell with at least
-:data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases, with its 95% bootstrap interval.
+:data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases, with its 95% bootstrap interval.
 The second row shows the coverage of each predictor's 10-90% interval, against the band
 [0.70, 0.90] that the acceptance summary asks of it. Given the paired comparisons
-(:mod:`benchmarks.prediction.pairs`), a third row shows, in each baseline's colour, the compared
+(:mod:`mara_env.benchmarks.prediction.pairs`), a third row shows, in each baseline's colour, the compared
 predictor's median error minus the baseline's on the same cases, with its paired interval:
 left of the line at 0, the compared predictor errs less. Needs matplotlib.
 """
@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.figures import pyplot, save_png
-from benchmarks.prediction.protocols import Cell
-from predictors.metrics import MIN_FEASIBLE_CASES
+from mara_env.benchmarks.common.figures import pyplot, save_png
+from mara_env.benchmarks.prediction.protocols import Cell
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES
 
 #: The coverage band shaded in the lower panels.
 COVERAGE_BAND = (0.70, 0.90)
@@ -28,7 +28,7 @@ def reported_cells(
     rows: Mapping[tuple[str, Cell], Mapping[str, Any]], cells: Sequence[Cell]
 ) -> dict[str, list[Cell]]:
     """Per protocol, in the order given, the cells some predictor has a row for with at least
-    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases.
+    :data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases.
 
     Example:
         >>> cell = Cell("test", "rl", 0.2)
@@ -54,7 +54,7 @@ def plot_cells(
 ) -> None:
     """Write ``cells.png`` (see the module docstring) from the benchmark's rows, keyed by
     (predictor, cell), and, if given, its paired comparisons keyed by (predictor, baseline,
-    cell) (:mod:`benchmarks.prediction.pairs`), drawn in a third row. Needs matplotlib.
+    cell) (:mod:`mara_env.benchmarks.prediction.pairs`), drawn in a third row. Needs matplotlib.
 
     Raises:
         ValueError: If no cell has enough feasible cases to be reported.

@@ -5,7 +5,7 @@ A task's hidden curve is one of a family's recorded curves, and its target is dr
 curve by the world's rule (Cluster-v2 and v3 move some targets below anything the curve reaches,
 v3 onto curves that stall just short of them). :class:`CurvePosterior` knows the **train split**'s
 curves of every family and a bank of tasks drawn from them by the world's own rule
-(:func:`mara_env.workload.draw_tasks`, the training preset). For a task it weighs each candidate
+(:func:`mara_env.curves.workload.draw_tasks`, the training preset). For a task it weighs each candidate
 curve of the task's family by
 
 - the **world's target rule**: a kernel density, over the bank's tasks on that curve, at the
@@ -43,10 +43,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mara_env import ClusterConfig
-from mara_env.families import FAMILY_NAMES, family_code
-from mara_env.sources import default_trace_source
-from mara_env.workload import Workload, build_workload, draw_tasks
-from predictors.base import RemainingWork, TaskHistory
+from mara_env.curves.families import FAMILY_NAMES, family_code
+from mara_env.curves.sources import default_trace_source
+from mara_env.curves.workload import Workload, build_workload, draw_tasks
+from mara_env.predictors.base import RemainingWork, TaskHistory
 
 #: Seed of the bank's draws: the bank is part of the posterior, the same in every episode.
 BANK_SEED = 20_261_206
@@ -88,7 +88,7 @@ class CurvePosterior:
         """The posterior over ``config``'s curves (use a train-split preset), with a bank of
         ``bank`` tasks drawn by ``config``'s world rule from a fixed seed. ``relative``: every
         curve and target divided by the curve's first loss, for losses and targets given relative
-        to the loss at arrival (as :class:`predictors.base.TaskHistory` holds them).
+        to the loss at arrival (as :class:`mara_env.predictors.base.TaskHistory` holds them).
 
         Raises:
             ValueError: If ``config`` does not draw from the train split, or ``bank`` < 1.
@@ -192,16 +192,16 @@ class CurvePosterior:
 
 
 class PosteriorPredictor:
-    """:class:`CurvePosterior` as a predictor (:class:`predictors.base.Predictor`): samples of
+    """:class:`CurvePosterior` as a predictor (:class:`mara_env.predictors.base.Predictor`): samples of
     each task's remaining work, in curve steps, drawn over the curves of its family by their
-    posterior weights. It reads only what a :class:`~predictors.base.TaskHistory` holds (losses
+    posterior weights. It reads only what a :class:`~mara_env.predictors.base.TaskHistory` holds (losses
     and target relative to the loss at arrival, the family), so it needs a ``relative``
     posterior; a task of a family the posterior does not know, or that no curve explains, gets
     ``inf`` (never) samples.
 
     Example:
         >>> from mara_env import get_config
-        >>> from predictors.base import TaskHistory
+        >>> from mara_env.predictors.base import TaskHistory
         >>> posterior = CurvePosterior.for_world(get_config("training"), bank=512, relative=True)
         >>> history = TaskHistory(np.array([0.0, 4.0]), np.array([1.0, 0.8]), target=0.5,
         ...                       family="vision")

@@ -1,18 +1,18 @@
 """The denoised oracle as a predictor: each task's remaining work read from its own curve's
 trend, its floor and pace known and its noise not (privileged).
 
-The information ladder (:mod:`benchmarks.prediction.ladder`) finds that this knowledge ranks
+The information ladder (:mod:`mara_env.benchmarks.prediction.ladder`) finds that this knowledge ranks
 which tasks can still finish almost perfectly. :class:`DenoisedOracle` hands it to a scheduler in
-the form every predictor uses (:class:`predictors.base.RemainingWork`): for a task in a visible
+the form every predictor uses (:class:`mara_env.predictors.base.RemainingWork`): for a task in a visible
 slot, the curve steps from its current position to the first step at which the trend of its
-hidden curve (:func:`benchmarks.prediction.ladder_episodes.smoothed_log_curve`) is at or below
+hidden curve (:func:`mara_env.benchmarks.prediction.ladder_episodes.smoothed_log_curve`) is at or below
 its target, ``inf`` if the trend never gets there; every sample the same. Like
-:class:`predictors.oracle.Oracle` it is bound to the episode's environment
+:class:`mara_env.predictors.oracle.Oracle` it is bound to the episode's environment
 (``privileged = True``), so a scheduler holding it is marked privileged and bound every episode.
 
 Example:
     >>> import mara_env
-    >>> from predictors.env_histories import slotted_tasks, task_histories
+    >>> from mara_env.predictors.env_histories import slotted_tasks, task_histories
     >>> env = mara_env.raw_env(config="tiny")
     >>> env.reset(seed=3)
     >>> oracle = DenoisedOracle()
@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.prediction.ladder_episodes import smoothed_log_curve, steps_to_target
-from predictors.base import PredictorInputError, RemainingWork, TaskHistory
-from predictors.oracle import Oracle
+from mara_env.benchmarks.prediction.ladder_episodes import smoothed_log_curve, steps_to_target
+from mara_env.predictors.base import PredictorInputError, RemainingWork, TaskHistory
+from mara_env.predictors.oracle import Oracle
 
 
 class DenoisedOracle(Oracle):
     """Remaining work to the target along each task's smoothed hidden curve (module docstring).
-    It binds as :class:`predictors.oracle.Oracle` does."""
+    It binds as :class:`mara_env.predictors.oracle.Oracle` does."""
 
     def __init__(self) -> None:
         super().__init__()

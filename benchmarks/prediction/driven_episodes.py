@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents import Scheduler, make_agent, start_episode
 from mara_env import ClusterConfig, raw_env
+from mara_env.agents import Scheduler, make_agent, start_episode
 
 
 def driven_episode(config: ClusterConfig, driver: str, seed: int) -> tuple[raw_env, Scheduler]:

@@ -1,20 +1,20 @@
 """The ladder's rungs as MARA's features: the shipped policy with other predictions swapped in
 at test time.
 
-The shipped MARA policy (``agents/checkpoints/v3/mara.pt``) reads features computed from the
+The shipped MARA policy (``agents/worlds/v3/mara.pt``) reads features computed from the
 target-blind flow-matching predictor it was trained with. This plays it on the same episodes with
 that predictor replaced, without retraining, by
 
-- ``no predictions``: constant prediction features (:class:`agents.mara.features.NoPredictions`);
+- ``no predictions``: constant prediction features (:class:`mara_env.agents.mara.features.NoPredictions`);
 - ``loss-history posterior``: the posterior over the train split's curves given the task's
   reported losses and the world's target rule
-  (:class:`~benchmarks.prediction.curve_posterior.PosteriorPredictor`, observation only), with the
+  (:class:`~mara_env.benchmarks.prediction.curve_posterior.PosteriorPredictor`, observation only), with the
   bandwidths the ladder chose on training seeds for Cluster-v3's posterior (its
   ``bandwidths.csv``; that posterior reads absolute losses, this one losses relative to the loss
   at arrival, as MARA's histories hold them);
 - ``denoised oracle``: each task's remaining work along its own curve's trend
-  (:class:`~benchmarks.prediction.denoised_oracle.DenoisedOracle`, privileged);
-- ``oracle``: the exact remaining work (:class:`predictors.oracle.Oracle`, privileged);
+  (:class:`~mara_env.benchmarks.prediction.denoised_oracle.DenoisedOracle`, privileged);
+- ``oracle``: the exact remaining work (:class:`mara_env.predictors.oracle.Oracle`, privileged);
 
 beside the shipped features and earliest deadline first. Every variant plays the same episodes
 (the ``evaluation`` preset of Cluster-v3, held-out curves, the evaluation workloads at loads 1.4,
@@ -25,8 +25,8 @@ trained on them, and a loss may only mean the policy was not trained for them.
 
 Run::
 
-    python -m benchmarks.prediction feature-swaps            # 10 seeds: 450 episodes
-    python -m benchmarks.prediction feature-swaps --quick    # a smoke run
+    python -m mara_env.benchmarks.prediction feature-swaps            # 10 seeds: 450 episodes
+    python -m mara_env.benchmarks.prediction feature-swaps --quick    # a smoke run
 
 Example:
     >>> rows = play_cells([("edf", "rl", 1.4, 1000)], workers=1, progress=False)
@@ -49,23 +49,23 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import Scheduler, evaluate, make_agent
-from agents.mara.agent import Mara
-from agents.mara.features import FeatureBuilder, NoPredictions
-from agents.statistics import mean_ci
-from benchmarks.common.arguments import positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.lifeline import start_worker, worker_context
-from benchmarks.common.machine import available_cores, platform_line
-from benchmarks.common.protocol import EVALUATION_WORKLOADS
-from benchmarks.common.provenance import git_revision
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.prediction.curve_posterior import CurvePosterior, PosteriorPredictor
-from benchmarks.prediction.denoised_oracle import DenoisedOracle
-from benchmarks.prediction.ladder_report import csv_text
 from mara_env import get_config
-from predictors.base import Predictor
-from predictors.oracle import Oracle
+from mara_env.agents import Scheduler, evaluate, make_agent
+from mara_env.agents.mara.agent import Mara
+from mara_env.agents.mara.features import FeatureBuilder, NoPredictions
+from mara_env.agents.statistics import mean_ci
+from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.lifeline import start_worker, worker_context
+from mara_env.benchmarks.common.machine import available_cores, platform_line
+from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
+from mara_env.benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.prediction.curve_posterior import CurvePosterior, PosteriorPredictor
+from mara_env.benchmarks.prediction.denoised_oracle import DenoisedOracle
+from mara_env.benchmarks.prediction.ladder_report import csv_text
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.oracle import Oracle
 
 DEFAULT_OUTPUT = Path("benchmarks/results/ladder")
 #: The world the shipped policy was trained in.
@@ -82,12 +82,12 @@ def posterior() -> CurvePosterior:
 
     Raises:
         FileNotFoundError: If the ladder's bandwidth search is not there (run ``python -m
-            benchmarks.prediction ladder`` first).
+            mara_env.benchmarks.prediction ladder`` first).
     """
     if not BANDWIDTHS.is_file():
         raise FileNotFoundError(
             f"{BANDWIDTHS} is missing: the posterior takes the bandwidths the ladder chose on "
-            "training seeds; run python -m benchmarks.prediction ladder first (from the "
+            "training seeds; run python -m mara_env.benchmarks.prediction ladder first (from the "
             "repository root)."
         )
     with BANDWIDTHS.open() as handle:
@@ -192,7 +192,7 @@ def page(rows: Sequence[dict[str, Any]], seeds: Sequence[int], note: str) -> str
             "# The ladder's rungs as MARA's features",
             "",
             "The shipped MARA policy of Cluster-v3 with other predictions swapped in at test "
-            "time, no retraining (written by `python -m benchmarks.prediction feature-swaps`; "
+            "time, no retraining (written by `python -m mara_env.benchmarks.prediction feature-swaps`; "
             "`benchmarks/prediction/feature_swaps.py` says what each variant is). Every variant "
             f"plays the same {len(rows) // len(VARIANTS)} episodes: the `evaluation` preset "
             "(held-out curves), workloads "
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Play every variant on the same episodes; write ``feature_swaps.csv`` and
     ``feature_swaps.md``; returns 0."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.feature_swaps",
+        prog="python -m mara_env.benchmarks.prediction.feature_swaps",
         description="Play the shipped MARA policy with other predictions swapped in at test time.",
     )
     parser.add_argument(

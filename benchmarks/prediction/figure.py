@@ -2,7 +2,7 @@
 
 For two test tasks per family (one feasible, one infeasible) at one observed fraction: the
 observed losses, the true future and sampled future trajectories of every predictor that
-implements :class:`predictors.cases.TrajectoryPredictor`; beside it, every predictor's
+implements :class:`mara_env.predictors.cases.TrajectoryPredictor`; beside it, every predictor's
 remaining-work samples against the true value. Needs matplotlib.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.figures import pyplot, save_png
-from predictors.base import Predictor, TaskHistory
-from predictors.cases import CAP_CURVE_LENGTHS, PredictionTask, sample_trajectories
+from mara_env.benchmarks.common.figures import pyplot, save_png
+from mara_env.predictors.base import Predictor, TaskHistory
+from mara_env.predictors.cases import CAP_CURVE_LENGTHS, PredictionTask, sample_trajectories
 
 #: Sampled trajectories drawn per predictor and task.
 FIGURE_TRAJECTORIES = 16

@@ -3,7 +3,7 @@
 A scheduler's edge over earliest deadline first comes from recognising, early, the tasks that
 cannot finish in time. This measures how much of that a scheduler *could* know, rung by rung, on
 each world (v1, v2, v3): for tasks judged once in each band of their deadline window (10-20%,
-30-50%, 60-80% elapsed; :mod:`~benchmarks.prediction.ladder_episodes`), the AUC and the Brier
+30-50%, 60-80% elapsed; :mod:`~mara_env.benchmarks.prediction.ladder_episodes`), the AUC and the Brier
 score of a logistic probe for "can still reach its target by its deadline with every node it may
 get", from
 
@@ -12,7 +12,7 @@ get", from
    (``flow_matching_without_target``: its success probability with every node, its median need);
 3. ``+ loss history (posterior)``: and the posterior over the train split's curves given the
    task's whole reported-loss history and the world's target rule
-   (:mod:`~benchmarks.prediction.curve_posterior`): an honest estimate of what a predictor that
+   (:mod:`~mara_env.benchmarks.prediction.curve_posterior`): an honest estimate of what a predictor that
    reads only what a scheduler sees can know;
 4. ``+ denoised oracle``: and the task's own curve smoothed: its trend (floor, pace) known, its
    noise not (privileged);
@@ -31,11 +31,11 @@ the page states (headroom at 30-50%: the posterior or the denoised oracle at lea
 
 Run::
 
-    python -m benchmarks.prediction ladder            # every world, several minutes
-    python -m benchmarks.prediction ladder --quick    # a smoke run
+    python -m mara_env.benchmarks.prediction ladder            # every world, several minutes
+    python -m mara_env.benchmarks.prediction ladder --quick    # a smoke run
 
 Example:
-    >>> from benchmarks.prediction.audit_episodes import AuditSettings
+    >>> from mara_env.benchmarks.prediction.audit_episodes import AuditSettings
     >>> settings = AuditSettings(worlds=("v3",), train_seeds=(100, 101), eval_seeds=(1000, 1001),
     ...                          predictors=(), arrival_horizon=10, resamples=10)
     >>> rows, _ = ladder_rows(settings, "v3", progress=False)
@@ -56,10 +56,10 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from benchmarks.common.machine import platform_line
-from benchmarks.common.provenance import git_revision
-from benchmarks.common.statistics import auc, episode_bootstrap
-from benchmarks.prediction.audit_episodes import (
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.common.statistics import auc, episode_bootstrap
+from mara_env.benchmarks.prediction.audit_episodes import (
     DRIVER,
     WORLD_DESCRIPTIONS,
     AuditSettings,
@@ -67,10 +67,10 @@ from benchmarks.prediction.audit_episodes import (
     add_settings_arguments,
     command_line_settings,
 )
-from benchmarks.prediction.audit_statistics import fitted_probe_scores
-from benchmarks.prediction.curve_posterior import CurvePosterior
-from benchmarks.prediction.ladder_episodes import BANDS, band_name, collect_ladder
-from benchmarks.prediction.ladder_report import FIELDS, markdown, write_results
+from mara_env.benchmarks.prediction.audit_statistics import fitted_probe_scores
+from mara_env.benchmarks.prediction.curve_posterior import CurvePosterior
+from mara_env.benchmarks.prediction.ladder_episodes import BANDS, band_name, collect_ladder
+from mara_env.benchmarks.prediction.ladder_report import FIELDS, markdown, write_results
 
 DEFAULT_OUTPUT = Path("benchmarks/results/ladder")
 #: The shipped predictor whose features rung 2 reads (MARA's).
@@ -260,7 +260,7 @@ def introduction(settings: AuditSettings, note: str) -> str:
     """The page's first paragraph: what was measured, how, where."""
     return (
         "How well can a scheduler know which tasks can still finish? Written by `python -m "
-        "benchmarks.prediction ladder` (driver `"
+        "mara_env.benchmarks.prediction ladder` (driver `"
         f"{DRIVER}`; each task judged once per band of its deadline window elapsed; probes "
         f"fitted on training seeds {settings.train_seeds[0]}-{settings.train_seeds[-1]} of the "
         "`training` preset (train split), scored on evaluation seeds "
@@ -284,7 +284,7 @@ def introduction(settings: AuditSettings, note: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.ladder",
+        prog="python -m mara_env.benchmarks.prediction.ladder",
         description="Measure, rung by rung, how well anything can know which tasks can still "
         "finish: the observation, flow matching, the loss-history posterior, the denoised "
         "oracle, the exact remaining work.",

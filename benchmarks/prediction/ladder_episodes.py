@@ -1,8 +1,8 @@
-"""The episodes of the information ladder (:mod:`benchmarks.prediction.ladder`): each task judged
+"""The episodes of the information ladder (:mod:`mara_env.benchmarks.prediction.ladder`): each task judged
 once in each band of its deadline window, with every rung's features.
 
 An episode is played by the random masked scheduler, as in the leak audit
-(:mod:`benchmarks.prediction.audit_episodes`). A task is judged at the first epoch at which it
+(:mod:`mara_env.benchmarks.prediction.audit_episodes`). A task is judged at the first epoch at which it
 stands in a visible slot with a share of its deadline window elapsed inside a band of
 :data:`BANDS`: its observed columns, the truth (can it still reach its target by its deadline
 with every node it may get, by the clairvoyant reference's exact stepping), and the features of
@@ -11,7 +11,7 @@ each rung:
 - the shipped flow-matching predictor's (MARA's; its success probability with every node and its
   median need);
 - ``posterior``: what the task's whole reported-loss history tells, by the posterior over the
-  train split's curves (:mod:`~benchmarks.prediction.curve_posterior`); its inputs are kept in
+  train split's curves (:mod:`~mara_env.benchmarks.prediction.curve_posterior`); its inputs are kept in
   the record so that its bandwidths can be chosen on training seeds without playing again;
 - ``denoised``: the denoised oracle (privileged): the task's own curve smoothed, its trend known
   and its noise not (:func:`denoised_margin`);
@@ -19,7 +19,7 @@ each rung:
   (:func:`budget_margin`).
 
 Example:
-    >>> from benchmarks.prediction.audit_episodes import AuditSettings
+    >>> from mara_env.benchmarks.prediction.audit_episodes import AuditSettings
     >>> settings = AuditSettings(train_seeds=(100,), eval_seeds=(1000,), predictors=(),
     ...                          arrival_horizon=10)
     >>> records = play_ladder_episode(settings, "evaluation", 1000, {}, "v3")
@@ -37,8 +37,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from benchmarks.common.threads import one_torch_thread
-from benchmarks.prediction.audit_episodes import (
+from mara_env import node_turns
+from mara_env.benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.prediction.audit_episodes import (
     AuditSettings,
     Record,
     build_predictors,
@@ -46,11 +47,10 @@ from benchmarks.prediction.audit_episodes import (
     slot_records,
     start_episode,
 )
-from mara_env import node_turns
-from mara_env.observation import decode_observation
-from mara_env.rules import progress_gain
-from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor
+from mara_env.predictors.base import Predictor
+from mara_env.sim.observation import decode_observation
+from mara_env.sim.rules import progress_gain
+from mara_env.sim.simulator import ClusterSimulator
 
 #: The bands of the deadline window elapsed, ``[low, high)``, in which a task is judged once.
 BANDS: tuple[tuple[float, float], ...] = ((0.1, 0.2), (0.3, 0.5), (0.6, 0.8))

@@ -1,5 +1,5 @@
 """The information ladder's results: ``ladder.csv``, the page ``README.md`` and ``ladder.png``
-(:mod:`benchmarks.prediction.ladder` computes the rows).
+(:mod:`mara_env.benchmarks.prediction.ladder` computes the rows).
 
 Example:
     >>> rows = [{"world": "v3", "band": "30-50%", "rung": "observation", "statistic": "AUC",
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.figures import PlotsUnavailable, pyplot, save_png
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.figures import PlotsUnavailable, pyplot, save_png
 
 Record = dict[str, Any]
 FIELDS = ("world", "band", "rung", "statistic", "value", "low", "high")

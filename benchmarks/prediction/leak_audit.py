@@ -30,15 +30,15 @@ for "can still reach its target by its deadline with every node it may get", fro
   on the table" compares like with like.
 
 The truth is the simulator's privileged view (the clairvoyant reference's exact stepping,
-:func:`agents.clairvoyant.task_epochs_to_target`); nothing privileged enters the observation or
-the predictors' features (:mod:`benchmarks.prediction.audit_episodes` plays and records,
-:mod:`benchmarks.prediction.audit_statistics` measures, with 95% intervals over resampled
+:func:`mara_env.agents.clairvoyant.task_epochs_to_target`); nothing privileged enters the observation or
+the predictors' features (:mod:`mara_env.benchmarks.prediction.audit_episodes` plays and records,
+:mod:`mara_env.benchmarks.prediction.audit_statistics` measures, with 95% intervals over resampled
 episodes). Rows go to ``audit.csv``, the page to ``README.md`` (``--output``).
 
 Run::
 
-    python -m benchmarks.prediction.leak_audit            # every world, a minute or two
-    python -m benchmarks.prediction.leak_audit --quick    # a smoke run
+    python -m mara_env.benchmarks.prediction.leak_audit            # every world, a minute or two
+    python -m mara_env.benchmarks.prediction.leak_audit --quick    # a smoke run
 
 Example:
     >>> settings = AuditSettings(train_seeds=(100,), eval_seeds=(1000,), predictors=("wls",),
@@ -57,10 +57,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.machine import platform_line
-from benchmarks.common.provenance import git_revision
-from benchmarks.prediction.audit_episodes import (
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.provenance import git_revision
+from mara_env.benchmarks.prediction.audit_episodes import (
     DEFAULT_PREDICTORS,
     DRIVER,
     WORLD_DESCRIPTIONS,
@@ -70,7 +70,7 @@ from benchmarks.prediction.audit_episodes import (
     collect,
     command_line_settings,
 )
-from benchmarks.prediction.audit_statistics import (
+from mara_env.benchmarks.prediction.audit_statistics import (
     AUC_GAIN,
     COUNTS,
     SPEARMAN,
@@ -123,7 +123,7 @@ def markdown(rows: Sequence[Record], settings: AuditSettings, note: str) -> str:
         "# Leak audit",
         "",
         "Does the observation give away a task's hidden effort? Written by "
-        "`python -m benchmarks.prediction.leak_audit` "
+        "`python -m mara_env.benchmarks.prediction.leak_audit` "
         f"(driver `{DRIVER}`; probes fitted on training seeds {settings.train_seeds[0]}-"
         f"{settings.train_seeds[-1]} of the `training` preset, measured on evaluation seeds "
         f"{settings.eval_seeds[0]}-{settings.eval_seeds[-1]} of the `evaluation` preset; "
@@ -163,7 +163,7 @@ def _shown(row: Record | None, statistic: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.leak_audit",
+        prog="python -m mara_env.benchmarks.prediction.leak_audit",
         description="Measure what the observation gives away of a task's hidden effort.",
     )
     add_settings_arguments(

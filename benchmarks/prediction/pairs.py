@@ -2,14 +2,14 @@
 
 Two predictors' rows on a cell score the same cases, so their difference is best judged on
 those cases together: the bootstrap resamples whole curves, the same ones for both predictors
-(:func:`predictors.bootstrap.bootstrap_median_difference_interval`), and what makes a curve hard
+(:func:`mara_env.predictors.bootstrap.bootstrap_median_difference_interval`), and what makes a curve hard
 for both cancels out. An interval that excludes 0 says which predictor errs less there; one
 that holds 0 says the cell does not tell them apart. This is sharper than asking whether the two
 rows' own intervals overlap.
 
 ``pairs.csv`` holds one row per (predictor, baseline, cell), keyed like ``results.csv`` (both
 predictors' weights in ``weights``), appended as each is done, so a re-run reuses them. The
-samples are each row's own (:func:`benchmarks.prediction.results.row_samples`), so a pair's
+samples are each row's own (:func:`mara_env.benchmarks.prediction.results.row_samples`), so a pair's
 medians are its two rows' ``median_log_error``.
 
 Example:
@@ -28,16 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.prediction.protocols import CellCases, PredictorBank
-from benchmarks.prediction.results import (
+from mara_env.benchmarks.prediction.protocols import CellCases, PredictorBank
+from mara_env.benchmarks.prediction.results import (
     BenchmarkTable,
     RowKey,
     case_curves,
     row_samples,
     schema_of,
 )
-from predictors.bootstrap import bootstrap_median_difference_interval
-from predictors.metrics import MIN_FEASIBLE_CASES, beyond_cap_as_never, log_ratio_errors
+from mara_env.predictors.bootstrap import bootstrap_median_difference_interval
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES, beyond_cap_as_never, log_ratio_errors
 
 PAIR_KEY_COLUMNS = (
     "predictor",
@@ -120,7 +120,7 @@ def row_errors(
     on_chunk: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Each feasible case's ``|ln(c(median) / c(truth))|`` of row ``key`` (its own samples,
-    :func:`benchmarks.prediction.results.row_samples`; beyond the cap read as "never", as the
+    :func:`mara_env.benchmarks.prediction.results.row_samples`; beyond the cap read as "never", as the
     row scores them)."""
     samples = row_samples(bank, key, cell_cases, on_chunk=on_chunk)
     cases = cell_cases.cases
@@ -164,7 +164,7 @@ def pair_keys(
 ) -> list[tuple[RowKey, RowKey]]:
     """The (``predictor``'s row, a baseline's row) pairs of ``keys`` to compare: on every cell
     at ``fractions`` where both were scored and ``predictor``'s row has at least
-    :data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases."""
+    :data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases."""
     by_cell: dict[tuple[str, str, float], dict[str, RowKey]] = {}
     for key in keys:
         by_cell.setdefault((key.protocol, key.set, key.fraction), {})[key.predictor] = key

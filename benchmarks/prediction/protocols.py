@@ -1,8 +1,8 @@
 """The prediction benchmark's protocols: which cases a cell holds and which model scores them.
 
 A **cell** is ``(protocol, set, fraction)``. Every cell is made from one draw of tasks: the test
-split of the ``in_distribution`` workload (:func:`predictors.cases.draw_tasks`, families rl,
-tabular and vision in equal shares), observed at ``fraction`` (:func:`predictors.cases.make_cases`).
+split of the ``in_distribution`` workload (:func:`mara_env.predictors.cases.draw_tasks`, families rl,
+tabular and vision in equal shares), observed at ``fraction`` (:func:`mara_env.predictors.cases.make_cases`).
 
 ==============  ===========================  ====================================================
 protocol        sets                         scored by
@@ -15,11 +15,11 @@ protocol        sets                         scored by
 ``held_out``    as ``test``                  for the tasks of family F, each predictor's version
                                              that never saw F in training
                                              (:class:`PredictorBank`); histories name the family
-                                             :data:`predictors.base.UNKNOWN_FAMILY`, so no model
+                                             :data:`mara_env.predictors.base.UNKNOWN_FAMILY`, so no model
                                              reads F's one-hot; ``pooled``: every family, each
                                              scored by its own held-out version
 ``shift``       ``resolution_x2``,           the shipped predictors, on all tasks shifted by
-                ``duration_x2``              :data:`predictors.shifted_curves.SHIFTS`
+                ``duration_x2``              :data:`mara_env.predictors.shifted_curves.SHIFTS`
 ==============  ===========================  ====================================================
 
 Held-out versions (:class:`PredictorBank`): predictors fitted to each task's own history alone
@@ -30,7 +30,7 @@ chosen on the train split of every family; they are kept as they are); a trained
 flow) has no held-out version and is not scored in the ``held_out`` protocol.
 
 Example:
-    >>> from predictors.cases import draw_tasks
+    >>> from mara_env.predictors.cases import draw_tasks
     >>> tasks = draw_tasks(TASK_WORKLOAD, seed=0, draws_per_curve=1)
     >>> cells = build_cells(tasks, ["held_out"], [0.4])
     >>> rl = cells[Cell("held_out", "rl", 0.4)]
@@ -47,16 +47,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-import predictors
-from predictors.base import UNKNOWN_FAMILY, Predictor
-from predictors.cases import (
+import mara_env.predictors
+from mara_env.predictors.base import UNKNOWN_FAMILY, Predictor
+from mara_env.predictors.cases import (
     PredictionCases,
     PredictionTask,
     concatenate_cases,
     make_cases,
 )
-from predictors.loaded_checkpoints import recording_checkpoint_loads
-from predictors.shifted_curves import SHIFTS, shift_tasks
+from mara_env.predictors.loaded_checkpoints import recording_checkpoint_loads
+from mara_env.predictors.shifted_curves import SHIFTS, shift_tasks
 
 #: The protocols, in report order.
 PROTOCOLS = ("test", "held_out", "shift")
@@ -77,11 +77,11 @@ POOLED = "pooled"
 #: Predictors fitted to each task's own history only: nothing to hold out.
 UNTRAINED = frozenset({"wls", "dkf"})
 #: Where held-out checkpoints are looked for by default.
-DEFAULT_HELD_OUT_DIR = Path(predictors.__file__).parent / "checkpoints" / "held_out"
+DEFAULT_HELD_OUT_DIR = Path(mara_env.predictors.__file__).parent / "checkpoints" / "held_out"
 
 
 def _load_flow_matching(path: Path) -> Predictor:
-    from predictors.flow_matching import FlowMatching
+    from mara_env.predictors.flow_matching import FlowMatching
 
     return FlowMatching.load(path)
 
@@ -160,7 +160,7 @@ def build_cells(
 
     Raises:
         ValueError: For an unknown protocol.
-        predictors.cases.CaseError: If a set has no task left to predict at a fraction.
+        mara_env.predictors.cases.CaseError: If a set has no task left to predict at a fraction.
     """
     by_family = {family: [t for t in tasks if t.family == family] for family in FAMILIES}
     shifted = {name: shift_tasks(tasks, shift) for name, shift in SHIFTS.items()}
@@ -200,7 +200,7 @@ def held_out_checkpoint(directory: Path, name: str, family: str) -> Path:
 
 def train_command(name: str, family: str, path: Path) -> str:
     """The command that trains predictor ``name`` without ``family`` into ``path``."""
-    return f"python -m benchmarks.prediction.train --model {name} --hold-out {family} --out {path}"
+    return f"python -m mara_env.benchmarks.prediction.train --model {name} --hold-out {family} --output {path}"
 
 
 class MissingHeldOutError(FileNotFoundError):
@@ -219,7 +219,7 @@ class PredictorBank:
     """The predictors of one run: shipped versions by name, held-out versions by (name, family).
 
     Args:
-        shipped: Name -> factory of the shipped predictor (e.g. ``predictors.registry.make_predictor``
+        shipped: Name -> factory of the shipped predictor (e.g. ``mara_env.predictors.registry.make_predictor``
             bound to the name). Checkpoints loaded by a factory are recorded as its weights.
         held_out_dir: Folder of the held-out checkpoints.
         untrained: Names whose held-out version is the shipped one.

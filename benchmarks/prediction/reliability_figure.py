@@ -1,11 +1,11 @@
 """``reliability.png`` of the prediction benchmark: do the deadline probabilities mean what they say?
 
 Each predictor's probability of reaching the target by the deadline at one node (the one the
-Brier score and the calibration error score; :func:`predictors.metrics.success_reliability`)
+Brier score and the calibration error score; :func:`mara_env.predictors.metrics.success_reliability`)
 is binned by value; each point is a bin, at the mean probability predicted in it (x) and the
 share of its cases that reached the target in time (y), its area proportional to its cases.
 A calibrated predictor's points lie on the diagonal. One panel per reported cell (at least
-:data:`predictors.metrics.MIN_FEASIBLE_CASES` feasible cases) of the ``pooled`` sets, and of
+:data:`mara_env.predictors.metrics.MIN_FEASIBLE_CASES` feasible cases) of the ``pooled`` sets, and of
 every set of a protocol without one (``shift``), one row per set and one column per observed
 fraction. Needs matplotlib.
 """
@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.figures import pyplot, save_png
-from benchmarks.prediction.cells_figure import reported_cells
-from benchmarks.prediction.protocols import Cell
-from predictors.metrics import (
+from mara_env.benchmarks.common.figures import pyplot, save_png
+from mara_env.benchmarks.prediction.cells_figure import reported_cells
+from mara_env.benchmarks.prediction.protocols import Cell
+from mara_env.predictors.metrics import (
     MIN_FEASIBLE_CASES,
     RELIABILITY_BINS,
     RELIABILITY_PARTS,

@@ -3,7 +3,7 @@
 A row is keyed by :data:`KEY_COLUMNS`: the predictor, the cell (protocol, set, fraction), the
 seed, samples per case, target draws per curve, the fingerprint of the code the scores depend on
 (this module's import closure and the trace data:
-:func:`benchmarks.prediction.runs.scored_manifest`) and the SHA-256 prefixes of the
+:func:`mara_env.benchmarks.prediction.runs.scored_manifest`) and the SHA-256 prefixes of the
 checkpoints its predictor versions were loaded from (``none`` for untrained predictors). A row
 whose key is already in the file is not run again; a row that other code or weights produced is
 never reused.
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.store import ResultsFileError, ResultsStore
-from benchmarks.common.threads import one_torch_thread_if_loaded
-from benchmarks.prediction.protocols import CellCases, PredictorBank
-from predictors.base import Predictor, TaskHistory
-from predictors.cases import PredictionCases
-from predictors.metrics import RELIABILITY_COLUMNS, score_cell
+from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.common.threads import one_torch_thread_if_loaded
+from mara_env.benchmarks.prediction.protocols import CellCases, PredictorBank
+from mara_env.predictors.base import Predictor, TaskHistory
+from mara_env.predictors.cases import PredictionCases
+from mara_env.predictors.metrics import RELIABILITY_COLUMNS, score_cell
 
 #: Cases per ``predict`` call (bounds memory; learned predictors batch within a call).
 PREDICT_CHUNK = 256
@@ -139,7 +139,7 @@ class RowKey:
 # --------------------------------------------------------------------------------- results file
 class BenchmarkTable:
     """A CSV file of finished rows of the prediction benchmark, each appended and ``fsync``-ed
-    as it ends: a thin use of :class:`benchmarks.common.store.ResultsStore`, keyed by columns
+    as it ends: a thin use of :class:`mara_env.benchmarks.common.store.ResultsStore`, keyed by columns
     that include the code and weights fingerprints.
 
     Args:
@@ -210,7 +210,7 @@ class ResultsTable(BenchmarkTable):
         return {RowKey.of(row) for row in self.rows}
 
 
-_ADVICE = "Use another --out directory, or --no-resume to replace it."
+_ADVICE = "Use another --output directory, or --no-resume to replace it."
 
 
 # --------------------------------------------------------------------------------- evaluation
@@ -275,7 +275,7 @@ def row_weights(bank: PredictorBank, name: str, cell_cases: CellCases) -> str:
     """The ``weights`` column of ``name``'s row on ``cell_cases`` (``none``: no checkpoint).
 
     Raises:
-        predictors.cases.CaseError, MissingHeldOutError: As :meth:`PredictorBank.version`.
+        mara_env.predictors.cases.CaseError, MissingHeldOutError: As :meth:`PredictorBank.version`.
     """
     versions = [bank.version(name, group.held_out) for group in cell_cases.groups]
     weights = list(dict.fromkeys(digest for version in versions for digest in version.weights))
@@ -290,7 +290,7 @@ def row_samples(
     on_chunk: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """The remaining-work samples of row ``key``: every case of ``cell_cases``, each group
-    predicted by its version of ``key.predictor`` (see :mod:`benchmarks.prediction.protocols`),
+    predicted by its version of ``key.predictor`` (see :mod:`mara_env.benchmarks.prediction.protocols`),
     drawn from the row's own generator (the same samples every time)."""
     rng = key.rng()
     parts = [

@@ -14,31 +14,31 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from benchmarks.common.keys import Manifest, code_manifest
-from benchmarks.prediction.cells_figure import plot_cells, reported_cells
-from benchmarks.prediction.figure import figure_tasks, plot_figure
-from benchmarks.prediction.pairs import (
+from mara_env.benchmarks.common.keys import Manifest, code_manifest
+from mara_env.benchmarks.prediction.cells_figure import plot_cells, reported_cells
+from mara_env.benchmarks.prediction.figure import figure_tasks, plot_figure
+from mara_env.benchmarks.prediction.pairs import (
     PairsTable,
     evaluate_pair,
     row_errors,
 )
-from benchmarks.prediction.protocols import (
+from mara_env.benchmarks.prediction.protocols import (
     Cell,
     CellCases,
     PredictorBank,
 )
-from benchmarks.prediction.reliability_figure import plot_reliability
-from benchmarks.prediction.report import (
+from mara_env.benchmarks.prediction.reliability_figure import plot_reliability
+from mara_env.benchmarks.prediction.report import (
     Pairs,
 )
-from benchmarks.prediction.results import (
+from mara_env.benchmarks.prediction.results import (
     ResultsTable,
     RowKey,
     evaluate_row,
     row_weights,
 )
-from predictors.cases import PredictionTask
-from predictors.metrics import MIN_FEASIBLE_CASES
+from mara_env.predictors.cases import PredictionTask
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES
 
 
 def make_keys(
@@ -100,7 +100,7 @@ def run_pairs(
     *,
     progress: bool,
 ) -> None:
-    """Compare the pairs of rows of ``todo`` (:mod:`benchmarks.prediction.pairs`), adding each
+    """Compare the pairs of rows of ``todo`` (:mod:`mara_env.benchmarks.prediction.pairs`), adding each
     to ``table`` when it is done; a row in several pairs is predicted once."""
     keys = list(dict.fromkeys(key for pair in todo for key in pair))
     errors: dict[RowKey, np.ndarray] = {}
@@ -157,10 +157,10 @@ def _write_figures(
 
 #: The entry point of the scores: the rows' code and, through its imports, the predictors and
 #: the simulator (the code a row's ``code`` key holds; its checkpoints are keyed by ``weights``).
-SCORED_CODE = ("benchmarks.prediction.results",)
+SCORED_CODE = ("mara_env.benchmarks.prediction.results",)
 
 
 def scored_manifest() -> Manifest:
     """What this run's rows depend on besides their weights: their ``code`` key is its digest
-    (:func:`benchmarks.common.keys.code_manifest` of :data:`SCORED_CODE`)."""
+    (:func:`mara_env.benchmarks.common.keys.code_manifest` of :data:`SCORED_CODE`)."""
     return code_manifest(SCORED_CODE)

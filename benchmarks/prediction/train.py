@@ -3,38 +3,38 @@
 Regenerates the shipped checkpoints ``predictors/checkpoints/flow_matching.pt`` and
 ``spline_flow.pt`` (each with its JSON card) from the shipped traces::
 
-    python -m benchmarks.prediction.train --model flow_matching
-    python -m benchmarks.prediction.train --model spline_flow
+    python -m mara_env.benchmarks.prediction.train --model flow_matching
+    python -m mara_env.benchmarks.prediction.train --model spline_flow
 
 With no other options each command trains with the settings of its shipped checkpoint
 (:data:`SHIPPED_SETTINGS`). The curves of the **train split** of the rl, tabular, vision and
 synthetic families are split again, by curve, into fitting curves and 10% validation curves
-(:func:`predictors.calibration.split_train_curves`); the weights with the lowest validation loss
+(:func:`mara_env.predictors.calibration.split_train_curves`); the weights with the lowest validation loss
 are kept. The test split is never read. ``--quick`` trains a tiny model for a smoke test (write
-it elsewhere with ``--out``).
+it elsewhere with ``--output``).
 
 Flow matching is trained as a velocity field (the **teacher**, sampled with ``--solver-steps``
 midpoint steps; written beside the checkpoint as ``*_teacher.pt``), then **distilled** into a
-one-step sampler (:mod:`predictors.distillation`, ``--distill-updates``; 0 ships the teacher
-itself), which keeps its final weights (:func:`predictors.distillation.distill` says why). Each
+one-step sampler (:mod:`mara_env.predictors.distillation`, ``--distill-updates``; 0 ships the teacher
+itself), which keeps its final weights (:func:`mara_env.predictors.distillation.distill` says why). Each
 is checked on prediction cases drawn from the validation curves
-(:func:`predictors.calibration.validation_cases`: median error, coverage and sampling time go
+(:func:`mara_env.predictors.calibration.validation_cases`: median error, coverage and sampling time go
 to the card), and its ``spread`` is fitted there so that 10-90% intervals cover 80% of the cases
 of every cell the prediction benchmark would report (each family and all families pooled, at
 each observed fraction, for the tasks as drawn and under each length or resolution shift;
-:func:`predictors.calibration.fit_spread_in_every_cell`).
+:func:`mara_env.predictors.calibration.fit_spread_in_every_cell`).
 
 Leave-one-family-out checkpoints for the prediction benchmark's ``held_out`` protocol::
 
-    python -m benchmarks.prediction.train --model flow_matching --hold-out rl
+    python -m mara_env.benchmarks.prediction.train --model flow_matching --hold-out rl
 
 trains on every family but ``rl`` (written to :func:`held_out_checkpoint`); the family then reads
 as unknown to the model.
 
-Flow matching reads the target by default (:mod:`predictors.curve_windows`); ``--ignore-target``
+Flow matching reads the target by default (:mod:`mara_env.predictors.curve_windows`); ``--ignore-target``
 trains a target-blind model::
 
-    python -m benchmarks.prediction.train --model flow_matching --ignore-target --out FILE
+    python -m mara_env.benchmarks.prediction.train --model flow_matching --ignore-target --output FILE
 
 The shipped target-blind checkpoint, which MARA's shipped policy reads, was trained by an earlier
 version of this script (4,000 distillation updates, examples drawn by earlier rules; its card
@@ -45,7 +45,7 @@ it was trained on.
 of its own training split, around each task's median sample (the current rule, which keeps the
 point prediction where it was sampled), and rewrites its card, without training;
 ``--student-hidden`` sets the student's width: the shipped student keeps 96 of the teacher's
-128 units per layer (:func:`predictors.distillation.narrowed_copy`: two fifths fewer
+128 units per layer (:func:`mara_env.predictors.distillation.narrowed_copy`: two fifths fewer
 multiply-adds per sample), and learns from there.
 """
 
@@ -63,18 +63,19 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from benchmarks.common.machine import platform_line
-from benchmarks.common.threads import set_torch_threads
-from benchmarks.prediction.calibrate import calibrate, recalibrate
-from mara_env.sources import default_trace_source
-from predictors import flow_matching, normalizing_flow
-from predictors.calibration import (
+from mara_env.benchmarks.common.arguments import add_output
+from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.threads import set_torch_threads
+from mara_env.benchmarks.prediction.calibrate import calibrate, recalibrate
+from mara_env.curves.sources import default_trace_source
+from mara_env.predictors import flow_matching, normalizing_flow
+from mara_env.predictors.calibration import (
     CurveSubset,
     split_train_curves,
 )
-from predictors.checkpoint import save_checkpoint
-from predictors.distillation import distill, narrowed_copy
-from predictors.training import TrainingSettings, fit, make_examples, train_curves
+from mara_env.predictors.checkpoint import save_checkpoint
+from mara_env.predictors.distillation import distill, narrowed_copy
+from mara_env.predictors.training import TrainingSettings, fit, make_examples, train_curves
 
 FAMILIES = ("rl", "tabular", "vision", "synthetic")
 #: Families a leave-one-family-out checkpoint can hold out.
@@ -106,7 +107,7 @@ def held_out_checkpoint(family: str) -> Path:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.train", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.prediction.train", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--model",
@@ -160,7 +161,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seeds the split of the train curves, the examples and the weights (default: 0)",
     )
     parser.add_argument("--threads", type=int, help="torch threads (default: as shipped)")
-    parser.add_argument("--out", type=Path, default=None, help="checkpoint path (.pt)")
+    add_output(parser, default=None, help="checkpoint path (.pt)")
     parser.add_argument("--quick", action="store_true", help="tiny model and budget (smoke test)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -321,7 +322,7 @@ def distill_student(
     curves: CurveSubset,
     args: argparse.Namespace,
 ) -> tuple[flow_matching.VelocityField, flow_matching.FlowMatchingConfig, dict[str, Any]]:
-    """The one-step student of ``teacher`` (:mod:`predictors.distillation`), calibrated."""
+    """The one-step student of ``teacher`` (:mod:`mara_env.predictors.distillation`), calibrated."""
     narrower = args.student_hidden not in (None, config.hidden)
     student_config = replace(
         config,

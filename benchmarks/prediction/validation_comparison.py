@@ -2,15 +2,15 @@
 
 How the shipped student was chosen, and how to choose between models of your own without
 touching the test split: both checkpoints predict the same cases
-(:func:`predictors.calibration.validation_cases`: the validation curves their cards' seed sets
+(:func:`mara_env.predictors.calibration.validation_cases`: the validation curves their cards' seed sets
 aside, the tasks as drawn and under each length or resolution shift) from the same noise, and
 each cell reports both median errors and the paired difference, first minus second, with a 95%
 interval that resamples whole curves for both (a curve appears in every task set, so the pooled
 rows resample it once). Cells with fewer than 30 feasible cases read ``too small``. Run::
 
-    python -m benchmarks.prediction.validation_comparison mine/flow_matching.pt \\
+    python -m mara_env.benchmarks.prediction.validation_comparison mine/flow_matching.pt \\
         predictors/checkpoints/flow_matching.pt
-    python -m benchmarks.prediction.validation_comparison A.pt B.pt --pooled-only
+    python -m mara_env.benchmarks.prediction.validation_comparison A.pt B.pt --pooled-only
 
 Both checkpoints must have been trained on the same split (the same seed and families, from
 their cards); otherwise one model's validation curves are the other's training curves.
@@ -26,14 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common.arguments import positive_int
-from benchmarks.prediction.results import case_curves
-from mara_env.sources import default_trace_source
-from predictors.bootstrap import bootstrap_median_difference_interval
-from predictors.calibration import split_train_curves, validation_cases
-from predictors.checkpoint import card_path
-from predictors.flow_matching import FlowMatching
-from predictors.metrics import MIN_FEASIBLE_CASES, log_ratio_errors
+from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.prediction.results import case_curves
+from mara_env.curves.sources import default_trace_source
+from mara_env.predictors.bootstrap import bootstrap_median_difference_interval
+from mara_env.predictors.calibration import split_train_curves, validation_cases
+from mara_env.predictors.checkpoint import card_path
+from mara_env.predictors.flow_matching import FlowMatching
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES, log_ratio_errors
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def table_row(cell: CellErrors) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.validation_comparison",
+        prog="python -m mara_env.benchmarks.prediction.validation_comparison",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     parser.add_argument("first", type=Path, help="a flow-matching checkpoint (.pt)")
@@ -131,7 +131,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(
                 f"{card_path(path)}: the card names no training split (facts.seed and "
                 "config.known_families); train the checkpoint with "
-                "python -m benchmarks.prediction.train"
+                "python -m mara_env.benchmarks.prediction.train"
             )
     if splits[0] != splits[1]:
         parser.error(

@@ -1,16 +1,16 @@
 """How far each value-of-prediction row's predictor is from the truth: the plot's x axis.
 
-The rows of :mod:`benchmarks.mara.prediction_value` differ only in the predictor behind MARA's
-features. ``python -m benchmarks.prediction value-errors`` scores each on episodes of
+The rows of :mod:`mara_env.benchmarks.mara.prediction_value` differ only in the predictor behind MARA's
+features. ``python -m mara_env.benchmarks.prediction value-errors`` scores each on episodes of
 Cluster-v2's ``evaluation`` preset and writes ``prediction_errors.json`` beside the rows'
 checkpoints, which the value table and its plot read. The episodes are played by the
-leak audit's driver (:func:`benchmarks.prediction.audit_episodes.play_episode`: a random
+leak audit's driver (:func:`mara_env.benchmarks.prediction.audit_episodes.play_episode`: a random
 masked scheduler, which favours no task), every time a task reports a new loss from its second
 on, against the simulator's privileged truth:
 
 * **Brier score** of the predicted probability that the task reaches its target by its deadline
   on every node it may get (the ``success_all_nodes`` feature), against whether it can
-  (:func:`agents.clairvoyant.task_epochs_to_target`): 0 for a perfect predictor; the
+  (:func:`mara_env.agents.clairvoyant.task_epochs_to_target`): 0 for a perfect predictor; the
   ``no_predictions`` row, which always says 0, scores the share of feasible judgements;
 * **median log error** of the predicted median need, ``|ln(predicted / true)|``, over the
   judgements where both are finite and above 0 (``nan`` for a row that never predicts a finite
@@ -39,12 +39,12 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents.mara.features import NoPredictions
-from benchmarks.common.seeds import evaluation_seeds
-from benchmarks.common.threads import one_torch_thread
-from benchmarks.prediction.audit_episodes import AuditSettings, Record, play_episode
-from predictors.base import Predictor
-from predictors.registry import make_predictor
+from mara_env.agents.mara.features import NoPredictions
+from mara_env.benchmarks.common.seeds import evaluation_seeds
+from mara_env.benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.prediction.audit_episodes import AuditSettings, Record, play_episode
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.registry import make_predictor
 
 #: Each row's predictor, by row name (the rows of the value table).
 ROW_PREDICTORS = {
@@ -151,9 +151,10 @@ OUTPUT = Path("benchmarks/results/mara/v2/prediction_value/prediction_errors.jso
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.prediction value-errors``: score every row, write the JSON."""
+    """``python -m mara_env.benchmarks.prediction value-errors``: score every row, write the JSON."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction value-errors", description=__doc__.split("\n\n")[0]
+        prog="python -m mara_env.benchmarks.prediction value-errors",
+        description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("--seeds", type=int, default=10, help="evaluation episodes (from 1000)")
     parser.add_argument("--output", type=Path, default=OUTPUT, help="the JSON file to write")
@@ -163,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--seeds must be >= 1")
     errors = measure(evaluation_seeds(args.seeds), progress=not args.no_progress)
     document = {
-        "command": "python -m benchmarks.prediction value-errors"
+        "command": "python -m mara_env.benchmarks.prediction value-errors"
         + (f" --seeds {args.seeds}" if args.seeds != 10 else ""),
         "episodes": args.seeds,
         "rows": {row: asdict(error) for row, error in errors.items()},

@@ -1,9 +1,9 @@
-"""``python -m benchmarks.reference <command>``: the commands of :mod:`benchmarks.reference`."""
+"""``python -m mara_env.benchmarks.reference <command>``: the commands of :mod:`mara_env.benchmarks.reference`."""
 
 from __future__ import annotations
 
-from benchmarks.common.subcommands import dispatch
-from benchmarks.reference import COMMANDS
+from mara_env.benchmarks.common.subcommands import dispatch
+from mara_env.benchmarks.reference import COMMANDS
 
 if __name__ == "__main__":
     raise SystemExit(dispatch("reference", COMMANDS))

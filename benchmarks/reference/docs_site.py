@@ -4,6 +4,7 @@
 ``hooks:``) builds ``docs/`` into a site. MkDocs reads only its ``docs_dir``, while the results
 pages live where the scripts write them, beside their data. At build time this hook:
 
+* lays out the packages as installed, under ``build/import-tree``, for Griffe;
 * adds every results page that the nav names (``results/<path>`` for
   ``benchmarks/results/<path>``) or that a page of the site links to, with the images and text
   files those pages link to, read from the repository as they are now (nothing is copied into
@@ -19,7 +20,7 @@ pages live where the scripts write them, beside their data. At build time this h
   plots of its folder that it does not show itself (the scripts write them beside it, and the
   page often names them only in the text).
 
-The Markdown work is done by :mod:`benchmarks.reference.site_markdown`.
+The Markdown work is done by :mod:`mara_env.benchmarks.reference.site_markdown`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from benchmarks.reference.site_markdown import (
+from mara_env.benchmarks.reference.import_tree import SITE_TREE, import_path_tree
+from mara_env.benchmarks.reference.site_markdown import (
     RESULTS_DIR,
     RESULTS_URI,
     SiteSources,
@@ -78,6 +80,13 @@ def _sources(config: MkDocsConfig) -> tuple[Path, SiteSources]:
         ],
     )
     return root, site
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Lay out the packages as installed for Griffe, which reads them from folders
+    (``paths`` in ``mkdocs.yml``; :mod:`mara_env.benchmarks.reference.import_tree`)."""
+    import_path_tree(Path(config.config_file_path).parent / SITE_TREE)
+    return config
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

@@ -1,5 +1,5 @@
 """Extractors: the part of a results file a generated section shows (a table, some lines, a
-script's printed report, a checkpoint card's facts), for :mod:`benchmarks.reference.figures`.
+script's printed report, a checkpoint card's facts), for :mod:`mara_env.benchmarks.reference.figures`.
 
 Example:
     >>> print(first_table("# Title\\n\\n| a |\\n|---|\\n| 1 |\\n\\nmore\\n"))

@@ -2,10 +2,10 @@
 
 Each figure a page shows sits between two markers, ``<!-- generated:NAME -->`` and
 ``<!-- /generated:NAME -->``, and :data:`SECTIONS` says which page, which results file and
-which part of it. ``python -m benchmarks.reference figures`` rewrites every marked section from
+which part of it. ``python -m mara_env.benchmarks.reference figures`` rewrites every marked section from
 its file; ``--check`` exits 1 (naming the sections) if a page says something else, which is
 what the tests run, so a regenerated result cannot leave a stale copy behind. The parts of a
-file a section can show are the extractors of :mod:`benchmarks.reference.extractors`.
+file a section can show are the extractors of :mod:`mara_env.benchmarks.reference.extractors`.
 
 Example:
     >>> text = "intro\\n<!-- generated:x -->\\nold\\n<!-- /generated:x -->\\nend\\n"
@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.provenance import SOURCE_ROOT
-from benchmarks.reference.extractors import (
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.provenance import SOURCE_ROOT
+from mara_env.benchmarks.reference.extractors import (
     FiguresError,
     after_title,
     block_from,
@@ -283,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite the pages' generated sections, or with ``--check`` compare them; returns 1 if
     one differs, 2 if a page or source is malformed."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reference.figures",
+        prog="python -m mara_env.benchmarks.reference.figures",
         description="Copy the README's and the docs' measured figures from the results files "
         "(or check them).",
     )
@@ -296,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if stale:
                 print(
                     f"The generated sections {stale} differ from their results files: run "
-                    "python -m benchmarks.reference figures."
+                    "python -m mara_env.benchmarks.reference figures."
                 )
                 return 1
             print(f"Every generated section of {[str(p) for p in pages]} matches its results file.")

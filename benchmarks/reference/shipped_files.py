@@ -1,20 +1,20 @@
 """The manifest of the shipped data files, written from the source tree.
 
-Every file in the four packages' folders that is not Python code ships in the wheel (the
+Every file in the packages' source folders that is not Python code ships in the wheel (the
 package data of ``pyproject.toml`` takes them by glob), except the repository's results and
 figures (:data:`NOT_SHIPPED`), which nothing in the packages reads. The manifest
 ``mara_env/data/shipped_files.json`` lists each shipped file with its SHA-256, so that
 :func:`mara_env.installation.shipped_file_problems` can tell an installation that lacks one, or
 holds another, from the one that was measured.
 
-Run ``python -m benchmarks.reference shipped-files`` (or ``python -m
-benchmarks.reference.shipped_files``) after adding or changing a data file (a retrained
+Run ``python -m mara_env.benchmarks.reference shipped-files`` (or ``python -m
+mara_env.benchmarks.reference.shipped_files``) after adding or changing a data file (a retrained
 checkpoint, new tuned settings); ``--check`` exits 1 if the committed manifest differs from the
 tree. A checkpoint that does not match its card is refused rather than listed.
 
 Example:
     >>> files = tree_data_files()
-    >>> "agents/tuned_settings_v3.json" in files, "benchmarks/results/rankings.md" in files
+    >>> "agents/worlds/v3/tuned_settings.json" in files, "benchmarks/results/rankings.md" in files
     (True, False)
 """
 
@@ -26,11 +26,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.installation import (
-    IMPORT_PACKAGES,
     MANIFEST,
     PACKAGES_ROOT,
+    SOURCE_FOLDERS,
     card_problems,
     file_sha256,
     read_manifest,
@@ -41,12 +41,12 @@ NOT_SHIPPED = ("benchmarks/results/", "benchmarks/figures/")
 
 
 def tree_data_files(root: Path = PACKAGES_ROOT) -> dict[str, str]:
-    """``{path relative to root: SHA-256}`` of every file in the four packages' folders under
+    """``{path relative to root: SHA-256}`` of every file in the packages' source folders under
     ``root`` that is neither Python source nor bytecode, outside :data:`NOT_SHIPPED`, the
     manifest itself excepted: what a wheel built from that tree must hold beside the code."""
     found = {}
-    for package in IMPORT_PACKAGES:
-        for path in sorted((root / package).rglob("*")):
+    for folder in SOURCE_FOLDERS.values():
+        for path in sorted((root / folder).rglob("*")):
             relative = path.relative_to(root).as_posix()
             if (
                 path.is_file()
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the manifest, or with ``--check`` compare it; returns 1 if the committed one differs
     from the tree, 2 if a checkpoint does not match its card."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reference.shipped_files",
+        prog="python -m mara_env.benchmarks.reference.shipped_files",
         description=f"Write {MANIFEST}, the list of the shipped data files with their SHA-256, "
         "from the source tree (or check it).",
     )

@@ -5,8 +5,8 @@ Google style and render their text as Markdown. Two habits of mara-env's docstri
 translation, which :class:`SiteDocstrings`, a Griffe extension named in ``mkdocs.yml``, applies
 to every docstring of a package once Griffe has loaded it:
 
-* Sphinx cross-reference roles (``:func:`make_agent```, ``:class:`agents.base.Scheduler```,
-  ``:mod:`predictors.wls```) would show as literal text. :func:`markdown_roles` turns each into
+* Sphinx cross-reference roles (``:func:`make_agent```, ``:class:`mara_env.agents.base.Scheduler```,
+  ``:mod:`mara_env.predictors.wls```) would show as literal text. :func:`markdown_roles` turns each into
   a link to the object's entry on the site, or into plain code where the site has no entry for
   it (the link is optional, so a name the API pages do not show never fails the strict build).
 * A section headed ``Example:`` (Google's own spelling) is, for Griffe, an admonition of
@@ -14,9 +14,9 @@ to every docstring of a package once Griffe has loaded it:
   heads it ``Examples:``, which Griffe parses into code blocks.
 
 Example:
-    >>> known = {"make_agent": "agents.registry.make_agent"}
+    >>> known = {"make_agent": "mara_env.agents.registry.make_agent"}
     >>> print(markdown_roles("Build one with :func:`make_agent`.", known.get))
-    Build one with <autoref identifier="agents.registry.make_agent" optional><code>make_agent</code></autoref>.
+    Build one with <autoref identifier="mara_env.agents.registry.make_agent" optional><code>make_agent</code></autoref>.
     >>> print(markdown_roles("See :mod:`somewhere.else`.", known.get))
     See `somewhere.else`.
 """
@@ -31,7 +31,7 @@ from typing import Any
 import griffe
 
 #: The packages whose names are complete paths wherever they appear.
-PACKAGES = ("mara_env", "agents", "predictors", "benchmarks")
+PACKAGES = ("mara_env",)
 #: ``:role:`target``` with Sphinx's roles of the Python domain (``~`` and ``!`` prefixes too).
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|data|attr|exc|obj|const):`([~!]?)([\w.]+)`")
 #: A section header ``Example:`` alone on its line.

@@ -7,7 +7,7 @@ and where (:func:`linked_sources`, :func:`site_path_of`), rewrite a page's relat
 the site (:func:`rewrite_links`), head a results page with its file and the command that wrote
 it (:func:`results_header`, :func:`made_by`) and end it with the plots of its folder it does not
 show (:func:`figures_section`). They know nothing of MkDocs: the build hook
-:mod:`benchmarks.reference.docs_site` calls them.
+:mod:`mara_env.benchmarks.reference.docs_site` calls them.
 
 Example:
     >>> page = PurePosixPath("docs/agents.md")
@@ -107,8 +107,8 @@ def made_by(markdown: str) -> str | None:
     """The command that a results page says wrote it, if it says so.
 
     Example:
-        >>> made_by("# Tuning\\n\\nMade by `python -m benchmarks.baselines.tuning` (budget 24).")
-        'python -m benchmarks.baselines.tuning'
+        >>> made_by("# Tuning\\n\\nMade by `python -m mara_env.benchmarks.baselines.tuning` (budget 24).")
+        'python -m mara_env.benchmarks.baselines.tuning'
         >>> made_by("# Notes\\n\\nNo command here.") is None
         True
     """

@@ -4,10 +4,10 @@ LaiRA's headline experiment (PAPERS.md §3b) schedules a bundle of 10 mixed task
 together on one unit of compute and counts how many reach their target by their deadlines. This
 package builds that setting from the shipped curves and runs the shipped schedulers on it:
 
-* **bundles** (:mod:`benchmarks.baselines.static_bundle.bundles`): ``paper`` (the default), with one
+* **bundles** (:mod:`mara_env.benchmarks.baselines.static_bundle.bundles`): ``paper`` (the default), with one
   unreachable target, one deadline too short even alone, and deadlines scaled so that the
   clairvoyant reference completes about 7 of 10 (calibrated on seeds 500-549 by
-  :mod:`benchmarks.baselines.static_bundle.calibration`); ``tight``, the original setup, where every
+  :mod:`mara_env.benchmarks.baselines.static_bundle.calibration`); ``tight``, the original setup, where every
   target is reachable but the deadlines are each task's time alone times its slack;
 * **cluster**: one node, a slot for every task, the default switch cost;
 * **agents**: those of :data:`BUNDLE_AGENTS` that are registered (a missing one is skipped
@@ -18,15 +18,15 @@ Each finished seed's rows (one per agent) are appended to ``DIR/bundle.csv`` in 
 flushed, so an interrupted run loses at most the seed in progress; running again skips the
 (agent, seed) pairs already there for the same bundle and code (:mod:`~.log`; ``--no-resume``
 starts afresh). The summary is a Markdown table of tasks completed (mean and 95% bootstrap
-interval, :func:`agents.statistics.mean_ci`) beside LaiRA's paper's counts, printed and written
+interval, :func:`mara_env.agents.statistics.mean_ci`) beside LaiRA's paper's counts, printed and written
 to ``DIR/results.md`` with a section per bundle.
 
 Usage::
 
-    python -m benchmarks.baselines.static_bundle                  # paper bundle, seeds 0-9
-    python -m benchmarks.baselines.static_bundle --bundle tight   # the original setup
-    python -m benchmarks.baselines.static_bundle --calibrate      # the paper bundle's deadline scale
-    python -m benchmarks.baselines.static_bundle --quick --output /tmp/bundle
+    python -m mara_env.benchmarks.baselines.static_bundle                  # paper bundle, seeds 0-9
+    python -m mara_env.benchmarks.baselines.static_bundle --bundle tight   # the original setup
+    python -m mara_env.benchmarks.baselines.static_bundle --calibrate      # the paper bundle's deadline scale
+    python -m mara_env.benchmarks.baselines.static_bundle --quick --output /tmp/bundle
 
 Example:
     >>> sorted(BUNDLES), DEFAULT_BUNDLE
@@ -37,7 +37,7 @@ Example:
 
 from __future__ import annotations
 
-from benchmarks.baselines.static_bundle.bundles import (
+from mara_env.benchmarks.baselines.static_bundle.bundles import (
     BUNDLES,
     DEFAULT_BUNDLE,
     N_TASKS,
@@ -46,16 +46,20 @@ from benchmarks.baselines.static_bundle.bundles import (
     bundle_config,
     draw_bundle,
 )
-from benchmarks.baselines.static_bundle.calibration import CALIBRATION_SEEDS, Calibration, calibrate
-from benchmarks.baselines.static_bundle.cli import BUNDLE_AGENTS, main
-from benchmarks.baselines.static_bundle.log import (
+from mara_env.benchmarks.baselines.static_bundle.calibration import (
+    CALIBRATION_SEEDS,
+    Calibration,
+    calibrate,
+)
+from mara_env.benchmarks.baselines.static_bundle.cli import BUNDLE_AGENTS, main
+from mara_env.benchmarks.baselines.static_bundle.log import (
     COLUMNS,
     BundleLog,
     setup_fingerprint,
     setup_manifest,
 )
-from benchmarks.baselines.static_bundle.play import play
-from benchmarks.baselines.static_bundle.report import PAPER_MIXED_BUNDLE, markdown_table
+from mara_env.benchmarks.baselines.static_bundle.play import play
+from mara_env.benchmarks.baselines.static_bundle.report import PAPER_MIXED_BUNDLE, markdown_table
 
 __all__ = [
     "BUNDLES",

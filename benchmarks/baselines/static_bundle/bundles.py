@@ -17,13 +17,13 @@ tasks:
   deadline follows from the target it would have had) and one task whose deadline is
   ``floor(U(TOO_SHORT_SLACK) * demand)``, shorter than it needs even alone. The scale is
   calibrated so that the clairvoyant completes about 7 of 10 (see
-  :mod:`benchmarks.baselines.static_bundle.calibration`). The paper bundle of a seed has the tight bundle's
+  :mod:`mara_env.benchmarks.baselines.static_bundle.calibration`). The paper bundle of a seed has the tight bundle's
   curves, speeds and (reachable) targets: its extra draws come after the shared ones.
 
 Example:
     >>> import numpy as np
     >>> from mara_env import default_trace_source
-    >>> from mara_env.workload import build_workload
+    >>> from mara_env.curves.workload import build_workload
     >>> workload = build_workload(bundle_config(), default_trace_source())
     >>> tasks = draw_bundle(workload, np.random.default_rng(0), BUNDLES["paper"])
     >>> len(tasks), int(tasks.arrival.max()), int(np.isinf(tasks.demand).sum())
@@ -41,15 +41,15 @@ from types import MappingProxyType
 import numpy as np
 
 from mara_env import ClusterConfig
-from mara_env.families import FAMILY_NAMES
-from mara_env.workload import HOPELESS_TARGET_RANGE, TaskTable, Workload
-from mara_env.workloads import WORKLOADS
+from mara_env.curves.families import FAMILY_NAMES
+from mara_env.curves.workload import HOPELESS_TARGET_RANGE, TaskTable, Workload
+from mara_env.curves.workloads import WORKLOADS
 
 #: Tasks in a bundle (LaiRA's bundles have 10).
 N_TASKS = 10
 #: The paper bundle's deadline scale: the clairvoyant reference completes 6.96 of 10 on average
 #: over the calibration seeds 500-549 (never reported), the closest to 7 on the grid 1.0, 1.1,
-#: ..., 4.0. Produced by ``python -m benchmarks.baselines.static_bundle --calibrate``; its table is in
+#: ..., 4.0. Produced by ``python -m mara_env.benchmarks.baselines.static_bundle --calibrate``; its table is in
 #: ``benchmarks/results/static_bundle/calibration.md``.
 PAPER_DEADLINE_SCALE = 2.0
 #: A too-short deadline is this fraction (uniform) of the time the task needs alone, rounded down.
@@ -66,7 +66,7 @@ class BundleSpec:
         name: The bundle's name (``--bundle``).
         deadline_scale: Deadline = ``ceil(deadline_scale * slack * demand)`` on one node.
         unreachable: Tasks (drawn at random) whose target is moved below their curve's minimum
-            (times ``U(mara_env.workload.HOPELESS_TARGET_RANGE)``, the simulator's rule).
+            (times ``U(mara_env.curves.workload.HOPELESS_TARGET_RANGE)``, the simulator's rule).
         too_short: Tasks (drawn at random among the others that need more than one epoch)
             whose deadline is ``max(1, floor(U(TOO_SHORT_SLACK) * demand))``: too short even
             alone.
@@ -113,7 +113,7 @@ BUNDLES: Mapping[str, BundleSpec] = MappingProxyType(
         "tight": BundleSpec("tight"),
     }
 )
-#: The bundle ``python -m benchmarks.baselines.static_bundle`` runs without ``--bundle``: the paper's.
+#: The bundle ``python -m mara_env.benchmarks.baselines.static_bundle`` runs without ``--bundle``: the paper's.
 DEFAULT_BUNDLE = "paper"
 
 

@@ -1,12 +1,12 @@
 """Calibrating the paper bundle's deadline scale on seeds that are never reported.
 
-The procedure (``python -m benchmarks.baselines.static_bundle --calibrate``): for every deadline scale of a
+The procedure (``python -m mara_env.benchmarks.baselines.static_bundle --calibrate``): for every deadline scale of a
 grid, draw the paper bundle of each calibration seed (:data:`CALIBRATION_SEEDS`, 500-549) with
 that scale and play the clairvoyant reference on it; the chosen scale is the one whose mean
 completions are closest to :data:`CLAIRVOYANT_TARGET` (7 of 10), the smaller scale on a tie. The
 bundle of a seed changes only in its deadlines from one scale to the next (the same generator
 draws the same tasks). Reported bundles use seeds 0-9, and calibration plays training seeds
-only (:mod:`benchmarks.common.seeds`); :func:`check_calibration_seeds` refuses both.
+only (:mod:`mara_env.benchmarks.common.seeds`); :func:`check_calibration_seeds` refuses both.
 
 Example:
     >>> result = calibrate(scales=(1.0, 3.0), seeds=range(500, 502))
@@ -26,18 +26,18 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import make_agent
-from benchmarks.baselines.static_bundle.bundles import (
+from mara_env import default_trace_source
+from mara_env.agents import make_agent
+from mara_env.benchmarks.baselines.static_bundle.bundles import (
     BUNDLES,
     N_TASKS,
     BundleSpec,
     bundle_config,
     draw_bundle,
 )
-from benchmarks.baselines.static_bundle.play import play
-from benchmarks.common.seeds import TRAINING_SEEDS, require_training_seeds
-from mara_env import default_trace_source
-from mara_env.workload import build_workload
+from mara_env.benchmarks.baselines.static_bundle.play import play
+from mara_env.benchmarks.common.seeds import TRAINING_SEEDS, require_training_seeds
+from mara_env.curves.workload import build_workload
 
 #: Seeds of the calibration (never reported; training seeds, below the evaluation seeds).
 CALIBRATION_SEEDS = range(500, 550)
@@ -45,7 +45,7 @@ CALIBRATION_SEEDS = range(500, 550)
 CLAIRVOYANT_TARGET = 7.0
 #: Deadline scales tried: 1.0, 1.1, ..., 4.0.
 DEFAULT_SCALES = tuple(round(1.0 + 0.1 * step, 1) for step in range(31))
-#: Seeds reported in the README and results (``python -m benchmarks.baselines.static_bundle``).
+#: Seeds reported in the README and results (``python -m mara_env.benchmarks.baselines.static_bundle``).
 REPORTED_SEEDS = range(10)
 
 
@@ -85,7 +85,7 @@ class Calibration:
 
 def check_calibration_seeds(seeds: Iterable[int]) -> list[int]:
     """The seeds as a list, or :class:`ValueError` if one is not a training seed
-    (:func:`benchmarks.common.seeds.require_training_seeds`) or is a reported bundle seed."""
+    (:func:`mara_env.benchmarks.common.seeds.require_training_seeds`) or is a reported bundle seed."""
     values = list(require_training_seeds(seeds, where="calibration seeds"))
     reported = [seed for seed in values if seed in REPORTED_SEEDS]
     if reported:

@@ -1,4 +1,4 @@
-"""The command line of the static-bundle benchmark (``python -m benchmarks.baselines.static_bundle``)."""
+"""The command line of the static-bundle benchmark (``python -m mara_env.benchmarks.baselines.static_bundle``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import known_agents, make_agent
-from benchmarks.baselines.static_bundle.bundles import (
+from mara_env import TraceSource, default_trace_source
+from mara_env.agents import known_agents, make_agent
+from mara_env.benchmarks.baselines.static_bundle.bundles import (
     BUNDLES,
     DEFAULT_BUNDLE,
     N_TASKS,
@@ -21,14 +22,21 @@ from benchmarks.baselines.static_bundle.bundles import (
     bundle_config,
     draw_bundle,
 )
-from benchmarks.baselines.static_bundle.calibration import CALIBRATION_SEEDS, calibrate
-from benchmarks.baselines.static_bundle.log import BundleLog, setup_fingerprint, setup_manifest
-from benchmarks.baselines.static_bundle.play import play
-from benchmarks.baselines.static_bundle.report import markdown_table, results_markdown, side_by_side
-from benchmarks.common.arguments import positive_int
-from benchmarks.common.atomic import write_atomically
-from mara_env import TraceSource, default_trace_source
-from mara_env.workload import build_workload
+from mara_env.benchmarks.baselines.static_bundle.calibration import CALIBRATION_SEEDS, calibrate
+from mara_env.benchmarks.baselines.static_bundle.log import (
+    BundleLog,
+    setup_fingerprint,
+    setup_manifest,
+)
+from mara_env.benchmarks.baselines.static_bundle.play import play
+from mara_env.benchmarks.baselines.static_bundle.report import (
+    markdown_table,
+    results_markdown,
+    side_by_side,
+)
+from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.curves.workload import build_workload
 
 #: The schedulers LaiRA compares (and the reference), by their names in :data:`agents.AGENTS`;
 #: names not registered when the script runs are skipped with a note.
@@ -69,14 +77,14 @@ def describe(spec: BundleSpec) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.baselines.static_bundle",
+        prog="python -m mara_env.benchmarks.baselines.static_bundle",
         description="LaiRA-style static bundle: 10 mixed tasks at once on one node.",
     )
     parser.add_argument(
         "--bundle",
         choices=list(BUNDLES),
         default=DEFAULT_BUNDLE,
-        help=f"Which bundle (default {DEFAULT_BUNDLE}; see benchmarks.baselines.static_bundle.bundles).",
+        help=f"Which bundle (default {DEFAULT_BUNDLE}; see mara_env.benchmarks.baselines.static_bundle.bundles).",
     )
     parser.add_argument(
         "--seeds",
@@ -120,7 +128,9 @@ def run_calibration(args: argparse.Namespace) -> int:
         result = calibrate(QUICK_CALIBRATION_SCALES, QUICK_CALIBRATION_SEEDS, progress=progress)
     else:
         result = calibrate(progress=progress)
-    command = "python -m benchmarks.baselines.static_bundle --calibrate" + (" --quick" * args.quick)
+    command = "python -m mara_env.benchmarks.baselines.static_bundle --calibrate" + (
+        " --quick" * args.quick
+    )
     text = f"{result.markdown()}\n\nProduced by `{command}`.\n"
     print(text)
     print(f"Chosen deadline scale: {result.chosen:.2f} (PAPER_DEADLINE_SCALE in bundles.py).")
@@ -135,7 +145,7 @@ def write_results(log: BundleLog, setups: dict[str, str], agents: Sequence[str])
     for name, setup in setups.items():
         rows = log.rows_of(setup)
         if rows:
-            command = f"`python -m benchmarks.baselines.static_bundle --bundle {name}`"
+            command = f"`python -m mara_env.benchmarks.baselines.static_bundle --bundle {name}`"
             text = f"{describe(BUNDLES[name])} Command: {command}."
             rows_by_bundle[name] = rows
             sections[name] = (text, markdown_table(rows, names_in(rows, agents)))

@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.baselines.static_bundle.bundles import N_TASKS, BundleSpec
-from benchmarks.common.keys import Manifest, code_manifest
-from benchmarks.common.store import ResultsStore
 from mara_env import ClusterConfig, TraceSource
+from mara_env.benchmarks.baselines.static_bundle.bundles import N_TASKS, BundleSpec
+from mara_env.benchmarks.common.keys import Manifest, code_manifest
+from mara_env.benchmarks.common.store import ResultsStore
 
 #: Columns of ``bundle.csv``, in order, and their types.
 SCHEMA: dict[str, type] = {
@@ -42,15 +42,15 @@ SCHEMA: dict[str, type] = {
 }
 COLUMNS = tuple(SCHEMA)
 #: The entry points of a bundle's episodes: the player and the schedulers' registry.
-PLAYING_CODE = ("benchmarks.baselines.static_bundle.play", "agents.registry")
+PLAYING_CODE = ("mara_env.benchmarks.baselines.static_bundle.play", "mara_env.agents.registry")
 
 
 def setup_manifest(spec: BundleSpec, config: ClusterConfig, source: TraceSource) -> Manifest:
-    """What a bundle's rows depend on: :func:`benchmarks.common.keys.code_manifest` of
+    """What a bundle's rows depend on: :func:`mara_env.benchmarks.common.keys.code_manifest` of
     :data:`PLAYING_CODE` with the bundle, its config and its trace source as settings."""
     settings = {"tasks": N_TASKS, "bundle": repr(spec), "config": repr(config)}
     settings["traces"] = source.fingerprint
-    return code_manifest(PLAYING_CODE, settings=settings)
+    return code_manifest(PLAYING_CODE, world_version=config.world_version, settings=settings)
 
 
 def setup_fingerprint(spec: BundleSpec, config: ClusterConfig, source: TraceSource) -> str:
@@ -62,7 +62,7 @@ def setup_fingerprint(spec: BundleSpec, config: ClusterConfig, source: TraceSour
 class BundleLog:
     """``bundle.csv``: every row in the file, and appends of whole seeds.
 
-    A thin use of :class:`benchmarks.common.store.ResultsStore` keyed by setup, agent and seed.
+    A thin use of :class:`mara_env.benchmarks.common.store.ResultsStore` keyed by setup, agent and seed.
 
     Args:
         path: The CSV file.
@@ -70,7 +70,7 @@ class BundleLog:
             replaces it).
 
     Raises:
-        benchmarks.common.store.ResultsFileError: If the file exists with other columns or a
+        mara_env.benchmarks.common.store.ResultsFileError: If the file exists with other columns or a
             malformed row (a ``ValueError``).
     """
 

@@ -2,10 +2,10 @@
 
 Example:
     >>> import numpy as np
-    >>> from agents import make_agent
+    >>> from mara_env.agents import make_agent
     >>> from mara_env import default_trace_source
-    >>> from mara_env.workload import build_workload
-    >>> from benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config, draw_bundle
+    >>> from mara_env.curves.workload import build_workload
+    >>> from mara_env.benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config, draw_bundle
     >>> config = bundle_config()
     >>> tasks = draw_bundle(
     ...     build_workload(config, default_trace_source()), np.random.default_rng(0),
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import Scheduler, start_episode
 from mara_env import ClusterConfig, TraceSource, node_turns, raw_env
-from mara_env.workload import TaskTable
+from mara_env.agents import Scheduler, start_episode
+from mara_env.curves.workload import TaskTable
 
 
 def play(
@@ -34,9 +34,9 @@ def play(
 ) -> dict[str, float]:
     """Run ``scheduler`` for one episode on the given ``tasks``; returns the episode metrics.
 
-    The scheduler acts on observations only, like :func:`agents.evaluate` drives it (a
+    The scheduler acts on observations only, like :func:`mara_env.agents.evaluate` drives it (a
     :class:`agents.PrivilegedScheduler` is bound to the environment); it is started with
-    :func:`agents.start_episode`.
+    :func:`mara_env.agents.start_episode`.
     """
     env = raw_env(config, trace_source=trace_source)
     env.reset(seed=seed)

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agents import mean_ci
-from benchmarks.baselines.static_bundle.bundles import N_TASKS
+from mara_env.agents import mean_ci
+from mara_env.benchmarks.baselines.static_bundle.bundles import N_TASKS
 
 #: Tasks completed of 10 on LaiRA's mixed bundle, as its paper reports them (PAPERS.md §3b),
 #: by the name of the matching agent here.
@@ -94,7 +94,7 @@ def results_markdown(sections: Mapping[str, tuple[str, str]], overview: str = ""
     parts = [
         "# Static bundles",
         "",
-        "Written by `python -m benchmarks.baselines.static_bundle --bundle BUNDLE` from the rows of "
+        "Written by `python -m mara_env.benchmarks.baselines.static_bundle --bundle BUNDLE` from the rows of "
         "`bundle.csv` that the current code produced. The paper column is LaiRA's mixed bundle "
         "(its paper's counts, PAPERS.md §3b), a different set of tasks: compare orders, not "
         "counts.",

@@ -13,7 +13,7 @@ privileged truth, as a function of how many losses the task has reported:
   (0.5); and the shipped LaiRA's own look-ahead verdict at its own tuned threshold
   (:mod:`~.laira_judge`, ``--no-laira`` leaves it out);
 * **truth**: whether it could, from the clairvoyant reference's exact epochs to target
-  (:func:`agents.clairvoyant.task_epochs_to_target`);
+  (:func:`mara_env.agents.clairvoyant.task_epochs_to_target`);
 * **output** (:mod:`~.summary`, :mod:`~.figure`): false-negative rate, false-positive rate and the
   share of wrong drops per bucket of reports (1, 2, 3-4, 5-8, 9+) with counts and 95%
   task-bootstrap intervals, as ``DIR/verdicts.md``, ``DIR/verdicts.csv`` and
@@ -24,13 +24,13 @@ the script does not resume; ``--quick`` plays one short episode.
 
 Usage::
 
-    python -m benchmarks.prediction.verdicts                         # wls, dkf, flow_matching; seeds 100-109
-    python -m benchmarks.prediction.verdicts --quick --output /tmp/verdicts
-    python -m benchmarks.prediction.verdicts --predictors dkf --threshold 0.2
+    python -m mara_env.benchmarks.prediction.verdicts                         # wls, dkf, flow_matching; seeds 100-109
+    python -m mara_env.benchmarks.prediction.verdicts --quick --output /tmp/verdicts
+    python -m mara_env.benchmarks.prediction.verdicts --predictors dkf --threshold 0.2
 
 Example:
-    >>> from benchmarks.prediction.verdicts import VerdictSettings, record_episode, summarise
-    >>> from predictors.registry import make_predictor
+    >>> from mara_env.benchmarks.prediction.verdicts import VerdictSettings, record_episode, summarise
+    >>> from mara_env.predictors.registry import make_predictor
     >>> settings = VerdictSettings(seeds=(100,), predictors=("wls",), arrival_horizon=5)
     >>> records = record_episode(settings, 100, {"wls": make_predictor("wls")})
     >>> [row.bucket for row in summarise(records, {"wls": 0.5})]
@@ -39,15 +39,15 @@ Example:
 
 from __future__ import annotations
 
-from benchmarks.prediction.verdicts.cli import main
-from benchmarks.prediction.verdicts.record import (
+from mara_env.benchmarks.prediction.verdicts.cli import main
+from mara_env.benchmarks.prediction.verdicts.record import (
     DRIVER,
     VerdictRecord,
     VerdictSettings,
     build_predictors,
     record_episode,
 )
-from benchmarks.prediction.verdicts.summary import (
+from mara_env.benchmarks.prediction.verdicts.summary import (
     BUCKETS,
     Rates,
     bucket_of,

@@ -1,8 +1,8 @@
-"""``python -m benchmarks.prediction.verdicts``: see :mod:`benchmarks.prediction.verdicts`."""
+"""``python -m mara_env.benchmarks.prediction.verdicts``: see :mod:`mara_env.benchmarks.prediction.verdicts`."""
 
 from __future__ import annotations
 
-from benchmarks.prediction.verdicts.cli import main
+from mara_env.benchmarks.prediction.verdicts.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

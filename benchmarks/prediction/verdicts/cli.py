@@ -1,4 +1,4 @@
-"""The command line of the verdict diagnostics (``python -m benchmarks.prediction.verdicts``)."""
+"""The command line of the verdict diagnostics (``python -m mara_env.benchmarks.prediction.verdicts``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from benchmarks.common.arguments import positive_float, positive_int
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.figures import PlotsUnavailable
-from benchmarks.common.threads import one_torch_thread_if_loaded
-from benchmarks.prediction.verdicts.figure import plot_rates
-from benchmarks.prediction.verdicts.record import (
+from mara_env.benchmarks.common.arguments import positive_float, positive_int
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.figures import PlotsUnavailable
+from mara_env.benchmarks.common.threads import one_torch_thread_if_loaded
+from mara_env.benchmarks.prediction.verdicts.figure import plot_rates
+from mara_env.benchmarks.prediction.verdicts.record import (
     DEFAULT_PREDICTORS,
     DEFAULT_SEEDS,
     DRIVER,
@@ -24,7 +24,7 @@ from benchmarks.prediction.verdicts.record import (
     build_predictors,
     record_episode,
 )
-from benchmarks.prediction.verdicts.summary import (
+from mara_env.benchmarks.prediction.verdicts.summary import (
     compact_table,
     csv_text,
     markdown_table,
@@ -40,7 +40,7 @@ QUICK_ARRIVAL_HORIZON = 30
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.prediction.verdicts",
+        prog="python -m mara_env.benchmarks.prediction.verdicts",
         description=(
             "False-negative and false-positive rates of predictors' 'infeasible' verdicts "
             "against the privileged truth, by number of reports (training preset and seeds)."
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = summarise(records, settings.thresholds())
     table = markdown_table(rows)
     shown = [arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--no-progress"]
-    command = " ".join(["python -m benchmarks.prediction.verdicts", *shown])
+    command = " ".join(["python -m mara_env.benchmarks.prediction.verdicts", *shown])
     text = (
         f"{describe(settings, records)}\n\n{table}\n\nIn short (the README's table):\n\n"
         f"{compact_table(rows)}\n\nProduced by `{command}`.\n"

@@ -9,9 +9,9 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common.atomic import write_atomically
-from benchmarks.common.figures import pyplot
-from benchmarks.prediction.verdicts.summary import BUCKETS, Rates
+from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.benchmarks.common.figures import pyplot
+from mara_env.benchmarks.prediction.verdicts.summary import BUCKETS, Rates
 
 #: The panels: (attribute of :class:`Rates`, title).
 PANELS = (
@@ -25,7 +25,7 @@ def plot_rates(rows: Sequence[Rates], path: Path, *, title: str) -> None:
     """The three rates against the bucket of reports, with 95% intervals, as a PNG.
 
     Raises:
-        benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
+        mara_env.benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
     """
     plt = pyplot()
 

@@ -2,14 +2,14 @@
 
 The predictors are judged through their common interface; LaiRA decides with its DKF look-ahead
 in node-epochs, its calibrated success probability and its own threshold (its tuned settings,
-:func:`agents.make_agent`). :func:`laira_success` replays that decision on a task's history:
+:func:`mara_env.agents.make_agent`). :func:`laira_success` replays that decision on a task's history:
 the filter over every report, the look-ahead with all the nodes until the deadline, the
 calibrated probability of the margin; a task with fewer than ``min_reports`` reports is
 presumed feasible (probability 1), as LaiRA presumes it.
 
 Example:
     >>> import numpy as np
-    >>> from predictors.base import TaskHistory
+    >>> from mara_env.predictors.base import TaskHistory
     >>> reports = laira_settings().min_reports + 1
     >>> history = TaskHistory(2.0 * np.arange(reports), np.linspace(1.0, 0.7, reports),
     ...                       target=1e-6, time_left=5.0, speed=2.0, family="tabular")
@@ -25,9 +25,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from agents import make_agent
-from agents.laira import Laira, LairaSettings
-from predictors.base import TaskHistory
+from mara_env.agents import make_agent
+from mara_env.agents.laira import Laira, LairaSettings
+from mara_env.predictors.base import TaskHistory
 
 #: The judge's name in the tables.
 LAIRA_JUDGE = "laira"

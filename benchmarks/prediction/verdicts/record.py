@@ -3,14 +3,14 @@
 One episode of the configured preset is played by the fixed :data:`DRIVER`. At the start of
 every epoch, each slotted task that has reported since it was last judged (and has at least one
 report after its arrival) is judged once per predictor, on what a scheduler sees
-(:func:`predictors.env_histories.task_histories`):
+(:func:`mara_env.predictors.env_histories.task_histories`):
 
 * **predicted**: the predictor's probability of reaching the target by the deadline with all
   ``m = config.task_node_limit`` nodes from now on, ``RemainingWork.success_probability`` with
-  the curve steps ``m`` nodes make per epoch (:func:`mara_env.rules.progress_gain`; switch costs
+  the curve steps ``m`` nodes make per epoch (:func:`mara_env.sim.rules.progress_gain`; switch costs
   ignored, as in the prediction wrappers);
 * **truth** (privileged): whether it could still do so, from
-  :func:`agents.clairvoyant.task_epochs_to_target` (the reference's exact stepping of the hidden
+  :func:`mara_env.agents.clairvoyant.task_epochs_to_target` (the reference's exact stepping of the hidden
   curve, with the switch cost paid by the nodes that did not train it last epoch).
 
 The driver decides which tasks get reports, so it is fixed: ``round_robin`` trains every visible
@@ -30,16 +30,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.clairvoyant import NEVER, task_epochs_to_target
-from benchmarks.common.seeds import require_training_seeds
-from benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
-from benchmarks.prediction.verdicts.laira_judge import LAIRA_JUDGE, laira_settings, laira_success
 from mara_env import ClusterConfig, get_config, node_turns
-from mara_env.rules import progress_gain
-from mara_env.simulator import ClusterSimulator
-from predictors.base import Predictor
-from predictors.env_histories import slotted_tasks, task_histories
-from predictors.registry import make_predictor, require_observation_only
+from mara_env.agents.clairvoyant import NEVER, task_epochs_to_target
+from mara_env.benchmarks.common.seeds import require_training_seeds
+from mara_env.benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
+from mara_env.benchmarks.prediction.verdicts.laira_judge import (
+    LAIRA_JUDGE,
+    laira_settings,
+    laira_success,
+)
+from mara_env.predictors.base import Predictor
+from mara_env.predictors.env_histories import slotted_tasks, task_histories
+from mara_env.predictors.registry import make_predictor, require_observation_only
+from mara_env.sim.rules import progress_gain
+from mara_env.sim.simulator import ClusterSimulator
 
 #: The scheduler that plays the episodes (it decides which tasks get reports).
 DRIVER = "round_robin"

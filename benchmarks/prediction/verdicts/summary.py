@@ -11,11 +11,11 @@ Per predictor and bucket of reports (:data:`BUCKETS`):
   scheduler would drop, how many it should have kept).
 
 A task is judged at every report, so its judgements are not independent: intervals are 95%
-percentile-bootstrap intervals that resample **tasks** (:func:`agents.statistics.ratio_ci`),
+percentile-bootstrap intervals that resample **tasks** (:func:`mara_env.agents.statistics.ratio_ci`),
 and the tables give both the judgements and the tasks they come from.
 
 Example:
-    >>> from benchmarks.prediction.verdicts.record import VerdictRecord
+    >>> from mara_env.benchmarks.prediction.verdicts.record import VerdictRecord
     >>> records = [VerdictRecord(100, 0, 1, True, {"wls": 0.2}),
     ...            VerdictRecord(100, 1, 1, False, {"wls": 0.1})]
     >>> row = summarise(records, {"wls": 0.5})[0]
@@ -31,8 +31,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agents.statistics import Summary, ratio_ci
-from benchmarks.prediction.verdicts.record import VerdictRecord
+from mara_env.agents.statistics import Summary, ratio_ci
+from mara_env.benchmarks.prediction.verdicts.record import VerdictRecord
 
 #: Buckets of reports since arrival: (label, fewest, most).
 BUCKETS: tuple[tuple[str, int, float], ...] = (
