@@ -5,7 +5,7 @@ Each group of benchmark scripts (``mara``, ``prediction``, ``baselines``, ``perf
 ``reference``) names its commands in a :data:`Commands` table. A command runs as its module,
 ``python -m mara_env.benchmarks.mara.train``; the group itself lists its commands that way. The
 spelling of mara-env 0.3, a command's name after its group (``python -m
-mara_env.benchmarks.mara train``), is answered with the one to use.
+mara_env.benchmarks.mara train``), still runs it until 0.5.0, after a note naming the one to use.
 
 Example:
     >>> commands = {"evaluate": ("mara_env.benchmarks.mara.evaluate", "Evaluate MARA.")}
@@ -14,12 +14,11 @@ Example:
     <BLANKLINE>
       python -m mara_env.benchmarks.mara.evaluate  Evaluate MARA.
     0
-    >>> dispatch("mara", commands, ["evaluate", "--seeds", "2"])
-    2
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -34,7 +33,8 @@ def spelling(module: str) -> str:
 
 
 def dispatch(group: str, commands: Commands, argv: Sequence[str] | None = None) -> int:
-    """List ``group``'s commands, or say how a command named after the group is spelled.
+    """List ``group``'s commands; run one named after the group (0.3's spelling), after a note
+    on stderr naming its spelling now.
 
     Args:
         group: The group's name (``mara_env.benchmarks.<group>``).
@@ -42,23 +42,24 @@ def dispatch(group: str, commands: Commands, argv: Sequence[str] | None = None) 
         argv: The arguments (default: the command line's).
 
     Returns:
-        0 after the list; 2 for a command named after the group (its spelling on stderr) or an
-        unknown word (with the list).
+        0 after the list; the command's exit code (0 if its ``main`` returns something else); 2,
+        with the list, for an unknown word.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or arguments[0] in ("-h", "--help"):
         print(_usage(group, commands))
         return 0
-    name = arguments[0]
+    name, rest = arguments[0], arguments[1:]
     if name in commands:
-        rest = " ".join(arguments[1:])
+        module, _ = commands[name]
         print(
-            f"python -m mara_env.benchmarks.{group} {name} is spelled "
-            f"`{spelling(commands[name][0])}{' ' + rest if rest else ''}` since mara-env 0.4.0: "
-            "run that.",
+            f"note: `python -m mara_env.benchmarks.{group} {name}` is spelled "
+            f"`{spelling(module)}` since mara-env 0.4.0; this spelling goes in 0.5.0.",
             file=sys.stderr,
         )
-        return 2
+        sys.argv = [spelling(module), *rest]
+        code = importlib.import_module(module).main(rest)
+        return code if isinstance(code, int) else 0
     print(f"python -m mara_env.benchmarks.{group}: no command {name!r}.\n", file=sys.stderr)
     print(_usage(group, commands), file=sys.stderr)
     return 2
