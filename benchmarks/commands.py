@@ -3,12 +3,12 @@
 ``mara-leaderboard`` is :func:`leaderboard`. A console script, unlike ``python -m``, does not put
 the working directory on ``sys.path``, so ``mara-leaderboard --agents my_sched:MyScheduler``
 could not import ``my_sched.py`` from where the user stands. :func:`leaderboard` therefore adds
-the working directory to ``sys.path``, but **last**, after importing mara-env's four packages
+the working directory to ``sys.path``, but **last**, after importing mara-env's packages
 without it (:func:`mara_env.installation.put_working_directory_last`), and only after
-checking (:func:`mara_env.installation_problems`) that no other installed distribution takes the
-names of mara-env's four import packages and that every shipped data file is there unchanged. A
-user's module resolves from where they stand, while a folder there named like one of the
-packages (a clone of this repository, say) can shadow them neither in this process nor in the
+checking (:func:`mara_env.installation_problems`) that no other installed distribution takes
+mara-env's import name, ``mara_env``, and that every shipped data file is there unchanged. A
+user's module resolves from where they stand, while a folder there named ``mara_env`` (a clone
+of this repository, say) can shadow them neither in this process nor in the
 worker processes, which start with this process's ``sys.path`` and do the same. This module
 imports only the standard library at import time, so that the checks run before anything they
 guard.

@@ -9,7 +9,7 @@ the code. Four things can make an installation play other numbers than the publi
 
 - a **data file** is missing or changed: a tuned settings file, a checkpoint, the curves. The
   manifest ``mara_env/data/shipped_files.json`` lists every shipped data file with its SHA-256
-  (written by ``python -m mara_env.benchmarks.reference shipped-files``);
+  (written by ``python -m mara_env.benchmarks.reference.shipped_files``);
   :func:`shipped_file_problems` checks each file against it, and each checkpoint against its card;
 - a **folder** named ``mara_env`` (with an ``__init__.py``, or a module ``mara_env.py``) in the
   working directory or another early ``sys.path`` entry is imported instead of ours. Under

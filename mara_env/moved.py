@@ -5,6 +5,8 @@ mara-env 0.4.0 grouped the flat ``mara_env`` package into sub-packages (:mod:`ma
 old path (``import mara_env.config``, ``from mara_env.simulator import ClusterSimulator``) or
 reading it as an attribute (``mara_env.config``) still works: it returns the module at its new
 path and warns, with a :class:`DeprecationWarning`, where it now lives. The old paths go in 0.5.0.
+``mara_env.parallel_env`` is, as before, the function; its module is now
+``mara_env.envs.parallel_env``.
 
 Example:
     >>> import warnings
@@ -29,8 +31,10 @@ from types import ModuleType
 #: Each sub-package and the modules it took from the flat ``mara_env`` of 0.3.
 _GROUPS = {
     "sim": "core dynamics simulator epoch rules layout task_fields observation observation_kernel",
-    "envs": "aec_env parallel_env gym_env vector_env batched_nodes sb3_vec_env env_base "
-    "order_enforcing actions infos render registration",
+    # (not parallel_env: ``mara_env.parallel_env`` is the function, and importing a module by
+    # that path would put the module in its place)
+    "envs": "aec_env gym_env vector_env batched_nodes sb3_vec_env env_base order_enforcing "
+    "actions infos render registration",
     "curves": "traces sources curve_tables synthetic families workload workloads arrivals "
     "recorded_durations file_cache",
     "worlds": "config hidden_effort",

@@ -266,3 +266,17 @@ def test_every_option_of_every_script_has_help(name: str, monkeypatch: pytest.Mo
             if not action.help and action.dest != "help":
                 bare.append(action.option_strings[-1] if action.option_strings else action.dest)
     assert not bare, f"python -m {name}: options without help: {bare}"
+
+
+def test_a_group_lists_its_commands_by_their_one_spelling(capsys: pytest.CaptureFixture) -> None:
+    from mara_env.benchmarks.common.subcommands import dispatch
+    from mara_env.benchmarks.reference import COMMANDS
+
+    assert dispatch("reference", COMMANDS, []) == 0
+    listed = capsys.readouterr().out
+    assert "python -m mara_env.benchmarks.reference.shipped_files" in listed
+    assert " shipped-files" not in listed
+    assert dispatch("reference", COMMANDS, ["shipped-files", "--check"]) == 0  # 0.3's spelling
+    said = capsys.readouterr().err
+    assert "is spelled `python -m mara_env.benchmarks.reference.shipped_files`" in said
+    assert dispatch("reference", COMMANDS, ["nope"]) == 2

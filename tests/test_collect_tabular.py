@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mara_env.benchmarks.collect import tabular
+from mara_env.benchmarks.collect import tabular, tabular_datasets
 from mara_env.benchmarks.collect.__main__ import main
 from mara_env.benchmarks.collect.spec import LOSS_FLOOR, MIN_POINTS, Curve, RunSpec
 from mara_env.benchmarks.collect.store import CurveStore
@@ -128,7 +128,7 @@ def test_bad_params_are_rejected(params: dict[str, Any]) -> None:
 
 
 def test_datasets_match_the_documented_sizes_and_are_standardised() -> None:
-    doc = tabular.__doc__ or ""
+    doc = tabular_datasets.__doc__ or ""
     rows = re.findall(r"^\| (\w+) \| ([\d,]+) \| (\d+) \| ([^|]+) \|", doc, flags=re.MULTILINE)
     documented = {name: (int(n.replace(",", "")), int(d), task) for name, n, d, task in rows}
     assert set(documented) == set(tabular.DATASETS)

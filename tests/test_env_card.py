@@ -13,7 +13,7 @@ from mara_env.benchmarks.reference import env_card
 def test_the_committed_card_is_what_the_code_gives() -> None:
     committed = (SOURCE_ROOT / env_card.CARD).read_text()
     assert committed == env_card.render(), (
-        "docs/environment.md differs from the code: run `python -m mara_env.benchmarks.reference env-card`."
+        "docs/environment.md differs from the code: run `python -m mara_env.benchmarks.reference.env_card`."
     )
     assert env_card.main(["--check"]) == 0
 

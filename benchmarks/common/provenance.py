@@ -96,6 +96,8 @@ def checkpoint_hashes() -> dict[str, str]:
     hashes: dict[str, str] = {}
     for directory in CHECKPOINT_DIRECTORIES:
         for card in sorted(data_path(directory).glob("*.json")):
+            if not card.with_suffix(".pt").is_file():
+                continue  # not a checkpoint's card (a world's tuned settings)
             try:
                 digest = json.loads(card.read_text()).get("sha256")
             except (OSError, ValueError, AttributeError):

@@ -11,9 +11,10 @@ The rules, and what they cannot see:
 - ``import a.b`` adds ``a.b``; ``from a.b import c`` adds the submodule ``a.b.c`` if there is
   one, else ``a.b``. When ``a.b`` is a package, ``c`` is traced through the package's
   ``__init__`` re-exports (``from a.b.impl import c``) to the module that defines it, so that
-  ``from mara_env.agents import EpochScheduler`` adds ``mara_env.agents.base``, not everything ``agents`` exports.
+  ``from mara_env.agents import EpochScheduler`` adds ``mara_env.agents.base``, not everything ``mara_env.agents``
+  exports.
   A package's ``__init__`` itself joins the closure only when something is taken from it that
-  it defines, or when it is imported as such (``import agents``); merely being the parent of a
+  it defines, or when it is imported as such (``import mara_env.agents``); merely being the parent of a
   followed module does not count (on the assumption that ``__init__`` modules re-export).
 - A module's hash is its behaviour's (:func:`behaviour_hash`): the syntax tree without its
   docstrings, so an edit to a docstring, a comment or the layout changes nothing, while any

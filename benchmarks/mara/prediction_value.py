@@ -67,7 +67,7 @@ BASELINES = ("lara", "lara_oracle", "laira", "laira_oracle", "edf", "clairvoyant
 #: The table's evaluation journal, its tables and its plot, in the results folder.
 EVALUATION, TABLES = "evaluation.csv", "value_of_prediction.md"
 PLOT = "completion_vs_prediction_error.png"
-#: The predictors' errors (written by ``python -m mara_env.benchmarks.prediction value-errors``).
+#: The predictors' errors (written by ``python -m mara_env.benchmarks.prediction.value_errors``).
 ERRORS = "prediction_errors.json"
 #: The rows the value table compares (the others are ablations of the recipe).
 PREDICTION_ROWS = (
@@ -190,7 +190,7 @@ def _errors(results: Path, rows: Sequence[str]) -> dict[str, dict[str, float]]:
     path = results / ERRORS
     if not path.is_file():
         raise ValueError(
-            f"No {path}: write it first with python -m mara_env.benchmarks.prediction value-errors."
+            f"No {path}: write it first with python -m mara_env.benchmarks.prediction.value_errors."
         )
     found = json.loads(path.read_text())["rows"]
     missing = [row for row in rows if row not in found]

@@ -162,7 +162,19 @@ def planned_runs() -> list[Run]:
 
 
 def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
-    """Whether ``checkpoint``'s card records exactly this stage's command (so it finished)."""
+    """Whether ``checkpoint``'s card records exactly this stage's command (so it finished).
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     weights = Path(folder) / "run.pt"
+        ...     _ = weights.write_bytes(b"")
+        ...     _ = weights.with_suffix(".json").write_text(
+        ...         '{"facts": {"command": ["python", "-m", "benchmarks.mara.train", "--seed", "0", '
+        ...         '"--out", "run.pt"]}}')
+        ...     stage_done(["--seed", "0", "--output", "run.pt"], weights)
+        True
+    """
     card = checkpoint.with_suffix(".json")
     if not (checkpoint.is_file() and card.is_file()):
         return False
@@ -170,7 +182,9 @@ def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
         command = json.loads(card.read_text())["facts"]["command"]
     except (ValueError, KeyError):
         return False
-    return bool(command[-len(arguments) :] == list(arguments))
+    # a card written before 0.4.0 spells the output option --out
+    recorded = ["--output" if word == "--out" else word for word in command]
+    return bool(recorded[-len(arguments) :] == list(arguments))
 
 
 def finished_runs(results: Path = RESULTS) -> list[Run]:

@@ -31,7 +31,7 @@ from mara_env.benchmarks.common.figures import pyplot, save_png
 from mara_env.benchmarks.common.seed_intervals import percentile_summary, resampled_means
 from mara_env.benchmarks.mara.evaluation_tables import Rates
 
-#: One row's predictor error, as ``python -m mara_env.benchmarks.prediction value-errors`` writes it:
+#: One row's predictor error, as ``python -m mara_env.benchmarks.prediction.value_errors`` writes it:
 #: ``brier``, ``brier_low``, ``brier_high``, ``median_log_error``, ``judgements``.
 PredictionError = Mapping[str, float]
 
@@ -189,7 +189,7 @@ def row_summaries(
 
 
 def error_table(errors: Mapping[str, PredictionError]) -> str:
-    """Each row's predictor error (``python -m mara_env.benchmarks.prediction value-errors``)."""
+    """Each row's predictor error (``python -m mara_env.benchmarks.prediction.value_errors``)."""
     lines = [
         "| features from | Brier score of success on all nodes [95% CI] | median log error of "
         "the need | judgements |",

@@ -1,6 +1,6 @@
 """Train the MARA policy: imitation warm start, then PPO; write a checkpoint and its card.
 
-Run ``python -m mara_env.benchmarks.mara.train [options]`` (also ``python -m mara_env.benchmarks.mara train``);
+Run ``python -m mara_env.benchmarks.mara.train [options]`` (also ``python -m mara_env.benchmarks.mara.train``);
 every field of :class:`~mara_env.benchmarks.mara.settings.TrainSettings` is an option of the same name,
 with its documented meaning as help. The commands that made the two shipped checkpoints (how
 they came about, with their figures: ``benchmarks/results/mara/README.md``)::

@@ -25,8 +25,8 @@ trained on them, and a loss may only mean the policy was not trained for them.
 
 Run::
 
-    python -m mara_env.benchmarks.prediction feature-swaps            # 10 seeds: 450 episodes
-    python -m mara_env.benchmarks.prediction feature-swaps --quick    # a smoke run
+    python -m mara_env.benchmarks.prediction.feature_swaps            # 10 seeds: 450 episodes
+    python -m mara_env.benchmarks.prediction.feature_swaps --quick    # a smoke run
 
 Example:
     >>> rows = play_cells([("edf", "rl", 1.4, 1000)], workers=1, progress=False)
@@ -87,7 +87,7 @@ def posterior() -> CurvePosterior:
     if not BANDWIDTHS.is_file():
         raise FileNotFoundError(
             f"{BANDWIDTHS} is missing: the posterior takes the bandwidths the ladder chose on "
-            "training seeds; run python -m mara_env.benchmarks.prediction ladder first (from the "
+            "training seeds; run python -m mara_env.benchmarks.prediction.ladder first (from the "
             "repository root)."
         )
     with BANDWIDTHS.open() as handle:
@@ -192,7 +192,7 @@ def page(rows: Sequence[dict[str, Any]], seeds: Sequence[int], note: str) -> str
             "# The ladder's rungs as MARA's features",
             "",
             "The shipped MARA policy of Cluster-v3 with other predictions swapped in at test "
-            "time, no retraining (written by `python -m mara_env.benchmarks.prediction feature-swaps`; "
+            "time, no retraining (written by `python -m mara_env.benchmarks.prediction.feature_swaps`; "
             "`benchmarks/prediction/feature_swaps.py` says what each variant is). Every variant "
             f"plays the same {len(rows) // len(VARIANTS)} episodes: the `evaluation` preset "
             "(held-out curves), workloads "

@@ -31,8 +31,8 @@ the page states (headroom at 30-50%: the posterior or the denoised oracle at lea
 
 Run::
 
-    python -m mara_env.benchmarks.prediction ladder            # every world, several minutes
-    python -m mara_env.benchmarks.prediction ladder --quick    # a smoke run
+    python -m mara_env.benchmarks.prediction.ladder            # every world, several minutes
+    python -m mara_env.benchmarks.prediction.ladder --quick    # a smoke run
 
 Example:
     >>> from mara_env.benchmarks.prediction.audit_episodes import AuditSettings

@@ -1,7 +1,7 @@
 """How far each value-of-prediction row's predictor is from the truth: the plot's x axis.
 
 The rows of :mod:`mara_env.benchmarks.mara.prediction_value` differ only in the predictor behind MARA's
-features. ``python -m mara_env.benchmarks.prediction value-errors`` scores each on episodes of
+features. ``python -m mara_env.benchmarks.prediction.value_errors`` scores each on episodes of
 Cluster-v2's ``evaluation`` preset and writes ``prediction_errors.json`` beside the rows'
 checkpoints, which the value table and its plot read. The episodes are played by the
 leak audit's driver (:func:`mara_env.benchmarks.prediction.audit_episodes.play_episode`: a random
@@ -151,9 +151,9 @@ OUTPUT = Path("benchmarks/results/mara/v2/prediction_value/prediction_errors.jso
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m mara_env.benchmarks.prediction value-errors``: score every row, write the JSON."""
+    """``python -m mara_env.benchmarks.prediction.value_errors``: score every row, write the JSON."""
     parser = argparse.ArgumentParser(
-        prog="python -m mara_env.benchmarks.prediction value-errors",
+        prog="python -m mara_env.benchmarks.prediction.value_errors",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("--seeds", type=int, default=10, help="evaluation episodes (from 1000)")
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--seeds must be >= 1")
     errors = measure(evaluation_seeds(args.seeds), progress=not args.no_progress)
     document = {
-        "command": "python -m mara_env.benchmarks.prediction value-errors"
+        "command": "python -m mara_env.benchmarks.prediction.value_errors"
         + (f" --seeds {args.seeds}" if args.seeds != 10 else ""),
         "episodes": args.seeds,
         "rows": {row: asdict(error) for row, error in errors.items()},

@@ -2,7 +2,7 @@
 
 Each figure a page shows sits between two markers, ``<!-- generated:NAME -->`` and
 ``<!-- /generated:NAME -->``, and :data:`SECTIONS` says which page, which results file and
-which part of it. ``python -m mara_env.benchmarks.reference figures`` rewrites every marked section from
+which part of it. ``python -m mara_env.benchmarks.reference.figures`` rewrites every marked section from
 its file; ``--check`` exits 1 (naming the sections) if a page says something else, which is
 what the tests run, so a regenerated result cannot leave a stale copy behind. The parts of a
 file a section can show are the extractors of :mod:`mara_env.benchmarks.reference.extractors`.
@@ -296,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if stale:
                 print(
                     f"The generated sections {stale} differ from their results files: run "
-                    "python -m mara_env.benchmarks.reference figures."
+                    "python -m mara_env.benchmarks.reference.figures."
                 )
                 return 1
             print(f"Every generated section of {[str(p) for p in pages]} matches its results file.")

@@ -7,7 +7,7 @@ figures (:data:`NOT_SHIPPED`), which nothing in the packages reads. The manifest
 :func:`mara_env.installation.shipped_file_problems` can tell an installation that lacks one, or
 holds another, from the one that was measured.
 
-Run ``python -m mara_env.benchmarks.reference shipped-files`` (or ``python -m
+Run ``python -m mara_env.benchmarks.reference.shipped_files`` (or ``python -m
 mara_env.benchmarks.reference.shipped_files``) after adding or changing a data file (a retrained
 checkpoint, new tuned settings); ``--check`` exits 1 if the committed manifest differs from the
 tree. A checkpoint that does not match its card is refused rather than listed.
