@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import get_plugin_logger
+from mkdocs.plugins import event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
@@ -82,6 +82,7 @@ def _sources(config: MkDocsConfig) -> tuple[Path, SiteSources]:
     return root, site
 
 
+@event_priority(100)  # before mkdocstrings reads its paths
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Lay out the packages as installed for Griffe, which reads them from folders
     (``paths`` in ``mkdocs.yml``; :mod:`mara_env.benchmarks.reference.import_tree`)."""
