@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from agreement import assert_agree
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mara_env.benchmarks.prediction import train as train_predictors
@@ -65,6 +65,8 @@ def test_epochs_to_cross_matches_a_dense_linear_interpolation(
     values: list[float], log_gap: float
 ) -> None:
     window = np.minimum.accumulate(np.array(values))[None, :]
+    # a value within rounding of the threshold is a tie the dense reference breaks either way
+    assume(bool(np.all(np.abs(window + log_gap) > 1e-9)))
     epochs = float(epochs_to_cross(window, np.array([log_gap]))[0])
     grid = np.linspace(0.0, float(FUTURE_EPOCHS[-1]), 200_001)
     dense = np.interp(
