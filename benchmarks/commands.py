@@ -2,8 +2,8 @@
 
 ``mara-leaderboard`` is :func:`leaderboard`. A console script, unlike ``python -m``, does not put
 the working directory on ``sys.path``, so ``mara-leaderboard --agents my_sched:MyScheduler``
-could not import ``my_sched.py`` from where the user stands. :func:`leaderboard` therefore adds
-the working directory to ``sys.path``, but **last**, after importing mara-env's packages
+could not import ``my_sched.py`` from where the user stands. :func:`leaderboard` therefore lets
+Python search the working directory, but **last**, after importing mara-env's packages
 without it (:func:`mara_env.installation.put_working_directory_last`), and only after
 checking (:func:`mara_env.installation_problems`) that no other installed distribution takes
 mara-env's import name, ``mara_env``, and that every shipped data file is there unchanged. A

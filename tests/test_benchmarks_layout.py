@@ -8,10 +8,10 @@ lines say why.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from source_imports import imported
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: The groups of scripts, each a package ``benchmarks.<group>``.
@@ -29,14 +29,8 @@ def module_name(path: Path) -> str:
 
 
 def benchmark_imports(path: Path) -> set[str]:
-    """The ``benchmarks.*`` modules ``path`` imports, anywhere in it."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-    return {name for name in found if name.startswith("mara_env.benchmarks.")}
+    """The ``mara_env.benchmarks.*`` modules ``path`` imports, anywhere in it."""
+    return {name for name in imported(path) if name.startswith("mara_env.benchmarks.")}
 
 
 def group_of(module: str) -> str | None:

@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from source_imports import imported
 
 from mara_env.installation import SOURCE_FOLDERS
 
@@ -47,17 +48,6 @@ def package_of(module: str) -> str | None:
     """Which of :data:`ORDER` holds the module ``module`` (``None``: not ours)."""
     homes = [name for name in ORDER if module == name or module.startswith(f"{name}.")]
     return max(homes, key=len, default=None)
-
-
-def imported(path: Path) -> set[str]:
-    """The absolute module names ``path`` imports, anywhere in it."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return names
 
 
 def upward_imports(found: dict[Path, str]) -> list[str]:

@@ -20,7 +20,7 @@ be their parent).
 :func:`start_worker` is the leaderboard's worker initializer. It lives here, in a module that
 imports only the standard library and :mod:`mara_env.installation`, because a ``spawn`` worker
 imports the initializer's module before running it: a module that imported ``agents`` would
-import it before the initializer could put the working directory last on ``sys.path``.
+import it before the initializer could put the working directory last.
 """
 
 from __future__ import annotations
