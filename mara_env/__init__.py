@@ -43,7 +43,8 @@ from mara_env.installation import installed_version as _installed_version
 from mara_env.sim.core import ClusterBatch
 from mara_env.sim.observation import decode_observation
 from mara_env.sim.simulator import ClusterSimulator
-from mara_env.worlds.config import PRESETS, TRAINING_LOAD, ClusterConfig, env_id, get_config
+from mara_env.worlds.config import ClusterConfig, env_id
+from mara_env.worlds.presets import PRESETS, TRAINING_LOAD, get_config
 from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLD_VERSIONS, WORLDS, World, world
 
 #: The installed distribution's version (``pyproject.toml`` is its one home).

@@ -75,7 +75,7 @@ MANIFEST = "mara_env/data/shipped_files.json"
 RESTORE = (
     "Reinstall mara-env to restore it (pip install --force-reinstall --no-deps mara-env, or pip "
     "install . in a clone). In a clone where you changed it on purpose (a retrained checkpoint, "
-    "new tuned settings), write the manifest again: python -m mara_env.benchmarks.reference shipped-files."
+    "new tuned settings), write the manifest again: python -m mara_env.benchmarks.reference.shipped_files."
 )
 
 

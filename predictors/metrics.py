@@ -28,12 +28,9 @@ Metrics (all pure NumPy):
 * :func:`crps_log_work`: the continuous ranked probability score of ``x = ln(1 + min(work, cap))``,
   ``CRPS(F, y) = integral (F(x) - 1{x >= y})^2 dx = E|X - y| - E|X - X'| / 2``, computed in
   ``O(n log n)`` from sorted samples.
-* :func:`brier_score`: mean squared error of the predicted probability of reaching the target
-  within a work budget (``time_left * speed`` at one node) against what happened.
-* :func:`success_reliability` / :func:`success_calibration_error`: whether that probability
-  means what it says. Cases are binned by predicted probability; in each bin the share that
-  reached the target should equal the mean prediction. The calibration error is the mean gap,
-  weighted by the cases in each bin (the "expected calibration error"; 0 is calibrated).
+* :func:`brier_score`, :func:`success_reliability`, :func:`success_calibration_error`: the
+  scores of the predicted probability of reaching the target within a work budget, from
+  :mod:`mara_env.predictors.success_scores` (imported here too).
 
 * :func:`median_says_never` / :func:`never_share`: whether a case's sample median is "never",
   and the share of such cases among some of them (e.g. the reachable targets past a curve length).
@@ -64,57 +61,57 @@ from mara_env.predictors.bootstrap import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
     MetricInputError,
-    bootstrap_interval,
     bootstrap_mean_interval,
     bootstrap_median_interval,
 )
+from mara_env.predictors.metric_inputs import check_cap, check_samples, check_truth
+from mara_env.predictors.success_scores import (
+    RELIABILITY_BINS,
+    RELIABILITY_COLUMNS,
+    brier_score,
+    forecast_brier,
+    forecast_calibration_error,
+    forecast_calibration_error_interval,
+    forecast_reliability_scores,
+    reliability_scores,
+    success_calibration_error,
+    success_forecasts,
+    success_reliability,
+)
+
+__all__ = [
+    "INTERVAL_LEVEL",
+    "MIN_FEASIBLE_CASES",
+    "RELIABILITY_BINS",
+    "RELIABILITY_COLUMNS",
+    "beyond_cap_as_never",
+    "brier_score",
+    "crps_log_work",
+    "infeasibility_auc",
+    "interval_coverage",
+    "interval_covered",
+    "interval_misses",
+    "log_ratio_errors",
+    "log_ratios",
+    "median_log_ratio",
+    "median_log_ratio_error",
+    "median_says_never",
+    "midranks",
+    "never_probability",
+    "never_share",
+    "reliability_scores",
+    "sample_quantiles",
+    "score_cell",
+    "score_predictions",
+    "success_calibration_error",
+    "success_reliability",
+]
 
 #: The central interval scored by :func:`interval_coverage` by default.
 INTERVAL_LEVEL = 0.8
 #: Cells with fewer feasible cases than this are too small to score: the prediction benchmark
 #: reports them as such, and calibration (:mod:`mara_env.predictors.calibration`) does not fit to them.
 MIN_FEASIBLE_CASES = 30
-#: Bins of predicted probability of :func:`success_reliability` (equal widths on [0, 1]).
-RELIABILITY_BINS = 5
-
-
-def _check_samples(samples: np.ndarray, where: str) -> np.ndarray:
-    samples = np.asarray(samples, dtype=np.float64)
-    if samples.ndim != 2 or samples.shape[1] == 0:
-        raise MetricInputError(
-            f"{where}: samples must be a 2-d (cases, samples) array with at least one sample, "
-            f"got shape {samples.shape}."
-        )
-    if np.isnan(samples).any() or (samples < 0).any():
-        raise MetricInputError(
-            f"{where}: samples must be >= 0 or inf (never); found NaN or negative work."
-        )
-    return samples
-
-
-def _check_per_case(values: np.ndarray, n_cases: int, name: str, where: str) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
-    if values.shape != (n_cases,):
-        raise MetricInputError(
-            f"{where}: {name} must have one value per case, shape ({n_cases},), got {values.shape}."
-        )
-    if np.isnan(values).any():
-        raise MetricInputError(f"{where}: {name} contains NaN.")
-    return values
-
-
-def _check_truth(truth: np.ndarray, n_cases: int, where: str) -> np.ndarray:
-    truth = _check_per_case(truth, n_cases, "truth", where)
-    if (truth < 0).any():
-        raise MetricInputError(f"{where}: truth must be >= 0 or inf (infeasible).")
-    return truth
-
-
-def _check_cap(cap: np.ndarray, n_cases: int, where: str) -> np.ndarray:
-    cap = _check_per_case(cap, n_cases, "cap", where)
-    if not (np.isfinite(cap).all() and (cap >= 1).all()):
-        raise MetricInputError(f"{where}: cap must be finite and >= 1 (e.g. 4 curve lengths).")
-    return cap
 
 
 def sample_quantiles(samples: np.ndarray, level: float) -> np.ndarray:
@@ -124,7 +121,7 @@ def sample_quantiles(samples: np.ndarray, level: float) -> np.ndarray:
         >>> sample_quantiles(np.array([[4.0, 1.0, 3.0, 2.0], [1.0, np.inf, np.inf, 2.0]]), 0.5)
         array([2., 2.])
     """
-    samples = _check_samples(samples, "sample_quantiles")
+    samples = check_samples(samples, "sample_quantiles")
     if not 0.0 < level <= 1.0:
         raise MetricInputError(f"sample_quantiles: level must be in (0, 1], got {level}.")
     return np.quantile(samples, level, axis=1, method="inverted_cdf")
@@ -146,9 +143,9 @@ def log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.nd
 
 def _log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray, where: str) -> np.ndarray:
     """:func:`log_ratios`, its bad input reported as coming from ``where``."""
-    samples = _check_samples(samples, where)
-    truth = _check_truth(truth, len(samples), where)
-    return _checked_log_ratios(samples, truth, _check_cap(cap, len(samples), where))
+    samples = check_samples(samples, where)
+    truth = check_truth(truth, len(samples), where)
+    return _checked_log_ratios(samples, truth, check_cap(cap, len(samples), where))
 
 
 def _checked_log_ratios(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -209,7 +206,7 @@ def never_probability(samples: np.ndarray) -> np.ndarray:
         >>> never_probability(np.array([[1.0, np.inf, np.inf, 2.0]])).tolist()
         [0.5]
     """
-    samples = _check_samples(samples, "never_probability")
+    samples = check_samples(samples, "never_probability")
     return np.mean(np.isinf(samples), axis=1)
 
 
@@ -297,8 +294,8 @@ def interval_misses(
 def _interval_misses(
     samples: np.ndarray, truth: np.ndarray, level: float, where: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    samples = _check_samples(samples, where)
-    truth = _check_truth(truth, len(samples), where)
+    samples = check_samples(samples, where)
+    truth = check_truth(truth, len(samples), where)
     if not 0.0 < level < 1.0:
         raise MetricInputError(f"{where}: level must be in (0, 1), got {level}.")
     low = sample_quantiles(samples, (1.0 - level) / 2.0)
@@ -335,127 +332,15 @@ def crps_log_work(samples: np.ndarray, truth: np.ndarray, cap: np.ndarray) -> np
         >>> crps_log_work(np.array([[np.e - 1.0]]), np.array([0.0]), np.array([100.0])).round(12)
         array([1.])
     """
-    samples = _check_samples(samples, "crps_log_work")
-    truth = _check_truth(truth, len(samples), "crps_log_work")
-    cap = _check_cap(cap, len(samples), "crps_log_work")
+    samples = check_samples(samples, "crps_log_work")
+    truth = check_truth(truth, len(samples), "crps_log_work")
+    cap = check_cap(cap, len(samples), "crps_log_work")
     x = np.sort(np.log1p(np.minimum(samples, cap[:, None])), axis=1)
     y = np.log1p(np.minimum(truth, cap))
     n = x.shape[1]
     spread_weights = (2.0 * np.arange(1, n + 1) - n - 1.0) / n**2
     crps = np.mean(np.abs(x - y[:, None]), axis=1) - x @ spread_weights
     return np.maximum(crps, 0.0)  # >= 0 exactly; rounding can leave -1e-17
-
-
-def brier_score(samples: np.ndarray, truth: np.ndarray, budget: np.ndarray) -> float:
-    """Mean of ``(P(work <= budget) - 1{truth <= budget})^2`` over cases.
-
-    ``P`` is the share of samples within the budget, as in
-    :meth:`mara_env.predictors.base.RemainingWork.success_probability`.
-
-    Example:
-        >>> brier_score(np.array([[1.0, 3.0], [np.inf, np.inf]]), np.array([1.0, np.inf]),
-        ...             np.array([2.0, 2.0]))
-        0.125
-    """
-    return _brier(*_success_forecasts(samples, truth, budget, "brier_score"))
-
-
-def _brier(probability: np.ndarray, outcome: np.ndarray) -> float:
-    return float(np.mean((probability - outcome) ** 2))
-
-
-def _success_forecasts(
-    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per case, the predicted probability of needing at most ``budget`` (the share of samples
-    within it) and whether the truth did (1.0 or 0.0); bad input reported as from ``where``."""
-    samples = _check_samples(samples, where)
-    truth = _check_truth(truth, len(samples), where)
-    budget = _check_per_case(budget, len(samples), "budget", where)
-    probability = np.mean(samples <= budget[:, None], axis=1)
-    return probability, (truth <= budget).astype(np.float64)
-
-
-def success_reliability(
-    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, bins: int = RELIABILITY_BINS
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The reliability table of P(work <= budget) (as :func:`brier_score` predicts it).
-
-    Cases are put in ``bins`` bins of equal width by predicted probability (a probability of 1
-    in the last bin).
-
-    Returns:
-        Per bin: the number of cases, their mean predicted probability and the share of them
-        whose truth was within the budget (both NaN for an empty bin).
-
-    Example:
-        >>> samples = np.array([[1.0, 1.0], [1.0, 9.0], [9.0, 9.0], [1.0, 9.0]])
-        >>> cases, predicted, observed = success_reliability(
-        ...     samples, np.array([1.0, 1.0, 1.0, 9.0]), np.full(4, 2.0), bins=2)
-        >>> cases.tolist(), predicted.tolist(), observed.tolist()
-        ([1.0, 3.0], [0.0, 0.6666666666666666], [1.0, 0.6666666666666666])
-    """
-    probability, outcome = _success_forecasts(samples, truth, budget, "success_reliability")
-    return _reliability(probability, outcome, _check_bins(bins, "success_reliability"))
-
-
-def _reliability(
-    probability: np.ndarray, outcome: np.ndarray, bins: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`success_reliability` of forecasts already made."""
-    index = _probability_bins(probability, bins)
-    cases = np.bincount(index, minlength=bins).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        predicted = np.bincount(index, weights=probability, minlength=bins) / cases
-        observed = np.bincount(index, weights=outcome, minlength=bins) / cases
-    return cases, predicted, observed
-
-
-def success_calibration_error(
-    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray, bins: int = RELIABILITY_BINS
-) -> float:
-    """The mean of ``|mean predicted - observed share|`` over the bins of
-    :func:`success_reliability`, weighted by their cases: 0 when every bin's predictions come
-    true as often as they say. Even then a finite sample scores above 0 by chance.
-
-    Example:
-        >>> samples = np.array([[1.0, 9.0]] * 4)  # P = 0.5 each; two of four succeed
-        >>> success_calibration_error(samples, np.array([1.0, 1.0, 9.0, 9.0]), np.full(4, 2.0))
-        0.0
-        >>> success_calibration_error(samples, np.array([1.0, 1.0, 1.0, 9.0]), np.full(4, 2.0))
-        0.25
-    """
-    probability, outcome = _success_forecasts(samples, truth, budget, "success_calibration_error")
-    return _calibration_error(probability, outcome, _check_bins(bins, "success_calibration_error"))
-
-
-def _calibration_error(probability: np.ndarray, outcome: np.ndarray, bins: int) -> float:
-    """:func:`success_calibration_error` of forecasts already made."""
-    index = _probability_bins(probability, bins)
-    weights = np.ones((1, len(index)))
-    return float(_calibration_errors(weights, index, probability - outcome, bins)[0])
-
-
-def _check_bins(bins: int, where: str) -> int:
-    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
-        raise MetricInputError(f"{where}: bins must be an int >= 1, got {bins!r}.")
-    return bins
-
-
-def _probability_bins(probability: np.ndarray, bins: int) -> np.ndarray:
-    """The bin of each probability among ``bins`` of equal width on [0, 1] (1 in the last)."""
-    return np.minimum((probability * bins).astype(np.intp), bins - 1)
-
-
-def _calibration_errors(
-    weights: np.ndarray, index: np.ndarray, gap: np.ndarray, bins: int
-) -> np.ndarray:
-    """The calibration error of each row of ``(count, n_cases)`` case weights: with each case's
-    bin ``index`` and ``gap`` (predicted probability minus outcome), the sum over bins of the
-    weighted gaps' absolute sum, over the total weight."""
-    in_bin = np.zeros((len(index), bins))
-    in_bin[np.arange(len(index)), index] = gap
-    return np.abs(weights @ in_bin).sum(axis=1) / weights.sum(axis=1)
 
 
 def beyond_cap_as_never(samples: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -506,11 +391,11 @@ def _scored_cases(
 ) -> _ScoredCases:
     """Checked cases (at least one), samples beyond the cap read as "never", with their
     :func:`log_ratios`, interval misses and deadline forecasts."""
-    samples = _check_samples(samples, where)
-    truth = _check_truth(truth, len(samples), where)
+    samples = check_samples(samples, where)
+    truth = check_truth(truth, len(samples), where)
     if len(samples) == 0:
         raise MetricInputError(f"{where}: there are no cases to score.")
-    cap = _check_cap(cap, len(samples), where)
+    cap = check_cap(cap, len(samples), where)
     samples = beyond_cap_as_never(samples, cap)
     below, above = _interval_misses(samples, truth, INTERVAL_LEVEL, where)
     return _ScoredCases(
@@ -520,7 +405,7 @@ def _scored_cases(
         _checked_log_ratios(samples, truth, cap),
         below,
         above,
-        *_success_forecasts(samples, truth, budget, where),
+        *success_forecasts(samples, truth, budget, where),
     )
 
 
@@ -539,8 +424,10 @@ def _scores(cases: _ScoredCases) -> dict[str, float]:
         "below_80": float(np.mean(below)),
         "above_80": float(np.mean(above)),
         "crps_log": float(np.mean(crps_log_work(samples, truth, cap))),
-        "brier": _brier(probability, outcome),
-        "success_calibration_error": _calibration_error(probability, outcome, RELIABILITY_BINS),
+        "brier": forecast_brier(probability, outcome),
+        "success_calibration_error": forecast_calibration_error(
+            probability, outcome, RELIABILITY_BINS
+        ),
     }
 
 
@@ -636,7 +523,7 @@ def score_cell(
     )
     covered = (~(cases.below | cases.above)).astype(np.float64)
     coverage_low, coverage_high = bootstrap_mean_interval(covered, rng, groups=groups, **settings)
-    calibration_low, calibration_high = _calibration_error_interval(
+    calibration_low, calibration_high = forecast_calibration_error_interval(
         cases.probability, cases.outcome, rng, groups, resamples, confidence
     )
     before, before_cases = never_share(samples, feasible & ~beyond)
@@ -653,68 +540,5 @@ def score_cell(
         "never_before_cases": float(before_cases),
         "never_after": after,
         "never_after_cases": float(after_cases),
-        **_reliability_scores(cases.probability, cases.outcome),
+        **forecast_reliability_scores(cases.probability, cases.outcome),
     }
-
-
-def _calibration_error_interval(
-    probability: np.ndarray,
-    outcome: np.ndarray,
-    rng: np.random.Generator,
-    groups: np.ndarray | None,
-    resamples: int,
-    confidence: float,
-) -> tuple[float, float]:
-    """The bootstrap interval of :func:`success_calibration_error`, resampling whole
-    ``groups`` as :func:`bootstrap_mean_interval` does (the bins are kept; their cases vary),
-    of forecasts already made."""
-    index = _probability_bins(probability, RELIABILITY_BINS)
-    gap = probability - outcome
-
-    def errors(weights: np.ndarray) -> np.ndarray:
-        return _calibration_errors(weights, index, gap, RELIABILITY_BINS)
-
-    return bootstrap_interval(len(gap), groups, rng, errors, resamples, confidence, "score_cell")
-
-
-#: What :func:`reliability_scores` gives of each bin: its cases, mean prediction, observed share.
-RELIABILITY_PARTS = ("cases", "predicted", "observed")
-
-
-def reliability_column(index: int, part: str) -> str:
-    """The key of bin ``index``'s ``part`` (one of :data:`RELIABILITY_PARTS`) in
-    :func:`reliability_scores`.
-
-    Example:
-        >>> reliability_column(2, "observed")
-        'success_bin2_observed'
-    """
-    return f"success_bin{index}_{part}"
-
-
-#: The keys of :func:`reliability_scores`, bin by bin.
-RELIABILITY_COLUMNS = tuple(
-    reliability_column(index, part)
-    for index in range(RELIABILITY_BINS)
-    for part in RELIABILITY_PARTS
-)
-
-
-def reliability_scores(
-    samples: np.ndarray, truth: np.ndarray, budget: np.ndarray
-) -> dict[str, float]:
-    """:func:`success_reliability` as flat scores, keyed by :data:`RELIABILITY_COLUMNS`
-    (``success_bin0_cases``, ``success_bin0_predicted``, ``success_bin0_observed``, then bin 1...).
-
-    Example:
-        >>> scores = reliability_scores(np.array([[1.0, 9.0]]), np.array([1.0]), np.array([2.0]))
-        >>> scores["success_bin2_cases"], scores["success_bin2_predicted"], scores["success_bin0_cases"]
-        (1.0, 0.5, 0.0)
-    """
-    return _reliability_scores(*_success_forecasts(samples, truth, budget, "reliability_scores"))
-
-
-def _reliability_scores(probability: np.ndarray, outcome: np.ndarray) -> dict[str, float]:
-    """:func:`reliability_scores` of forecasts already made."""
-    table = np.stack(_reliability(probability, outcome, RELIABILITY_BINS), axis=1)
-    return dict(zip(RELIABILITY_COLUMNS, table.ravel().tolist(), strict=True))

@@ -20,7 +20,7 @@ import torch
 
 import mara_env
 from mara_env.agents.evaluation import start_episode
-from mara_env.agents.mara import policy as policy_module
+from mara_env.agents.mara import sampling
 from mara_env.agents.mara.agent import Mara
 from mara_env.agents.mara.features import SLOT_INPUTS
 from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
@@ -84,7 +84,7 @@ def test_act_takes_the_actions_of_encode_and_decode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if exact_everywhere:  # every node's step through decode's own code
-        monkeypatch.setattr(policy_module, "EXACT_MARGIN", 2.0)
+        monkeypatch.setattr(sampling, "EXACT_MARGIN", 2.0)
     torch.manual_seed(n_slots * 100 + n_nodes)
     policy = MaraPolicy(config).eval()
     generator = torch.Generator().manual_seed(7)

@@ -21,16 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 ORDER = ("mara_env", "mara_env.predictors", "mara_env.agents", "mara_env.benchmarks")
 #: The most lines a module may have.
 MAX_LINES = 600
-#: Modules still longer, each split when the stores are next replayed (a split renames modules
-#: that results are keyed by).
-PENDING_SPLIT = {
-    "mara_env/sim/core.py",
-    "mara_env/worlds/config.py",
-    "agents/laira.py",
-    "agents/mara/policy.py",
-    "predictors/metrics.py",
-    "predictors/wrappers.py",
-}
 
 
 def modules() -> dict[Path, str]:
@@ -87,10 +77,7 @@ def test_no_module_is_longer_than_the_limit() -> None:
         for path in modules()
         if len(path.read_text().splitlines()) > MAX_LINES
     }
-    assert set(long) <= PENDING_SPLIT, {
-        name: lines for name, lines in long.items() if name not in PENDING_SPLIT
-    }
-    assert set(long) >= PENDING_SPLIT, f"split already: {PENDING_SPLIT - set(long)}"
+    assert not long, f"split these modules (lines each, limit {MAX_LINES}): {long}"
 
 
 def test_every_moved_module_still_imports_by_its_old_path_with_a_warning() -> None:
@@ -99,8 +86,9 @@ def test_every_moved_module_still_imports_by_its_old_path_with_a_warning() -> No
 
     from mara_env.moved import MOVED
 
-    # every module of 0.3.0 but __init__, the three that stayed and parallel_env (the function)
-    assert len(MOVED) == 32
+    # every module of 0.3.0 but __init__, the three that stayed and parallel_env (the function),
+    # and the one module 0.4.1 moved
+    assert len(MOVED) == 33
     import mara_env
 
     def forget(old: str) -> None:  # as in a fresh process
@@ -108,9 +96,9 @@ def test_every_moved_module_still_imports_by_its_old_path_with_a_warning() -> No
         vars(mara_env).pop(old.rpartition(".")[2], None)
 
     assert callable(mara_env.parallel_env)
-    for old, new in MOVED.items():
+    for old, (new, release) in MOVED.items():
         forget(old)
-        with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+        with pytest.warns(DeprecationWarning, match=f"{old} moved to {new} in mara-env {release}"):
             module = importlib.import_module(old)
         assert module is importlib.import_module(new)
         assert module.__spec__ is not None and module.__spec__.name == new  # its own spec kept
@@ -121,3 +109,21 @@ def test_every_moved_module_still_imports_by_its_old_path_with_a_warning() -> No
     with pytest.warns(DeprecationWarning, match="mara_env.config moved to mara_env.worlds.config"):
         assert mara_env.config.ClusterConfig is mara_env.ClusterConfig
     assert callable(mara_env.parallel_env)
+
+
+def test_every_moved_name_still_reads_from_its_old_module_with_a_warning() -> None:
+    import importlib
+
+    from mara_env.moved import MOVED_NAMES
+
+    for (module, name), (home, release) in MOVED_NAMES.items():
+        with pytest.warns(
+            DeprecationWarning, match=f"{module}.{name} moved to {home} in mara-env {release}"
+        ) as caught:
+            value = getattr(importlib.import_module(module), name)
+        assert value is getattr(importlib.import_module(home), name)
+        assert caught[0].filename == __file__  # the warning points at the reader
+    with pytest.warns(DeprecationWarning, match="get_config moved"):
+        from mara_env.worlds.config import get_config  # noqa: F401
+    with pytest.raises(AttributeError, match="has no attribute 'nonsense'"):
+        importlib.import_module("mara_env.worlds.config").nonsense  # noqa: B018

@@ -45,6 +45,13 @@ import torch
 from torch import nn
 
 from mara_env.agents.mara.features import GLOBAL_INPUTS, SLOT_INPUTS
+from mara_env.agents.mara.sampling import (
+    action_entropy,
+    fast_choice,
+    inverse_cdf,
+    legal_actions,
+    log_probabilities,
+)
 
 #: The fused kernel behind ``nn.TransformerEncoderLayer``'s inference path (``None`` in a
 #: torch without it: the module then always runs as itself).
@@ -347,7 +354,7 @@ class MaraPolicy(nn.Module):
         """Node ``node``'s log-probabilities ``(batch, n_slots + 1)`` at ``temperature``, given
         ``counts`` ``(batch, n_slots + 1)`` of earlier nodes' choices and the ``legal`` actions."""
         logits = self._node_logits(terms, counts[:, :-1], node, n_nodes)
-        return _log_probabilities(logits, legal, temperature)
+        return log_probabilities(logits, legal, temperature)
 
     def decode(
         self,
@@ -401,14 +408,14 @@ class MaraPolicy(nn.Module):
         no_entropy = torch.zeros(batch)
         ones = torch.ones(batch)
         for node in range(n_nodes):
-            legal = _legal(mask, counts, max_nodes_per_task)
+            legal = legal_actions(mask, counts, max_nodes_per_task)
             log_p = self._log_policy(terms, counts, legal, node, n_nodes, temperature)
             probabilities = log_p.exp()
             if draws is None:
                 action = log_p.argmax(dim=-1)
             else:
-                action = _inverse_cdf(probabilities, draws[:, node])
-            entropy = _entropy(probabilities, log_p, legal) if with_entropy else no_entropy
+                action = inverse_cdf(probabilities, draws[:, node])
+            entropy = action_entropy(probabilities, log_p, legal) if with_entropy else no_entropy
             chosen.append(action)
             log_probs.append(log_p[rows, action])
             entropies.append(entropy)
@@ -432,12 +439,14 @@ class MaraPolicy(nn.Module):
         dtype = terms[0].dtype
         chosen = nn.functional.one_hot(actions, n_actions).to(dtype)
         earlier = chosen.cumsum(dim=1) - chosen  # (batch, n_nodes, n_slots + 1)
-        legal = _legal(mask[:, None, :], earlier, max_nodes_per_task)
+        legal = legal_actions(mask[:, None, :], earlier, max_nodes_per_task)
         logits = self._logits(terms, earlier[..., :-1], actions.shape[1])
-        log_p = _log_probabilities(logits, legal, temperature)
+        log_p = log_probabilities(logits, legal, temperature)
         log_prob = log_p.gather(-1, actions[..., None]).squeeze(-1)
         entropy = (
-            _entropy(log_p.exp(), log_p, legal) if with_entropy else torch.zeros_like(log_prob)
+            action_entropy(log_p.exp(), log_p, legal)
+            if with_entropy
+            else torch.zeros_like(log_prob)
         )
         return Decoded(actions, log_prob, entropy)
 
@@ -464,7 +473,7 @@ class MaraPolicy(nn.Module):
         outputs for every node and every such count come out of one batched pass, and each
         node's step is a lookup, a softmax and the draw in NumPy. Batched and per-node products
         can round differently in the last bits, so where a node's draw falls within
-        :data:`EXACT_MARGIN` of a step of its CDF (or, greedy, its two best logits are that
+        :data:`mara_env.agents.mara.sampling.EXACT_MARGIN` of a step of its CDF (or, greedy, its two best logits are that
         close), that node's step is taken by :meth:`decode`'s own code, which decides it
         exactly as :meth:`decode` does.
 
@@ -527,7 +536,7 @@ class MaraPolicy(nn.Module):
             scaled = [
                 x / temperature if ok else -math.inf for x, ok in zip(logits, legal, strict=True)
             ]
-            action = _fast_choice(scaled, None if draws is None else draws[node])
+            action = fast_choice(scaled, None if draws is None else draws[node])
             if action is None:  # too close to call in rounding: decode's own step decides
                 log_p = self._log_policy(
                     terms,
@@ -540,7 +549,7 @@ class MaraPolicy(nn.Module):
                 if uniforms is None:
                     action = int(log_p.argmax(dim=-1))
                 else:
-                    action = int(_inverse_cdf(log_p.exp(), uniforms[:, node]))
+                    action = int(inverse_cdf(log_p.exp(), uniforms[:, node]))
             chosen.append(action)
             counts[action] += 1
             if action < n_slots:
@@ -571,70 +580,3 @@ class MaraPolicy(nn.Module):
         idle_hidden = torch.tanh_(idle_base[0, :, None, :] + decided[:, None] * decided_weight)
         idle_logits = self.idle_head[2](idle_hidden).squeeze(-1)
         return slot_logits.tolist(), idle_logits.tolist()
-
-
-def _log_probabilities(
-    logits: torch.Tensor, legal: torch.Tensor, temperature: float
-) -> torch.Tensor:
-    """Log-probabilities of ``softmax(logits / temperature)`` over the ``legal`` actions (the
-    others get ``-inf``): the one place sampling and scoring apply the mask and temperature."""
-    logits = logits.masked_fill(~legal, float("-inf"))
-    if temperature != 1.0:
-        logits = logits / temperature
-    return torch.log_softmax(logits, dim=-1)
-
-
-def _entropy(probabilities: torch.Tensor, log_p: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-    """Entropy over the last axis; illegal actions (probability 0, log ``-inf``) add nothing."""
-    return -(probabilities * log_p.masked_fill(~legal, 0.0)).sum(dim=-1)
-
-
-def _legal(
-    mask: torch.Tensor, counts: torch.Tensor, max_nodes_per_task: int | None
-) -> torch.Tensor:
-    """``mask`` without the slots ``max_nodes_per_task`` earlier nodes chose (idle stays)."""
-    if max_nodes_per_task is None:
-        return mask
-    full = counts >= max_nodes_per_task
-    full[..., -1] = False
-    return mask & ~full
-
-
-def _inverse_cdf(probabilities: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
-    """``(batch,)`` actions drawn from ``probabilities`` ``(batch, n_actions)`` by inverting
-    each row's CDF at its uniform number in ``draws`` ``(batch,)``."""
-    cdf = probabilities.cumsum(dim=-1)
-    below = (cdf <= draws[:, None]).sum(dim=-1)
-    # The first action whose CDF exceeds the draw has positive probability; rounding past the
-    # end falls on idle (the last action), which is always legal.
-    return below.clamp(max=probabilities.shape[-1] - 1)
-
-
-#: How close (in probability, or in logits when greedy) a draw may come to a step of a node's
-#: CDF before :meth:`MaraPolicy.act` leaves the node to :meth:`MaraPolicy.decode`'s own code.
-#: The two differ by float32 rounding, below 1e-5 in the logits, so this is a wide margin.
-EXACT_MARGIN = 1e-3
-
-
-def _fast_choice(scaled: list[float], draw: float | None) -> int | None:
-    """The action drawn at ``draw`` from ``softmax(scaled)`` (the most likely one if ``draw`` is
-    ``None``), or ``None`` if rounding could decide it (within :data:`EXACT_MARGIN`).
-
-    Plain Python: on one node's few actions it costs less than array calls.
-    """
-    best = max(scaled)
-    if draw is None:
-        action = scaled.index(best)
-        runner_up = max(scaled[:action] + scaled[action + 1 :], default=-math.inf)
-        return action if best - runner_up > EXACT_MARGIN else None
-    weights = [math.exp(x - best) for x in scaled]
-    total = math.fsum(weights)
-    cumulative = 0.0
-    for action, weight in enumerate(weights):
-        cumulative += weight
-        step = cumulative / total
-        if abs(step - draw) <= EXACT_MARGIN:
-            return None
-        if step > draw:
-            return action
-    return len(scaled) - 1

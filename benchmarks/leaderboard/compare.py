@@ -2,7 +2,7 @@
 
 ``python -m mara_env.benchmarks.leaderboard.compare MINE PUBLISHED`` reads both journals
 (``episodes.jsonl``) and compares every episode, matched by agent, config and seed, outcome by
-outcome: counts (:data:`mara_env.sim.core.COUNT_METRICS`) and every other integer or text exactly,
+outcome: counts (:data:`mara_env.sim.epoch_report.COUNT_METRICS`) and every other integer or text exactly,
 float metrics within :data:`mara_env.portability.MAX_ULPS` units in the last place, wall times
 and keys left aside (keys name the code that ran, which may legitimately differ, such as an
 editable install and a wheel of the same code). It exits 0 when the two hold the same episodes
@@ -39,7 +39,7 @@ from mara_env.benchmarks.common.store import ResultsFileError
 from mara_env.benchmarks.leaderboard.cells import KEY_COLUMNS, TIMING_COLUMNS
 from mara_env.benchmarks.leaderboard.journal import JOURNAL, read_journal
 from mara_env.portability import MAX_ULPS, differences
-from mara_env.sim.core import COUNT_METRICS
+from mara_env.sim.epoch_report import COUNT_METRICS
 
 #: The columns that say which episode a row is, whatever code played it.
 EPISODE_COLUMNS = ("agent", "config", "config_hash", "seed")

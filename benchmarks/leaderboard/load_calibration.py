@@ -4,7 +4,7 @@ The "training" preset should be hard but not hopeless: earliest deadline first (
 complete about 55% (50-60%) of the tasks that arrive. This script sweeps the ``load`` field of a
 preset (everything else unchanged), runs EDF and random on the same seeds at each load, prints
 mean completion rates with 95% bootstrap confidence intervals, and interpolates the load at
-which EDF's mean crosses the target. Set ``mara_env.worlds.config.TRAINING_LOAD`` to that value.
+which EDF's mean crosses the target. Set ``mara_env.worlds.presets.TRAINING_LOAD`` to that value.
 
 ``load`` is relative to the workload: the arrival rate is ``load * n_nodes / mean_demand``.
 

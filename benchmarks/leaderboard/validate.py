@@ -18,7 +18,7 @@ results folder and prints every difference it finds:
    changed), and each recorded config must equal what the installed preset gives.
 4. **Replay**: a sample of the run's episodes is played again from scratch with the installed
    code (on the chosen backend), and every recorded metric is compared (wall-time columns
-   aside): counts (:data:`mara_env.sim.core.COUNT_METRICS`) and every other integer or text exactly,
+   aside): counts (:data:`mara_env.sim.epoch_report.COUNT_METRICS`) and every other integer or text exactly,
    float metrics (rates, means) within :data:`mara_env.portability.MAX_ULPS` units in the last
    place, since another CPU or NumPy version may round differently in the last bit. The check
    also says how many replayed episodes matched bit for bit (all of them, on the machine that
@@ -63,7 +63,7 @@ from mara_env.benchmarks.leaderboard.journal import JOURNAL, read_journal
 from mara_env.benchmarks.leaderboard.records import JournalContents
 from mara_env.benchmarks.leaderboard.table_check import check_tables
 from mara_env.portability import MAX_ULPS, differences
-from mara_env.sim.core import COUNT_METRICS
+from mara_env.sim.epoch_report import COUNT_METRICS
 from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: Exit code of a validation that passed but could not check everything (an agent that cannot be

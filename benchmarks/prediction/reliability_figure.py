@@ -1,7 +1,7 @@
 """``reliability.png`` of the prediction benchmark: do the deadline probabilities mean what they say?
 
 Each predictor's probability of reaching the target by the deadline at one node (the one the
-Brier score and the calibration error score; :func:`mara_env.predictors.metrics.success_reliability`)
+Brier score and the calibration error score; :func:`mara_env.predictors.success_scores.success_reliability`)
 is binned by value; each point is a bin, at the mean probability predicted in it (x) and the
 share of its cases that reached the target in time (y), its area proportional to its cases.
 A calibrated predictor's points lie on the diagonal. One panel per reported cell (at least
@@ -19,8 +19,8 @@ from typing import Any
 from mara_env.benchmarks.common.figures import pyplot, save_png
 from mara_env.benchmarks.prediction.cells_figure import reported_cells
 from mara_env.benchmarks.prediction.protocols import Cell
-from mara_env.predictors.metrics import (
-    MIN_FEASIBLE_CASES,
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES
+from mara_env.predictors.success_scores import (
     RELIABILITY_BINS,
     RELIABILITY_PARTS,
     reliability_column,

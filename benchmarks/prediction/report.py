@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mara_env.benchmarks.prediction.protocols import PROTOCOL_TITLES, Cell
-from mara_env.predictors.metrics import MIN_FEASIBLE_CASES, RELIABILITY_BINS
+from mara_env.predictors.metrics import MIN_FEASIBLE_CASES
 from mara_env.predictors.shifted_curves import SHIFTS
+from mara_env.predictors.success_scores import RELIABILITY_BINS
 
 #: The observed fractions of the acceptance summary.
 ACCEPTANCE_FRACTIONS = (0.1, 0.2, 0.4)

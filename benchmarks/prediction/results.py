@@ -36,7 +36,8 @@ from mara_env.benchmarks.common.threads import one_torch_thread_if_loaded
 from mara_env.benchmarks.prediction.protocols import CellCases, PredictorBank
 from mara_env.predictors.base import Predictor, TaskHistory
 from mara_env.predictors.cases import PredictionCases
-from mara_env.predictors.metrics import RELIABILITY_COLUMNS, score_cell
+from mara_env.predictors.metrics import score_cell
+from mara_env.predictors.success_scores import RELIABILITY_COLUMNS
 
 #: Cases per ``predict`` call (bounds memory; learned predictors batch within a call).
 PREDICT_CHUNK = 256

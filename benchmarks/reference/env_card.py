@@ -41,7 +41,7 @@ from mara_env.benchmarks.common.arguments import attribute_help
 from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.provenance import SOURCE_ROOT
 from mara_env.envs.infos import INFO_FIELDS, TASK_ID_FIELDS
-from mara_env.worlds.config import PRESETS
+from mara_env.worlds.presets import PRESETS
 
 #: Where the card is written, relative to the source root.
 CARD = Path("docs/environment.md")

@@ -104,11 +104,11 @@ from mara_env.envs.env_base import (
     build_spaces,
     check_observation_key,
 )
+from mara_env.envs.epoch import finish_epoch
 from mara_env.envs.infos import copy_info
 from mara_env.envs.order_enforcing import OrderEnforcing
 from mara_env.envs.render import RENDER_MODES
 from mara_env.errors import ActionError, EnvStateError
-from mara_env.sim.epoch import finish_epoch
 from mara_env.worlds.config import LATEST_WORLD_VERSION, ClusterConfig, env_id
 
 #: The id of the latest world (older ones stay registered: ``mara_env.worlds.config.env_id``).

@@ -60,7 +60,8 @@ from mara_env.sim.observation import (
     shared_observations,
     state_vectors,
 )
-from mara_env.worlds.config import ClusterConfig, check_keywords, get_config, keyword_parameters
+from mara_env.worlds.config import ClusterConfig, check_keywords, keyword_parameters
+from mara_env.worlds.presets import get_config
 
 
 class BatchedNodesEnv:

@@ -13,7 +13,8 @@ from mara_env.envs.render import Renderer
 from mara_env.errors import ConfigError
 from mara_env.sim.observation import FEATURE_BOUND, ObservationBuilder, observation_size, state_size
 from mara_env.sim.simulator import ClusterSimulator
-from mara_env.worlds.config import ClusterConfig, check_keywords, get_config, keyword_parameters
+from mara_env.worlds.config import ClusterConfig, check_keywords, keyword_parameters
+from mara_env.worlds.presets import get_config
 
 #: The key of a node's observation vector in its observation dict, unless told otherwise.
 OBSERVATION_KEY = "observation"

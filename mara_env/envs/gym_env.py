@@ -42,10 +42,10 @@ from gymnasium import spaces
 
 from mara_env.curves.traces import TraceSourceLike
 from mara_env.envs.env_base import ClusterEnvBase, build_spaces
+from mara_env.envs.epoch import joint_epoch
 from mara_env.envs.infos import ACTION_MASK
 from mara_env.envs.render import RENDER_MODES
 from mara_env.errors import EnvStateError
-from mara_env.sim.epoch import joint_epoch
 from mara_env.worlds.config import ClusterConfig
 
 

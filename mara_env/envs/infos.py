@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from mara_env.sim.core import BatchEpoch, ClusterBatch
+from mara_env.sim.core import ClusterBatch
+from mara_env.sim.epoch_report import BatchEpoch
 from mara_env.sim.simulator import ClusterSimulator, EpochEvents
 
 #: Every info key, in order: its dtype and meaning (the table above).

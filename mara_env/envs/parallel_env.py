@@ -37,10 +37,10 @@ from mara_env.envs.env_base import (
     build_spaces,
     check_observation_key,
 )
+from mara_env.envs.epoch import joint_epoch
 from mara_env.envs.infos import copy_info
 from mara_env.envs.render import RENDER_MODES
 from mara_env.errors import ActionError, EnvStateError
-from mara_env.sim.epoch import joint_epoch
 from mara_env.worlds.config import ClusterConfig
 
 

@@ -73,6 +73,7 @@ from gymnasium.vector.utils import batch_space
 from mara_env.curves.traces import TraceSourceLike
 from mara_env.envs.actions import resolve_batch_actions
 from mara_env.envs.env_base import build_spaces
+from mara_env.envs.epoch import team_reward
 from mara_env.envs.infos import (
     ACTION_MASK,
     batch_epoch_infos,
@@ -82,10 +83,10 @@ from mara_env.envs.infos import (
 )
 from mara_env.errors import ConfigError, EnvStateError
 from mara_env.sim.core import ClusterBatch
-from mara_env.sim.epoch import team_reward
 from mara_env.sim.observation import occupied_masks, state_vectors
 from mara_env.sim.simulator import ClusterSimulator
-from mara_env.worlds.config import ClusterConfig, check_keywords, get_config, keyword_parameters
+from mara_env.worlds.config import ClusterConfig, check_keywords, keyword_parameters
+from mara_env.worlds.presets import get_config
 
 #: The autoreset modes the vector env runs, Gymnasium's default first.
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)

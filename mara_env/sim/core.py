@@ -39,7 +39,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,7 +52,8 @@ from mara_env.curves.workload import (
     validate_tasks,
 )
 from mara_env.errors import ConfigError, EnvStateError
-from mara_env.sim.dynamics import advance_clusters, start_episode, write_task_rows
+from mara_env.sim.dynamics import advance_clusters, start_episode
+from mara_env.sim.epoch_report import COUNT_METRICS, BatchEpoch
 from mara_env.sim.rules import effective_share, epochs_to_target
 from mara_env.sim.task_fields import (
     ACTIVE,
@@ -68,6 +68,7 @@ from mara_env.sim.task_fields import (
     PROGRESS,
     TASK_FIELDS,
 )
+from mara_env.sim.task_rows import empty_rows, row_fields, task_rows
 from mara_env.worlds.config import ClusterConfig
 
 __all__ = [
@@ -88,103 +89,6 @@ __all__ = [
 
 #: Tasks one episode may draw at most (the arrival serial in the observation must stay exact).
 MAX_TASKS_PER_EPISODE = 99_999
-
-#: Metrics of :meth:`ClusterBatch.episode_metrics` that count events or node-epochs (whole
-#: numbers, stored as floats): equal on every machine, while the others (rates, means) agree
-#: within :data:`mara_env.portability.MAX_ULPS`.
-COUNT_METRICS = frozenset(
-    (
-        "completed",
-        "arrived",
-        "expired",
-        "switches",
-        "wasted_node_epochs",
-        "useful_node_epochs",
-        "idle_while_feasible",
-        "epochs",
-        "illegal_actions",
-        "conflicts",
-    )
-)
-
-
-@dataclass(frozen=True)
-class BatchEpoch:
-    """What happened in one epoch of every cluster of a batch (arrays, batch first).
-
-    Attributes:
-        epoch: The epoch that just ended in each cluster.
-        completed: Number of tasks that completed.
-        expired: Number of tasks whose deadline came (slotted or queued).
-        arrived: Number of tasks that arrived for the next epoch.
-        switches: Nodes that paid the switch cost.
-        shaping: The shaping term ``gamma * Phi(s') - Phi(s)`` of the progress potential
-            (``gamma``: ``config.shaping_discount``; ``Phi`` is 0 once an episode terminated).
-        trained: ``(B, n_slots)`` whether each slot's task trained this epoch.
-        completed_slots: ``(B, n_slots)`` slots whose task completed.
-        expired_slots: ``(B, n_slots)`` slots whose task expired.
-        departed_tasks: ``(B, n_slots)`` task id in each slot before departures.
-        queue_expired: ``(cluster, task)`` index arrays of the tasks that expired in the queue.
-    """
-
-    epoch: np.ndarray
-    completed: np.ndarray
-    expired: np.ndarray
-    arrived: np.ndarray
-    switches: np.ndarray
-    shaping: np.ndarray
-    trained: np.ndarray
-    completed_slots: np.ndarray
-    expired_slots: np.ndarray
-    departed_tasks: np.ndarray
-    queue_expired: tuple[np.ndarray, np.ndarray]
-
-
-def _empty_rows(shape: tuple[int, int]) -> np.ndarray:
-    """``(*shape, len(TASK_FIELDS))`` copies of :data:`EMPTY_ROW`."""
-    return np.broadcast_to(EMPTY_ROW, (*shape, len(TASK_FIELDS))).copy()
-
-
-def task_rows(table: TaskTable, lengths: np.ndarray) -> np.ndarray:
-    """``(len(TASK_FIELDS), len(table))`` packed rows of a task table at arrival, fields first
-    (transposed, the rows of a cluster in :attr:`ClusterBatch.task`).
-
-    Args:
-        table: The episode's tasks (sorted by arrival: a task's index is its serial).
-        lengths: ``(len(table),)`` recorded points of each task's curve (its step budget in
-            curve steps).
-    """
-    n = len(table)
-    if np.shape(lengths) != (n,):
-        raise ValueError(
-            f"task_rows: expected {n} curve lengths (one per task), got shape {np.shape(lengths)}."
-        )
-    rows = np.empty((n, len(TASK_FIELDS)))
-    fill_task_rows(rows, table, lengths)
-    return rows.T
-
-
-def fill_task_rows(rows: np.ndarray, table: TaskTable, lengths: np.ndarray) -> None:
-    """Write the rows of :func:`task_rows` into ``rows`` (``(len(table), len(TASK_FIELDS))``,
-    e.g. a cluster's first rows of :attr:`ClusterBatch.task`)."""
-    write_task_rows(rows, *_row_fields(table, lengths))
-
-
-def _row_fields(table: TaskTable, lengths: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The arguments of :func:`mara_env.sim.dynamics.write_task_rows` after ``rows``."""
-    return (
-        table.family,
-        table.speed,
-        table.alpha,
-        table.target,
-        table.deadline,
-        table.arrival,
-        table.initial_loss,
-        table.log_initial_loss,
-        table.log_gap,
-        lengths,
-        table.demand,
-    )
 
 
 class ClusterBatch:
@@ -252,7 +156,7 @@ class ClusterBatch:
         self.slot_task = np.full((B, S + 1), NO_TASK, dtype=np.int64)
         self.slot_curve = np.zeros((B, S + 1), dtype=np.intp)
         self.slot_deadline = np.zeros((B, S + 1), dtype=np.int64)
-        self.slot = _empty_rows((B, S + 1))
+        self.slot = empty_rows((B, S + 1))
         self.free_slots = np.full(B, S, dtype=np.int64)
         self.node_task = np.full((B, K), NO_TASK, dtype=np.int64)
         self.previous_slot = np.full((B, K), S, dtype=np.int64)
@@ -289,7 +193,7 @@ class ClusterBatch:
     # ------------------------------------------------------------------ reset
     def _allocate_tasks(self, capacity: int) -> None:
         """Grow the per-task table to ``capacity`` tasks per cluster (keeping its contents)."""
-        table = _empty_rows((self.batch_size, capacity + 1))
+        table = empty_rows((self.batch_size, capacity + 1))
         table[:, : self.capacity] = self.task[:, : self.capacity]
         curve = np.zeros((self.batch_size, capacity + 1), dtype=np.intp)
         curve[:, : self.capacity] = self.task_curve[:, : self.capacity]
@@ -357,7 +261,7 @@ class ClusterBatch:
                 config.max_epochs,
                 EMPTY_ROW,
                 table.curve_row,
-                _row_fields(table, lengths[table.curve_row]),
+                row_fields(table, lengths[table.curve_row]),
                 self.n_tasks,
                 self.epoch,
                 self.node_task,

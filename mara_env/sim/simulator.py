@@ -29,7 +29,8 @@ import numpy as np
 from mara_env.curves.traces import TraceSourceLike
 from mara_env.curves.workload import TaskTable, Workload
 from mara_env.errors import EnvStateError
-from mara_env.sim.core import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK, BatchEpoch, ClusterBatch
+from mara_env.sim.core import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK, ClusterBatch
+from mara_env.sim.epoch_report import BatchEpoch
 from mara_env.worlds.config import ClusterConfig
 
 __all__ = [
@@ -234,7 +235,7 @@ class EpochEvents:
         arrived: Ids of tasks that arrived for the next epoch.
         switches: Nodes that paid the switch cost.
         shaping: The shaping term ``gamma * Phi(s') - Phi(s)`` (see
-            :class:`mara_env.sim.core.BatchEpoch`).
+            :class:`mara_env.sim.epoch_report.BatchEpoch`).
     """
 
     epoch: int

@@ -1,4 +1,4 @@
-"""The cluster configuration: a frozen, validated dataclass and its named presets.
+"""The cluster configuration: a frozen, validated dataclass, and the keywords it takes.
 
 Every number that shapes an episode lives here. Derived quantities (the arrival rate, the episode
 limit) are computed from these fields, never stored beside them.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,8 +31,9 @@ import numpy as np
 from mara_env.curves.arrivals import check_arrivals
 from mara_env.curves.families import FAMILIES, FAMILY_NAMES, OTHER_NAME
 from mara_env.curves.recorded_durations import CURVE_DURATIONS
-from mara_env.curves.workloads import WORKLOADS, workload_weights
+from mara_env.curves.workloads import WORKLOADS
 from mara_env.errors import ConfigError, UnexpectedArgumentError
+from mara_env.moved import moved_name
 from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLD_VERSIONS, World, world
 
 Split = Literal["train", "test"]
@@ -408,7 +409,7 @@ class ClusterConfig:
         """The registered environment id of this config's rules (``world_version``).
 
         Example:
-            >>> get_config("training", world_version=2).env_id
+            >>> ClusterConfig(world_version=2).env_id
             'mara_env/Cluster-v2'
         """
         return env_id(self.world_version)
@@ -420,7 +421,7 @@ class ClusterConfig:
         has no such share.
 
         Example:
-            >>> v3 = get_config("training", world_version=3)
+            >>> v3 = ClusterConfig(world_version=3)
             >>> v3.effective_hopeless_curve_share
             0.1
             >>> v3.replace(hopeless_curve_share=1.0).effective_hopeless_curve_share
@@ -447,11 +448,11 @@ class ClusterConfig:
         or ``n_nodes`` without a per-task cap.
 
         Example:
-            >>> get_config("training").task_node_limit
+            >>> ClusterConfig(n_nodes=8).task_node_limit
             8
-            >>> get_config("training", max_nodes_per_task=3).task_node_limit
+            >>> ClusterConfig(n_nodes=8, max_nodes_per_task=3).task_node_limit
             3
-            >>> get_config("tiny", max_nodes_per_task=5).task_node_limit  # never more than n_nodes
+            >>> ClusterConfig(n_nodes=2, max_nodes_per_task=5).task_node_limit  # never more than n_nodes
             2
         """
         cap = self.max_nodes_per_task
@@ -488,8 +489,8 @@ class ClusterConfig:
         :attr:`own_families`' alphas weighted by :attr:`family_weights` (1 without any).
 
         Example:
-            >>> config = get_config("tiny", family_weights=(("speech", 1.0), ("rl", 1.0)),
-            ...                     own_families=(("speech", 0.5),))
+            >>> config = ClusterConfig(family_weights=(("speech", 1.0), ("rl", 1.0)),
+            ...                        own_families=(("speech", 0.5),))
             >>> config.alpha_for("speech"), config.assumed_other_alpha
             (0.5, 0.5)
         """
@@ -531,7 +532,7 @@ _KEYWORD_HINTS = {
 
 def config_keywords(*, workload: bool = True) -> tuple[str, ...]:
     """The keywords that configure a cluster: every ``ClusterConfig`` field and, where
-    :func:`get_config` reads them, ``workload``."""
+    :func:`mara_env.worlds.presets.get_config` reads them, ``workload``."""
     fields = tuple(f.name for f in dataclasses.fields(ClusterConfig) if f.init)
     return (*fields, "workload") if workload else fields
 
@@ -540,6 +541,7 @@ def keyword_parameters(function: Callable[..., Any]) -> tuple[str, ...]:
     """The names ``function`` takes as keywords itself (not ``self``, not ``**kwargs``).
 
     Example:
+        >>> from mara_env import get_config
         >>> keyword_parameters(get_config)
         ('name', 'workload')
     """
@@ -560,7 +562,7 @@ def check_keywords(
         keywords: The keyword names given.
         where: The callable that received them, as Python names it (``"raw_env.__init__()"``).
         takes: The callable's own keyword arguments (listed in the message).
-        workload: Whether ``workload`` is accepted (it is wherever :func:`get_config` runs).
+        workload: Whether ``workload`` is accepted (it is wherever :func:`mara_env.worlds.presets.get_config` runs).
 
     Raises:
         UnexpectedArgumentError: A ``ConfigError`` and a ``TypeError`` whose message starts as
@@ -586,53 +588,6 @@ def check_keywords(
     )
 
 
-#: The training load: calibrated with ``python -m mara_env.benchmarks.leaderboard.load_calibration`` so
-#: that earliest deadline first completes 50-60% of arrived tasks on the default workload.
-TRAINING_LOAD = 1.4
-
-PRESETS: Mapping[str, ClusterConfig] = {
-    # The default: the regime the learned scheduler trains in.
-    "training": ClusterConfig(load=TRAINING_LOAD),
-    # Heavier loads, never trained on: generalisation tests.
-    "load_1.5x": ClusterConfig(load=1.5 * TRAINING_LOAD),
-    "load_2x": ClusterConfig(load=2.0 * TRAINING_LOAD),
-    # Evaluation on held-out curves.
-    "evaluation": ClusterConfig(load=TRAINING_LOAD, split="test"),
-    # Shaped reward for policy-gradient training.
-    "training_shaped": ClusterConfig(load=TRAINING_LOAD, shaping_weight=1.0),
-    # Edge cases and scale.
-    "single_node": ClusterConfig(n_nodes=1, n_slots=4, load=TRAINING_LOAD),
-    "large": ClusterConfig(n_nodes=64, n_slots=64, load=TRAINING_LOAD),
-    "tiny": ClusterConfig(n_nodes=2, n_slots=3, load=TRAINING_LOAD, arrival_horizon=20),
-}
-
-
-def get_config(
-    name: str | ClusterConfig, *, workload: str | None = None, **overrides: Any
-) -> ClusterConfig:
-    """Return the named preset (or the given config) with ``overrides`` applied.
-
-    Args:
-        name: A preset name from ``PRESETS`` or a ``ClusterConfig``.
-        workload: A workload name from ``mara_env.curves.workloads.WORKLOADS``; sets
-            ``family_weights``.
-        **overrides: Field values to change.
-
-    Raises:
-        ConfigError: For an unknown preset or workload, or invalid overrides.
-
-    Example:
-        >>> get_config("training", workload="synthetic", n_nodes=4).family_weights
-        (('synthetic', 1.0),)
-    """
-    if workload is not None:
-        if "family_weights" in overrides:
-            raise ConfigError("Pass either workload or family_weights, not both.")
-        overrides["family_weights"] = workload_weights(workload)
-    if isinstance(name, ClusterConfig):
-        config = name
-    elif isinstance(name, str) and name in PRESETS:
-        config = PRESETS[name]
-    else:
-        raise ConfigError(f"Unknown config preset {name!r}. Known presets: {sorted(PRESETS)}.")
-    return config.replace(**overrides) if overrides else config
+def __getattr__(name: str) -> Any:
+    """The presets and :func:`get_config`, moved to :mod:`mara_env.worlds.presets` in 0.4.1."""
+    return moved_name(__name__, name)
