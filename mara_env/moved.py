@@ -1,7 +1,7 @@
 """Module paths and names that moved, still importable under their old names for one release.
 
 mara-env 0.4.0 grouped the flat ``mara_env`` package into sub-packages (:mod:`mara_env.sim`,
-:mod:`mara_env.envs`, :mod:`mara_env.curves`, :mod:`mara_env.worlds`); 0.4.1 moved one module
+:mod:`mara_env.envs`, :mod:`mara_env.curves`, :mod:`mara_env.worlds`); 0.4.1 moved three modules
 between them and a few names between modules (:data:`MOVED_NAMES`). Importing a module by its
 old path (``import mara_env.config``, ``from mara_env.simulator import ClusterSimulator``),
 reading it as an attribute (``mara_env.config``) or reading a moved name from its old module
@@ -35,14 +35,15 @@ REMOVED_IN = "0.5.0"
 
 #: Each sub-package and the modules it took from the flat ``mara_env`` of 0.3.
 _GROUPS = {
-    "sim": "core dynamics simulator rules layout task_fields observation observation_kernel",
+    "sim": "core dynamics simulator rules layout task_fields observation observation_kernel "
+    "workload hidden_effort",
     # (not parallel_env: ``mara_env.parallel_env`` is the function, and importing a module by
     # that path would put the module in its place)
     "envs": "aec_env gym_env vector_env batched_nodes sb3_vec_env env_base order_enforcing "
     "actions infos render registration epoch",
-    "curves": "traces sources curve_tables synthetic families workload workloads arrivals "
+    "curves": "traces sources curve_tables synthetic families workloads arrivals "
     "recorded_durations file_cache",
-    "worlds": "config hidden_effort",
+    "worlds": "config",
 }
 
 #: ``{old module path: (new module path, the release that moved it)}``.
@@ -52,8 +53,12 @@ MOVED: dict[str, tuple[str, str]] = {
         for group, names in _GROUPS.items()
         for name in names.split()
     },
-    # the epoch (advance, reward, info) is what the env forms run, not the simulation core
+    # 0.4.1 put the sub-packages in one order (curves, worlds, sim, envs): the epoch (advance,
+    # reward, info) is what the env forms run; drawing an episode's tasks by the world's rules,
+    # the hidden effort of Cluster-v3 included, is the simulation's
     "mara_env.sim.epoch": ("mara_env.envs.epoch", "0.4.1"),
+    "mara_env.curves.workload": ("mara_env.sim.workload", "0.4.1"),
+    "mara_env.worlds.hidden_effort": ("mara_env.sim.hidden_effort", "0.4.1"),
 }
 
 #: ``{(module, name): (the module that now holds it, the release that moved it)}``.

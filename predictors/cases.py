@@ -10,7 +10,7 @@ drawn, split across families by the workload's weights (rounded). Within a famil
 are dealt in shuffled rounds, so every curve is used once before any is used again. Each task's
 speed, target and deadline (epochs after arrival) are drawn by the simulator's rule of the
 config's world: in Cluster-v1 on the dealt curve by :func:`mara_env.sim.rules.draw_task_terms`; in
-Cluster-v2 the world picks the curves itself (:func:`mara_env.curves.workload.draw_hidden_effort_terms`:
+Cluster-v2 the world picks the curves itself (:func:`mara_env.sim.workload.draw_hidden_effort_terms`:
 a target drawn on one of the family's improving curves, a hopeless one moved to a curve that
 never reaches it), so the family's count of tasks is drawn that way instead of dealt. Deadlines
 by :func:`mara_env.sim.rules.deadlines`; steps to target ``T`` by
@@ -66,9 +66,9 @@ import numpy as np
 from mara_env import ClusterConfig, ConfigError, get_config
 from mara_env.curves.sources import default_trace_source
 from mara_env.curves.traces import CurvePool, TraceSource
-from mara_env.curves.workload import build_workload, draw_hidden_effort_terms
 from mara_env.predictors.base import TaskHistory
 from mara_env.sim import rules
+from mara_env.sim.workload import build_workload, draw_hidden_effort_terms
 
 #: Work beyond this many curve lengths is scored as "never" (the metrics' ``cap``).
 CAP_CURVE_LENGTHS = 4.0

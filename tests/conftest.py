@@ -20,7 +20,7 @@ import pytest
 from mara_env import ClusterConfig, CurvePool, node_turns, raw_env
 from mara_env.agents import PrivilegedScheduler
 from mara_env.curves.families import FAMILY_NAMES
-from mara_env.curves.workload import TaskTable
+from mara_env.sim.workload import TaskTable
 
 #: Short configurations covering the edge cases of the API (keyword overrides of a preset).
 #: Loads are set so that an episode expects >= ~15 arrivals (load * n_nodes / mean demand of

@@ -13,13 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mara_env.curves.traces import TraceSource
-from mara_env.curves.workload import (
-    TaskTable,
-    Workload,
-    build_workload,
-    sample_tasks,
-    validate_tasks,
-)
 from mara_env.errors import EnvStateError
 from mara_env.sim.observation import (
     FEATURE_BOUND,
@@ -50,6 +43,13 @@ from mara_env.sim.observation import (
     STEP_SCALE,
     TIME_SCALE,
     observation_size,
+)
+from mara_env.sim.workload import (
+    TaskTable,
+    Workload,
+    build_workload,
+    sample_tasks,
+    validate_tasks,
 )
 from mara_env.worlds.config import ClusterConfig
 

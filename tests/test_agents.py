@@ -215,7 +215,7 @@ def test_agent_modules_never_reach_into_the_simulator() -> None:
             if isinstance(node, ast.Attribute):
                 assert node.attr not in forbidden_attributes, f"{path.name}: .{node.attr}"
             if isinstance(node, ast.ImportFrom):
-                assert node.module not in ("mara_env.sim.simulator", "mara_env.curves.workload"), (
+                assert node.module not in ("mara_env.sim.simulator", "mara_env.sim.workload"), (
                     path.name
                 )
                 names = {alias.name for alias in node.names}

@@ -13,8 +13,8 @@ from conftest import make_tasks, play, prepared_env
 from mara_env.agents import PrivilegedScheduler, evaluate, make_agent
 from mara_env.agents.clairvoyant import NEVER, Clairvoyant, UnboundError, epochs_to_target
 from mara_env.agents.lara import Lara
-from mara_env.curves.workload import TaskTable, sample_tasks
 from mara_env.sim.simulator import COMPLETED, EXPIRED
+from mara_env.sim.workload import TaskTable, sample_tasks
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
 

@@ -16,8 +16,8 @@ import pytest
 import mara_env
 from conftest import LINEAR_CURVE, ExactTraceSource, make_tasks, synthetic_config
 from mara_env import ClusterSimulator, CurvePool, SyntheticTraceSource, get_config
-from mara_env.curves.workload import build_workload, sample_tasks
 from mara_env.sim.simulator import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK
+from mara_env.sim.workload import build_workload, sample_tasks
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")

@@ -15,8 +15,8 @@ import mara_env
 from conftest import ExactTraceSource, make_tasks, synthetic_config
 from mara_env.agents import evaluate
 from mara_env.agents.laira import Laira, LairaSettings
-from mara_env.curves.workload import TaskTable
 from mara_env.sim.simulator import COMPLETED, EXPIRED, NO_TASK
+from mara_env.sim.workload import TaskTable
 
 #: Exponents of the exact power-law curves ``(k + 1) ** -b`` used by the hand-built scenarios.
 EXPONENTS = (0.5, 0.5, 0.7, 0.4, 0.9, 0.6)

@@ -18,8 +18,8 @@ import mara_env
 from conftest import ExactTraceSource, make_tasks, synthetic_config
 from mara_env.agents import evaluate, make_agent
 from mara_env.agents.lara import Lara, LaraSettings, largest_remainder, moore_hodgson
-from mara_env.curves.workload import TaskTable
 from mara_env.sim.rules import nodes_for_rate
+from mara_env.sim.workload import TaskTable
 
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")
 

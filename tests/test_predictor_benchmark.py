@@ -23,7 +23,6 @@ from mara_env.benchmarks.prediction import reliability_figure as prediction_reli
 from mara_env.benchmarks.prediction import report as prediction_report
 from mara_env.benchmarks.prediction import results
 from mara_env.curves.families import FAMILY_NAMES
-from mara_env.curves.workload import TaskTable
 from mara_env.predictors import WLS, RemainingWork, TaskHistory
 from mara_env.predictors.base import UNKNOWN_FAMILY
 from mara_env.predictors.cases import (
@@ -35,6 +34,7 @@ from mara_env.predictors.cases import (
     sample_trajectories,
 )
 from mara_env.sim.simulator import ACTIVE, EXPIRED, ClusterSimulator
+from mara_env.sim.workload import TaskTable
 
 FRACTIONS = (0.1, 0.2, 0.4, 0.8)
 

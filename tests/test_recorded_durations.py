@@ -13,8 +13,8 @@ from mara_env import ConfigError, get_config
 from mara_env.benchmarks.leaderboard import main as leaderboard_main
 from mara_env.curves.recorded_durations import even_work_curves, run_work
 from mara_env.curves.sources import default_trace_source, resolve_trace_source
-from mara_env.curves.workload import build_workload, draw_tasks
 from mara_env.errors import TraceError
+from mara_env.sim.workload import build_workload, draw_tasks
 
 POLLUX = Path(__file__).resolve().parents[1] / "docs/examples/pollux/curves.csv"
 OWN = (("speech", 0.8), ("recommendation", 0.6))

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from mara_env import get_config
 from mara_env.curves.families import FAMILY_NAMES
 from mara_env.curves.sources import default_trace_source
-from mara_env.curves.workload import build_workload, draw_tasks, sample_tasks
 from mara_env.portability import differences
 from mara_env.sim.core import FEATURES, FIELD, ClusterBatch, task_rows
 from mara_env.sim.layout import S_FAMILY
@@ -25,6 +24,7 @@ from mara_env.sim.rules import (
     loss_at,
     progress_gain,
 )
+from mara_env.sim.workload import build_workload, draw_tasks, sample_tasks
 
 
 @st.composite

@@ -16,7 +16,7 @@ from mara_env.agents.clairvoyant import NEVER, epochs_to_target
 from mara_env.benchmarks.baselines import static_bundle
 from mara_env.benchmarks.baselines.static_bundle import BUNDLES, calibration
 from mara_env.curves.families import FAMILY_NAMES
-from mara_env.curves.workload import build_workload
+from mara_env.sim.workload import build_workload
 
 TIGHT, PAPER = BUNDLES["tight"], BUNDLES["paper"]
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from mara_env import (
     save_traces,
 )
 from mara_env.curves.families import FAMILY_NAMES
-from mara_env.curves.workload import build_workload
+from mara_env.sim.workload import build_workload
 
 #: Each test starts from an empty workload cache (see conftest.isolated_workload_cache).
 pytestmark = pytest.mark.usefixtures("isolated_workload_cache")

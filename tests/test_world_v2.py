@@ -1,4 +1,4 @@
-"""Cluster-v2's task drawing (:mod:`mara_env.worlds.hidden_effort`): what it promises a scheduler does
+"""Cluster-v2's task drawing (:mod:`mara_env.sim.hidden_effort`): what it promises a scheduler does
 not learn from a task's target and deadline, and that Cluster-v1 stays as it was."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from mara_env.benchmarks.common.statistics import auc, spearman
 from mara_env.benchmarks.leaderboard.cli import main as leaderboard_main
 from mara_env.curves.sources import default_trace_source
 from mara_env.curves.synthetic import SyntheticTraceSource
-from mara_env.curves.workload import build_workload, draw_tasks
+from mara_env.sim.hidden_effort import family_tables, typical_demand
 from mara_env.sim.rules import deadline_of, lowest_recorded_loss, progress_gain
-from mara_env.worlds.hidden_effort import family_tables, typical_demand
+from mara_env.sim.workload import build_workload, draw_tasks
 
 
 def _many_tasks(config: ClusterConfig, n: int = 6000, seed: int = 3):
@@ -203,7 +203,7 @@ def test_same_seed_same_tasks(version: int) -> None:
 
 
 def test_a_hopeless_task_no_curve_can_hide_takes_the_shallowest_below_its_lowest_loss() -> None:
-    from mara_env.worlds.hidden_effort import EffortDraws, hidden_effort_terms
+    from mara_env.sim.hidden_effort import EffortDraws, hidden_effort_terms
 
     curves = np.array([[1.0, 0.5, 0.4], [2.0, 1.8, 1.6]])  # lowest ratios 0.4 and 0.8
     lengths = np.array([3, 3])

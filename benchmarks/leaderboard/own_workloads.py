@@ -17,8 +17,8 @@ from mara_env.benchmarks.leaderboard.grid import DEFAULT_WORKLOADS, Grid
 from mara_env.curves.arrivals import NAMED, load_arrivals
 from mara_env.curves.families import FAMILIES
 from mara_env.curves.sources import resolve_trace_source
-from mara_env.curves.workload import build_workload
 from mara_env.errors import ConfigError, TraceError
+from mara_env.sim.workload import build_workload
 
 
 def family_and_alpha(text: str) -> tuple[str, float]:

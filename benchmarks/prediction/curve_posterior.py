@@ -5,7 +5,7 @@ A task's hidden curve is one of a family's recorded curves, and its target is dr
 curve by the world's rule (Cluster-v2 and v3 move some targets below anything the curve reaches,
 v3 onto curves that stall just short of them). :class:`CurvePosterior` knows the **train split**'s
 curves of every family and a bank of tasks drawn from them by the world's own rule
-(:func:`mara_env.curves.workload.draw_tasks`, the training preset). For a task it weighs each candidate
+(:func:`mara_env.sim.workload.draw_tasks`, the training preset). For a task it weighs each candidate
 curve of the task's family by
 
 - the **world's target rule**: a kernel density, over the bank's tasks on that curve, at the
@@ -45,8 +45,8 @@ import numpy as np
 from mara_env import ClusterConfig
 from mara_env.curves.families import FAMILY_NAMES, family_code
 from mara_env.curves.sources import default_trace_source
-from mara_env.curves.workload import Workload, build_workload, draw_tasks
 from mara_env.predictors.base import RemainingWork, TaskHistory
+from mara_env.sim.workload import Workload, build_workload, draw_tasks
 
 #: Seed of the bank's draws: the bank is part of the posterior, the same in every episode.
 BANK_SEED = 20_261_206

@@ -12,7 +12,7 @@ ten times the samples of another takes as long. With ``"recorded"`` the curve's 
   over the median run work of its family's curves in the workload (the config's split);
 * one node trains the whole curve in ``mean(epochs_per_curve) * relative duration`` epochs (the
   task's speed is its length over that), and Cluster-v2's submitter estimates a family's typical
-  demand with its curves' durations (:func:`mara_env.worlds.hidden_effort.family_tables`).
+  demand with its curves' durations (:func:`mara_env.sim.hidden_effort.family_tables`).
 
 So each family's median run keeps the mean duration of the stretched rule (and the load
 calibration its scale), while a run that recorded three times the work of its family's median

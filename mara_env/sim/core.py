@@ -44,13 +44,6 @@ from typing import Any
 import numpy as np
 
 from mara_env.curves.traces import TraceSourceLike
-from mara_env.curves.workload import (
-    TaskTable,
-    Workload,
-    build_workload,
-    sample_tasks,
-    validate_tasks,
-)
 from mara_env.errors import ConfigError, EnvStateError
 from mara_env.sim.dynamics import advance_clusters, start_episode
 from mara_env.sim.epoch_report import COUNT_METRICS, BatchEpoch
@@ -69,6 +62,13 @@ from mara_env.sim.task_fields import (
     TASK_FIELDS,
 )
 from mara_env.sim.task_rows import empty_rows, row_fields, task_rows
+from mara_env.sim.workload import (
+    TaskTable,
+    Workload,
+    build_workload,
+    sample_tasks,
+    validate_tasks,
+)
 from mara_env.worlds.config import ClusterConfig
 
 __all__ = [
@@ -102,7 +102,7 @@ class ClusterBatch:
             every epoch (Python lists: for the single-cluster forms, which expose them).
 
     Attributes:
-        tasks: Each cluster's :class:`~mara_env.curves.workload.TaskTable` of the current episode.
+        tasks: Each cluster's :class:`~mara_env.sim.workload.TaskTable` of the current episode.
         epoch, next_arrival, n_tasks, queue_head, queue_length: ``(B,)`` per cluster.
         slot_task: ``(B, n_slots + 1)`` task id in each slot, plus a ``NO_TASK`` column.
         slot_deadline: ``(B, n_slots + 1)`` the deadline of each slot's task (0 if empty): its
@@ -213,7 +213,7 @@ class ClusterBatch:
         Args:
             clusters: Indices of the clusters to reset.
             rngs: One generator per cluster in ``clusters`` (the tasks are drawn from it exactly
-                as :func:`mara_env.curves.workload.sample_tasks` draws them).
+                as :func:`mara_env.sim.workload.sample_tasks` draws them).
             tasks: Optional hand-made task tables (``None`` entries are drawn).
 
         Raises:

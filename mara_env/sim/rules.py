@@ -1,6 +1,6 @@
 """The rules of the simulated world, each in one public function.
 
-The simulator core (:mod:`mara_env.sim.core`), the workload (:mod:`mara_env.curves.workload`), the
+The simulator core (:mod:`mara_env.sim.core`), the workload (:mod:`mara_env.sim.workload`), the
 clairvoyant reference and the prediction code all call these, so that a rule is written once:
 
 * :func:`loss_after` (one task) and :func:`loss_at` (arrays): the loss a curve reports after
@@ -328,7 +328,7 @@ def draw_task_terms(
 ) -> TaskTerms:
     """Draw the speed, target and deadline allowance of tasks on the given curves.
 
-    The rule of :mod:`mara_env.curves.workload` (the simulator's task drawing), in this order of draws
+    The rule of :mod:`mara_env.sim.workload` (the simulator's task drawing), in this order of draws
     from ``rng``: speed = length / ``U(epochs_per_curve)`` (with recorded durations, length /
     (the range's mean times the curve's relative duration)); a target at ``U(target_fraction)``
     of the curve (at most :data:`MAX_TARGET_SHARE` of the initial loss); with probability
@@ -423,7 +423,7 @@ def task_terms(
     draws: TermDraws,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The fields of :class:`TaskTerms` from the draws of :func:`draw_term_numbers` (compiled;
-    the task drawing of :mod:`mara_env.curves.workload` calls it too); ``duration`` is each task's
+    the task drawing of :mod:`mara_env.sim.workload` calls it too); ``duration`` is each task's
     curve's relative duration (1 unless durations are recorded)."""
     epochs, position, hopeless, hopeless_share, slack = (
         draws.epochs,

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mara_env.curves.traces import TraceSourceLike
-from mara_env.curves.workload import TaskTable, Workload
 from mara_env.errors import EnvStateError
 from mara_env.sim.core import ACTIVE, COMPLETED, EXPIRED, FUTURE, NO_TASK, ClusterBatch
 from mara_env.sim.epoch_report import BatchEpoch
+from mara_env.sim.workload import TaskTable, Workload
 from mara_env.worlds.config import ClusterConfig
 
 __all__ = [

@@ -8,7 +8,7 @@ Example:
     >>> import numpy as np
     >>> from mara_env import get_config
     >>> from mara_env.curves.sources import default_trace_source
-    >>> from mara_env.curves.workload import build_workload, sample_tasks
+    >>> from mara_env.sim.workload import build_workload, sample_tasks
     >>> workload = build_workload(get_config("tiny"), default_trace_source())
     >>> table = sample_tasks(workload, np.random.default_rng(0))
     >>> rows = task_rows(table, workload.lengths[table.curve_row])
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_env.curves.workload import TaskTable
 from mara_env.sim.dynamics import write_task_rows
 from mara_env.sim.task_fields import EMPTY_ROW, TASK_FIELDS
+from mara_env.sim.workload import TaskTable
 
 
 def empty_rows(shape: tuple[int, int]) -> np.ndarray:

@@ -1,3 +1,3 @@
-"""The worlds: the cluster configuration and its presets, and the task terms that hide the effort
-in Cluster-v2 and -v3.
+"""The worlds, each declared once (:mod:`mara_env.worlds.world`), the cluster configuration that
+names one, and its presets.
 """

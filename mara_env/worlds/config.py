@@ -102,11 +102,11 @@ class ClusterConfig:
             initial loss), also for a task whose target was then moved out of reach, and
             ``epochs_per_curve[1]`` if even the feasible target is never reached
             (:func:`mara_env.sim.rules.draw_task_terms`, :func:`mara_env.sim.rules.deadlines`); in
-            Cluster-v2 it is the submitter's estimate (:mod:`mara_env.worlds.hidden_effort`).
+            Cluster-v2 it is the submitter's estimate (:mod:`mara_env.sim.hidden_effort`).
         deadline_nodes: Nodes a task could reasonably get, used only to set deadlines.
         world_version: The rules of task drawing: ``1`` (Cluster-v1, above: deadlines from the
             true demand, targets at most 0.99 of the initial loss, hopeless targets below their
-            curve's minimum), ``2`` (Cluster-v2, :mod:`mara_env.worlds.hidden_effort`: a deadline
+            curve's minimum), ``2`` (Cluster-v2, :mod:`mara_env.sim.hidden_effort`: a deadline
             from the submitter's estimate of the demand, which knows the family and the target
             but not the curve; a hopeless task's target drawn as a feasible one's is, on a curve
             of its family that never gets that low) or ``3`` (Cluster-v3: Cluster-v2 whose

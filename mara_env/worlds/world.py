@@ -37,7 +37,7 @@ class World:
         version: Its number (``ClusterConfig.world_version``; ids ``mara_env/Cluster-v<N>``).
         summary: What its rules are, as the results pages say it ("Cluster-v<N>'s rules: ...").
         hides_effort: Whether a task's target and deadline hide its effort (Cluster-v2 on:
-            the terms of :mod:`mara_env.worlds.hidden_effort`); otherwise the terms of
+            the terms of :mod:`mara_env.sim.hidden_effort`); otherwise the terms of
             :func:`mara_env.sim.rules.draw_task_terms`, and the fields of later worlds are
             refused.
         hopeless_curve_share: ``ClusterConfig.hopeless_curve_share`` when a config leaves it

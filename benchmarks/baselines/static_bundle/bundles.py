@@ -23,7 +23,7 @@ tasks:
 Example:
     >>> import numpy as np
     >>> from mara_env import default_trace_source
-    >>> from mara_env.curves.workload import build_workload
+    >>> from mara_env.sim.workload import build_workload
     >>> workload = build_workload(bundle_config(), default_trace_source())
     >>> tasks = draw_bundle(workload, np.random.default_rng(0), BUNDLES["paper"])
     >>> len(tasks), int(tasks.arrival.max()), int(np.isinf(tasks.demand).sum())
@@ -42,8 +42,8 @@ import numpy as np
 
 from mara_env import ClusterConfig
 from mara_env.curves.families import FAMILY_NAMES
-from mara_env.curves.workload import HOPELESS_TARGET_RANGE, TaskTable, Workload
 from mara_env.curves.workloads import WORKLOADS
+from mara_env.sim.workload import HOPELESS_TARGET_RANGE, TaskTable, Workload
 
 #: Tasks in a bundle (LaiRA's bundles have 10).
 N_TASKS = 10
@@ -66,7 +66,7 @@ class BundleSpec:
         name: The bundle's name (``--bundle``).
         deadline_scale: Deadline = ``ceil(deadline_scale * slack * demand)`` on one node.
         unreachable: Tasks (drawn at random) whose target is moved below their curve's minimum
-            (times ``U(mara_env.curves.workload.HOPELESS_TARGET_RANGE)``, the simulator's rule).
+            (times ``U(mara_env.sim.workload.HOPELESS_TARGET_RANGE)``, the simulator's rule).
         too_short: Tasks (drawn at random among the others that need more than one epoch)
             whose deadline is ``max(1, floor(U(TOO_SHORT_SLACK) * demand))``: too short even
             alone.

@@ -37,7 +37,7 @@ from mara_env.benchmarks.baselines.static_bundle.bundles import (
 )
 from mara_env.benchmarks.baselines.static_bundle.play import play
 from mara_env.benchmarks.common.seeds import TRAINING_SEEDS, require_training_seeds
-from mara_env.curves.workload import build_workload
+from mara_env.sim.workload import build_workload
 
 #: Seeds of the calibration (never reported; training seeds, below the evaluation seeds).
 CALIBRATION_SEEDS = range(500, 550)

@@ -36,7 +36,7 @@ from mara_env.benchmarks.baselines.static_bundle.report import (
 )
 from mara_env.benchmarks.common.arguments import positive_int
 from mara_env.benchmarks.common.atomic import write_atomically
-from mara_env.curves.workload import build_workload
+from mara_env.sim.workload import build_workload
 
 #: The schedulers LaiRA compares (and the reference), by their names in :data:`agents.AGENTS`;
 #: names not registered when the script runs are skipped with a note.

@@ -4,7 +4,7 @@ Example:
     >>> import numpy as np
     >>> from mara_env.agents import make_agent
     >>> from mara_env import default_trace_source
-    >>> from mara_env.curves.workload import build_workload
+    >>> from mara_env.sim.workload import build_workload
     >>> from mara_env.benchmarks.baselines.static_bundle.bundles import BUNDLES, bundle_config, draw_bundle
     >>> config = bundle_config()
     >>> tasks = draw_bundle(
@@ -21,7 +21,7 @@ import numpy as np
 
 from mara_env import ClusterConfig, TraceSource, node_turns, raw_env
 from mara_env.agents import Scheduler, start_episode
-from mara_env.curves.workload import TaskTable
+from mara_env.sim.workload import TaskTable
 
 
 def play(

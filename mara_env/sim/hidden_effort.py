@@ -39,7 +39,7 @@ Example:
     >>> import numpy as np
     >>> from mara_env import get_config
     >>> from mara_env.curves.synthetic import SyntheticTraceSource
-    >>> from mara_env.curves.workload import build_workload, draw_tasks
+    >>> from mara_env.sim.workload import build_workload, draw_tasks
     >>> config = get_config("tiny", workload="synthetic", world_version=2)
     >>> workload = build_workload(config, SyntheticTraceSource(n_curves=40))
     >>> tasks, _ = draw_tasks(workload, np.zeros(200, dtype=np.int64), np.random.default_rng(0))

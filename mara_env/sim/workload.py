@@ -35,6 +35,13 @@ from mara_env.curves.families import family_code
 from mara_env.curves.recorded_durations import even_work_curves, relative_durations, run_work
 from mara_env.curves.traces import TraceSource
 from mara_env.errors import ConfigError, TraceError
+from mara_env.sim.hidden_effort import (
+    FamilyTables,
+    draw_effort_numbers,
+    draw_target_curves,
+    family_tables,
+    hidden_effort_terms,
+)
 from mara_env.sim.rules import (
     HOPELESS_TARGET_RANGE,
     TermDraws,
@@ -48,13 +55,6 @@ from mara_env.sim.rules import (
     task_terms,
 )
 from mara_env.worlds.config import ClusterConfig
-from mara_env.worlds.hidden_effort import (
-    FamilyTables,
-    draw_effort_numbers,
-    draw_target_curves,
-    family_tables,
-    hidden_effort_terms,
-)
 
 __all__ = [
     "HOPELESS_TARGET_RANGE",
@@ -152,7 +152,7 @@ class Workload:
     @cached_property
     def family_tables(self) -> FamilyTables:
         """What Cluster-v2's task drawing needs of the curves, per configured family
-        (:func:`mara_env.worlds.hidden_effort.family_tables`)."""
+        (:func:`mara_env.sim.hidden_effort.family_tables`)."""
         return family_tables(self.curves, self.lengths, self.rows_by_family, self.duration)
 
     @cached_property
@@ -325,7 +325,7 @@ def draw_tasks(
     A family by ``family_weights``, then by the config's ``world_version``: in Cluster-v1 a
     curve uniformly from its pool and the terms of :func:`mara_env.sim.rules.draw_task_terms` (its
     draws and :func:`mara_env.sim.rules.task_terms`); in Cluster-v2 the terms of
-    :mod:`mara_env.worlds.hidden_effort`. Deadlines by :func:`mara_env.sim.rules.deadline_of`.
+    :mod:`mara_env.sim.hidden_effort`. Deadlines by :func:`mara_env.sim.rules.deadline_of`.
     """
     n = len(arrivals)
     # the draws of ``rng.choice(len(config.families), size=n, p=config.family_probabilities())``
@@ -340,8 +340,8 @@ def draw_hidden_effort_terms(
     workload: Workload, family_slot: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, ...]:
     """Cluster-v2's ``(curve_row, speed, target, demand, offered, time_allowed)`` of tasks of
-    the configured families ``family_slot`` (:func:`mara_env.worlds.hidden_effort.hidden_effort_terms`
-    on the curves :func:`~mara_env.worlds.hidden_effort.draw_target_curves` picks), from ``rng``."""
+    the configured families ``family_slot`` (:func:`mara_env.sim.hidden_effort.hidden_effort_terms`
+    on the curves :func:`~mara_env.sim.hidden_effort.draw_target_curves` picks), from ``rng``."""
     tables = workload.family_tables
     target_row = draw_target_curves(tables, family_slot, rng)
     return hidden_effort_terms(
@@ -363,7 +363,7 @@ def draw_hidden_effort_terms(
 def _draw_hidden_effort_tasks(
     workload: Workload, family_slot: np.ndarray, arrivals: np.ndarray, rng: np.random.Generator
 ) -> tuple[TaskTable, np.ndarray]:
-    """Cluster-v2's tasks (:mod:`mara_env.worlds.hidden_effort`)."""
+    """Cluster-v2's tasks (:mod:`mara_env.sim.hidden_effort`)."""
     config = workload.config
     alpha = workload.family_alpha[family_slot]
     curve_row, speed, target, demand, offered, time_allowed = draw_hidden_effort_terms(
