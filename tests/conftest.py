@@ -202,7 +202,7 @@ def isolated_workload_cache() -> Iterator[None]:
     Workloads are cached per process, so without this a test could see a workload built by an
     earlier test, and its outcome would depend on test order.
     """
-    from mara_env.curves import workload
+    from mara_env.sim import workload
 
     cached = getattr(workload, "_build_workload_cached", None)
     clear = getattr(cached, "cache_clear", lambda: None)

@@ -608,6 +608,15 @@ def test_unknown_split_raises_trace_error(tmp_path: Path) -> None:
         (lambda: CurvePool.from_curves("synthetic", [np.ones((2, 2))]), "1-d"),
         (lambda: CurvePool.from_curves("synthetic", [np.array([1.0, math.nan])]), "NaN"),
         (lambda: CurvePool.from_curves("synthetic", [np.array([1.0, 0.0])]), "<= 0"),
+        # the rule a curve table's runs follow (mara_env.curves.traces.check_falls)
+        (
+            lambda: CurvePool.from_curves("rl", [np.array([0.2, 0.5, 0.9, 1.0])]),
+            "curve 0: the curve rises",
+        ),
+        (
+            lambda: CurvePool.from_curves("rl", [np.array([2.0, 1.0]), np.ones(4)]),
+            "curve 1: the curve is flat",
+        ),
         (
             lambda: CurvePool("synthetic", np.ones((2, 3)), np.array([3, 3]), np.arange(3)),
             "curve_ids",
@@ -625,6 +634,8 @@ def test_unknown_split_raises_trace_error(tmp_path: Path) -> None:
         "2d_curve",
         "nan",
         "zero",
+        "rising",
+        "flat",
         "curve_ids",
         "one_curve",
         "length_1",
@@ -651,3 +662,59 @@ def test_wrapped_aec_env_before_reset_raises_env_state_error(call: str) -> None:
     env.reset(seed=0)
     assert env.observe("node_0")["action_mask"].dtype == "int8"
     assert str(env) == mara_env.ENV_ID
+
+
+def _one_array(path: Path) -> None:
+    with path.open("wb") as handle:
+        np.save(handle, np.arange(3))
+
+
+@pytest.mark.parametrize(
+    ("name", "write", "match"),
+    [
+        (
+            "times.csv",
+            lambda p: p.write_bytes(b"\xff\xfe\x00t"),
+            "not UTF-8 text (byte 0xff at position 0)",
+        ),
+        ("times.csv", lambda p: p.write_text("when\n1\n"), "needs a 'timestamp' column"),
+        (
+            "times.npz",
+            lambda p: p.write_bytes(b"PK\x03\x04 not a zip"),
+            "not a readable .npz arrival trace",
+        ),
+        (
+            "times.npz",
+            lambda p: p.write_bytes(b"\x93NUMPY\x01\x00cut"),
+            "not a readable .npz arrival trace",
+        ),
+        ("times.npz", _one_array, "one array, not an arrival trace"),
+        (
+            "times.npz",
+            lambda p: np.savez(p, other=np.arange(3)),
+            "it lacks ['counts', 'bin_seconds', 'source']",
+        ),
+    ],
+    ids=["not_utf8", "no_timestamp", "not_zip", "cut_npy", "one_array", "other_arrays"],
+)
+def test_bad_arrival_files_raise_config_error_naming_the_file(
+    tmp_path: Path, name: str, write: Callable[[Path], Any], match: str
+) -> None:
+    from mara_env.curves.arrivals import load_arrivals
+
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(ConfigError, match=re.escape(match)) as raised:
+        load_arrivals(str(path))
+    assert str(path) in str(raised.value)
+
+
+def test_a_curve_table_that_is_not_utf8_raises_its_error_naming_the_file(tmp_path: Path) -> None:
+    from mara_env.curves.curve_tables import CurveTableError, read_curve_table
+
+    path = tmp_path / "curves.csv"
+    path.write_bytes("run,step,value,family,split\nr,0,1.0,caf\xe9,train\n".encode("latin-1"))
+    with pytest.raises(
+        CurveTableError, match=re.escape("not UTF-8 text (byte 0xe9 at position 39)")
+    ):
+        read_curve_table(path)

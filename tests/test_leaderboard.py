@@ -260,6 +260,10 @@ def test_a_failing_agent_is_reported_and_the_others_are_ranked(
         (["--seeds", "0"], "evaluation seeds start at 1000"),
         (["--seeds", "12-14"], "evaluation seeds start at 1000"),
         (["--seeds", "1000", "1002"], "the seeds must be consecutive"),
+        (
+            ["--seeds", "1009-1000"],
+            "the range runs backwards; write the lower seed first (1000-1009)",
+        ),
         (["--seeds", "ten"], "not whole numbers; give a count"),
         (["--loads", "-1"], "expected a number > 0"),
         (["--backend", "spark"], "invalid choice: 'spark'"),

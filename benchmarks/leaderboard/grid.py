@@ -139,14 +139,17 @@ def parse_seeds(values: Sequence[str]) -> range:
         f"give a count (10: seeds {EVALUATION_SEED_BASE}-{EVALUATION_SEED_BASE + 9}), a range "
         f"({EVALUATION_SEED_BASE}-{EVALUATION_SEED_BASE + 9}) or consecutive seeds"
     )
+    ranged = len(values) == 1 and "-" in values[0]
     try:
-        if len(values) == 1 and "-" in values[0]:
-            low, _, high = values[0].partition("-")
-            seeds = list(range(int(low), int(high) + 1))
-        else:
-            seeds = [int(value) for value in values]
+        numbers = [int(part) for part in (values[0].split("-", 1) if ranged else values)]
     except ValueError:
         raise ValueError(f"--seeds {' '.join(values)}: not whole numbers; {forms}.") from None
+    if ranged and numbers[0] > numbers[1]:
+        raise ValueError(
+            f"--seeds {values[0]}: the range runs backwards; write the lower seed first "
+            f"({numbers[1]}-{numbers[0]})."
+        )
+    seeds = list(range(numbers[0], numbers[1] + 1)) if ranged else numbers
     if len(seeds) == 1 and 1 <= seeds[0] < EVALUATION_SEED_BASE:
         return range(EVALUATION_SEED_BASE, EVALUATION_SEED_BASE + seeds[0])
     if not seeds or seeds != list(range(seeds[0], seeds[0] + len(seeds))):

@@ -48,8 +48,6 @@ def traces_and_workloads(
         families = set(resolve_trace_source(args.traces).families)
     except TraceError as error:
         data_error(parser, f"--traces: {error}")
-    except UnicodeDecodeError as error:
-        data_error(parser, _not_text("--traces", args.traces, error, "a curves CSV"))
     own = [name for name, _ in args.own_families]
     undeclared = sorted(families - set(FAMILIES) - set(own))
     if undeclared:
@@ -92,13 +90,3 @@ def check_arrivals_file(parser: argparse.ArgumentParser, arrivals: str) -> None:
         load_arrivals(arrivals)
     except ConfigError as error:
         data_error(parser, f"--arrivals: {error}")
-    except UnicodeDecodeError as error:
-        data_error(parser, _not_text("--arrivals", arrivals, error, "a submission-times CSV"))
-
-
-def _not_text(option: str, path: object, error: UnicodeDecodeError, what: str) -> str:
-    """Why ``path``, given as ``option``, cannot be read: the first byte that is not UTF-8."""
-    return (
-        f"{option} {path}: not UTF-8 text (byte {error.object[error.start]:#04x} at position "
-        f"{error.start}); {what} is UTF-8 text, in the format docs/curves.md describes."
-    )

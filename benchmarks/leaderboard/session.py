@@ -242,6 +242,6 @@ def _report_failures(failures: Sequence[CellOutcome], directory: Path) -> None:
     for agent, outcomes in by_agent.items():
         print(
             f"Error: {agent} failed in {len(outcomes)} episodes (not saved; a re-run retries "
-            f"them). First: {outcomes[0].error}. Tracebacks in {log}.",
+            f"them). First: {str(outcomes[0].error).rstrip('.')}. Tracebacks in {log}.",
             file=sys.stderr,
         )

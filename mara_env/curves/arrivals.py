@@ -34,12 +34,14 @@ from __future__ import annotations
 import csv
 import datetime
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from mara_env.curves.file_cache import read_unchanged
+from mara_env.curves.text_files import utf8_text
 from mara_env.errors import ConfigError
 
 #: The shipped arrival traces by name (their data cards beside them: ``arrivals_philly.md``).
@@ -134,16 +136,33 @@ def load_arrivals(process: str) -> ArrivalTrace:
     return read_unchanged(path, _load)
 
 
+#: What reading a file that is not a good ``.npz`` archive can raise.
+_NOT_NPZ = (OSError, ValueError, TypeError, EOFError, zipfile.BadZipFile)
+
+
 def _load(path: Path) -> ArrivalTrace:
-    if path.suffix.lower() == ".npz":
-        with np.load(path, allow_pickle=False) as data:
-            try:
-                return ArrivalTrace(data["counts"], float(data["bin_seconds"]), str(data["source"]))
-            except KeyError as error:
-                raise ConfigError(
-                    f"{path}: not an arrival trace (missing {error}); write one with save_arrivals."
-                ) from None
-    return arrivals_from_csv(path)
+    if path.suffix.lower() != ".npz":
+        return arrivals_from_csv(path)
+    advice = "write one with save_arrivals, or give a submission-times CSV"
+    try:
+        data = np.load(path, allow_pickle=False)
+    except _NOT_NPZ as error:
+        raise ConfigError(
+            f"{path}: not a readable .npz arrival trace ({error}); {advice}."
+        ) from None
+    if not hasattr(data, "files"):  # one array (.npy), not an archive of named arrays
+        raise ConfigError(f"{path}: one array, not an arrival trace; {advice}.")
+    with data:
+        missing = [name for name in ("counts", "bin_seconds", "source") if name not in data.files]
+        if missing:
+            raise ConfigError(f"{path}: not an arrival trace (it lacks {missing}); {advice}.")
+        try:
+            counts, bin_seconds, source = data["counts"], data["bin_seconds"], data["source"]
+        except _NOT_NPZ as error:
+            raise ConfigError(
+                f"{path}: a damaged .npz arrival trace ({error}); {advice}."
+            ) from None
+    return ArrivalTrace(counts, float(bin_seconds), str(source))
 
 
 def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTrace:
@@ -154,7 +173,7 @@ def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTr
         ConfigError: Without a ``timestamp`` column, with a value that is neither, or with no
             rows.
     """
-    with open(path, newline="", encoding="utf-8") as handle:
+    with utf8_text(path, "a submission-times CSV", ConfigError) as handle:
         reader = csv.DictReader(handle)
         if "timestamp" not in (reader.fieldnames or []):
             raise ConfigError(

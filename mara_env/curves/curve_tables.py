@@ -56,7 +56,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mara_env.curves.traces import SPLITS, CurvePool, check_split
+from mara_env.curves.text_files import utf8_text
+from mara_env.curves.traces import SPLITS, CurvePool, check_falls, check_split
 from mara_env.errors import TraceError
 
 #: Columns every curve table has.
@@ -67,8 +68,6 @@ OPTIONAL = ("work", "kind")
 KINDS = ("loss", "score")
 #: A score of 1 becomes this loss, not 0 (losses must be positive).
 SCORE_FLOOR = 1e-6
-#: A curve is flat when its values span less than this fraction of its largest.
-FLAT = 1e-6
 
 
 class CurveTableError(TraceError):
@@ -169,7 +168,7 @@ def read_curve_table(path: str | Path) -> CurveTable:
 
 def _read_runs(path: Path, where: str) -> dict[str, _Run]:
     """The table's rows gathered by run, each run's steps sorted and checked."""
-    with open(path, newline="", encoding="utf-8") as handle:
+    with utf8_text(path, "a curves CSV", CurveTableError) as handle:
         reader = csv.DictReader(handle)
         columns = reader.fieldnames or []
         missing = [name for name in REQUIRED if name not in columns]
@@ -264,20 +263,12 @@ def _losses(run: _Run, where: str) -> np.ndarray:
             f"{where}: a loss <= 0 ({values.min():g}); losses must be positive (clip them to a "
             "small floor), or mark scores with kind=score."
         )
-    if values.max() - values.min() < FLAT * values.max():
-        raise CurveTableError(f"{where}: the curve is flat; it never improves on its first value.")
-    quarter = max(len(values) // 4, 1)
-    first, last = values[:quarter].mean(), values[-quarter:].mean()
-    if last >= first:
-        hint = (
-            " Is it a score (accuracy, reward) left unconverted? Mark it kind=score."
-            if run.kind == "loss"
-            else ""
-        )
-        raise CurveTableError(
-            f"{where}: the curve rises (its last quarter averages {last:.4g}, its first "
-            f"{first:.4g}); a loss curve must fall.{hint}"
-        )
+    hint = (
+        " Is it a score (accuracy, reward) left unconverted? Mark it kind=score."
+        if run.kind == "loss"
+        else ""
+    )
+    check_falls(values, where, CurveTableError, hint)
     return values
 
 

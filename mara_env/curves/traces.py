@@ -95,8 +95,9 @@ class CurvePool:
         transposed (many more rows than columns, and fewer than 8 points per row) is refused.
 
         Raises:
-            TraceError: For no curves, a curve with fewer than 2 points, a transposed-looking
-                array, or a work axis that does not match its curve.
+            TraceError: For no curves, a curve with fewer than 2 points, a flat or rising curve
+                (:func:`check_falls`, as a curve table's are), a transposed-looking array, or a
+                work axis that does not match its curve.
         """
         if len(curves) == 0:
             raise TraceError(f"CurvePool({family!r}): no curves given.")
@@ -134,12 +135,44 @@ class CurvePool:
                 work_matrix[row, values.size :] = values[-1] + np.arange(
                     1, losses.shape[1] - values.size + 1
                 )
-        return cls(family, losses, lengths, np.asarray(ids, dtype=np.int64), work_matrix)
+        pool = cls(family, losses, lengths, np.asarray(ids, dtype=np.int64), work_matrix)
+        for row, length in enumerate(lengths.tolist()):  # after the pool's own checks
+            check_falls(losses[row, :length], f"CurvePool({family!r}): curve {row}")
+        return pool
 
     @property
     def n_curves(self) -> int:
         """Number of curves in the pool."""
         return len(self.lengths)
+
+
+#: A curve is flat when its values span less than this fraction of its largest.
+FLAT = 1e-6
+
+
+def check_falls(
+    values: np.ndarray, where: str, error: type[TraceError] = TraceError, hint: str = ""
+) -> None:
+    """Refuse a loss curve that is flat (it never improves, so no target below its first value can
+    be set) or rising (its last quarter's mean at or above its first quarter's), with ``error``
+    naming ``where`` and ending with ``hint``: the one rule of every curve a pool is made from.
+
+    Example:
+        >>> check_falls(np.array([2.0, 1.5, 1.0, 0.8]), "curve 0")
+        >>> check_falls(np.array([0.2, 0.5, 0.9, 1.0]), "curve 1")
+        Traceback (most recent call last):
+        ...
+        mara_env.errors.TraceError: curve 1: the curve rises (its last quarter averages 1, its first 0.2); a loss curve must fall.
+    """
+    if values.max() - values.min() < FLAT * values.max():
+        raise error(f"{where}: the curve is flat; it never improves on its first value.{hint}")
+    quarter = max(len(values) // 4, 1)
+    first, last = values[:quarter].mean(), values[-quarter:].mean()
+    if last >= first:
+        raise error(
+            f"{where}: the curve rises (its last quarter averages {last:.4g}, its first "
+            f"{first:.4g}); a loss curve must fall.{hint}"
+        )
 
 
 def _validate_pool_arrays(family: str, losses: Any, lengths: Any, *, where: str) -> None:
