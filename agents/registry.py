@@ -148,6 +148,15 @@ VARIANTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
 )
 
 
+#: Agents loaded from a file of trained weights, by the prefix of their spec: ``"sb3:PATH.zip"``
+#: is a MaskablePPO model trained on the Gymnasium form. Each loader is named by its import
+#: path and takes the file's path: its framework (torch, SB3) is imported only when such an
+#: agent is built.
+POLICY_LOADERS: Mapping[str, str] = MappingProxyType(
+    {"sb3": "mara_env.agents.gym_policy:load_sb3_policy"}
+)
+
+
 class UnknownAgentError(ValueError):
     """A name that is neither a known agent nor an import path."""
 
@@ -172,7 +181,8 @@ def make_agent(
 
     Args:
         name_or_path: ``"edf"``, ``"least_slack"``, ... (:data:`AGENTS`), a variant such as
-            ``"sta"`` (:data:`VARIANTS`), or ``"package.module:ClassName"``
+            ``"sta"`` (:data:`VARIANTS`), a trained policy's file behind its prefix
+            (:data:`POLICY_LOADERS`: ``"sb3:model.zip"``), or ``"package.module:ClassName"``
             (any class or factory whose result has ``name``, ``reset`` and ``act``).
         world_version: The world whose shipped artifacts a registered agent uses: the tuned
             settings and MARA's checkpoints are chosen on, or trained in, one world
@@ -185,16 +195,25 @@ def make_agent(
             ``world_version`` that is not one of :data:`mara_env.worlds.config.WORLD_VERSIONS`.
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
-        AgentBuildError: If an import path's class or factory raises when called (a registered
-            agent's own error, e.g. a ``CheckpointError``, passes through).
+        AgentBuildError: If an import path's class or factory raises when called, or a trained
+            policy's file cannot be loaded (a registered agent's own error, e.g. a
+            ``CheckpointError``, passes through).
     """
     if world_version not in WORLD_VERSIONS or isinstance(world_version, bool):
         raise UnknownAgentError(
             f"make_agent({name_or_path!r}): world_version must be one of {WORLD_VERSIONS}, got "
             f"{world_version!r}."
         )
+    prefix, _, file = name_or_path.partition(":")
     factory = AGENTS.get(name_or_path) or VARIANTS.get(name_or_path)
-    if factory is None:
+    if factory is None and prefix in POLICY_LOADERS:
+        try:
+            scheduler = _import_factory(POLICY_LOADERS[prefix])(file, **kwargs)
+        except Exception as error:
+            raise AgentBuildError(
+                f"Loading agent {name_or_path!r} failed: {type(error).__name__}: {error}"
+            ) from error
+    elif factory is None:
         if ":" not in name_or_path:
             raise UnknownAgentError(
                 f"Unknown agent {name_or_path!r}.{_suggestion(name_or_path)} Known agents: "
