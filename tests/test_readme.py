@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -22,14 +19,16 @@ PYTHON_BLOCKS = [
     for page in PAGES
     for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
 ]
-SCHEDULER_BLOCK = next(block for block in PYTHON_BLOCKS if "class MostProgressFirst" in block)
+#: The files of docs/your_scheduler.md, between its ``page:`` markers: test_your_scheduler_page.py
+#: saves and runs them as that page says.
+PAGE_FILES = re.findall(
+    r"<!-- page:\S+ -->\n```python\n(.*?)```", "\n".join(p.read_text() for p in PAGES), re.S
+)
 #: The recipes for RL libraries kept out of the dev extra (TorchRL, RLlib, PufferLib):
 #: test_rl_clients.py runs them where those are installed.
 CLIENT_BLOCK = re.compile(r"^(?:from|import) (?:torchrl|ray|pufferlib)\b", flags=re.MULTILINE)
 USAGE_BLOCKS = [
-    block
-    for block in PYTHON_BLOCKS
-    if block is not SCHEDULER_BLOCK and not CLIENT_BLOCK.search(block)
+    block for block in PYTHON_BLOCKS if block not in PAGE_FILES and not CLIENT_BLOCK.search(block)
 ]
 AEC_BLOCK = next(block for block in USAGE_BLOCKS if "env.agent_iter()" in block)
 PREDICTOR_BLOCK = next(block for block in USAGE_BLOCKS if "TaskHistory(" in block)
@@ -65,27 +64,11 @@ def test_the_predictor_example_predicts_something_not_yet_reached(
     assert 0.0 < float(probability.strip("[]")) < 1.0
 
 
-def test_own_scheduler_command_runs_as_written_from_the_folder_holding_the_file(
-    tmp_path: Path,
-) -> None:
-    """``mara-leaderboard --agents edf least_slack my_sched:MostProgressFirst``, the console
-    script itself, run from the folder that holds ``my_sched.py`` (a smaller grid appended: the
-    grid does not change how the import path resolves)."""
-    (tmp_path / "my_sched.py").write_text(SCHEDULER_BLOCK)
-    (command,) = re.findall(r"^mara-leaderboard --agents .*my_sched:\S+$", README, re.M)
-    script = Path(sys.executable).parent / "mara-leaderboard"
-    assert script.is_file(), f"{script} is missing: install the package (pip install -e .)"
-    small = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "--seeds", "2"]
-    result = subprocess.run(
-        [str(script), *shlex.split(command)[1:], *small, "--no-progress", "--no-plots"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "most_progress" in result.stdout  # ranked, under the scheduler's own name
-    assert (tmp_path / "leaderboard_results" / "leaderboard.md").is_file()
+def test_the_readme_ranks_the_scheduler_of_the_page_with_the_page_s_command() -> None:
+    """The README's command is the page's (test_your_scheduler_page.py runs it)."""
+    page = (ROOT / "docs" / "your_scheduler.md").read_text()
+    (command,) = re.findall(r"^mara-leaderboard .*my_sched:\S+$", README, re.M)
+    assert f"```bash\n{command}\n```\n<!-- /page:command-scheduler -->" in page
 
 
 def test_readme_has_exactly_one_test_command_for_ci() -> None:

@@ -80,7 +80,8 @@ class BuiltAgent:
     """A scheduler built from its name or import path, with the manifest of what it runs.
 
     Attributes:
-        spec: The registered name or import path it was built from.
+        spec: The registered name, import path or trained policy's file
+            (:data:`mara_env.agents.registry.POLICY_LOADERS`) it was built from.
         scheduler: The scheduler.
         manifest: Its code, registry entry, checkpoints and ``fingerprint`` attribute.
     """
@@ -100,15 +101,17 @@ def build_agent(spec: str, world_version: int = LATEST_WORLD_VERSION) -> BuiltAg
     with recording_checkpoint_loads() as loads:
         scheduler = make_agent(spec, world_version=world_version)
     registered = ":" not in spec  # a name of the registry, not an import path
-    follow = _own_packages if registered else _project_of(spec.partition(":")[0])
+    prefix = spec.partition(":")[0]
+    loader = None if registered else registry.POLICY_LOADERS.get(prefix)  # "sb3:model.zip"
+    follow = _own_packages if registered or loader else _project_of(prefix)
     roots = [cls.__module__ for cls in type(scheduler).__mro__ if follow(cls.__module__)]
     items: dict[str, str] = {}
     if registered:
         entry, entry_roots = _registry_entry(spec, follow)
         items[f"registry:{spec}"] = _hash(entry)
         roots += [root for root in entry_roots if root not in REGISTRY_MODULES]
-    else:
-        roots.insert(0, spec.partition(":")[0])
+    else:  # the import path's module, or the loader's (the file: its fingerprint attribute)
+        roots.insert(0, (loader or spec).partition(":")[0])
     items.update(import_closure(dict.fromkeys(roots), follow, skip=REGISTRY_MODULES))
     for load in loads:
         items[f"checkpoint:{_file_label(load.path)}"] = load.sha256[:16]
