@@ -12,6 +12,7 @@ from mara_env.benchmarks.common.statistics import (
     competition_ranks,
     interquartile_mean,
     probability_of_improvement,
+    shared_ranks,
     stratified_summary,
 )
 
@@ -189,6 +190,22 @@ def test_identical_agents_tie_exactly_and_paired_resampling_keeps_them_tied() ->
     assert summary.overall[0] == summary.overall[1]
     assert (summary.improvement[1].low, summary.improvement[1].high) == (0.5, 0.5)
     assert summary.overall_rank.tolist() == [1, 1]
+    assert summary.overall_shared_rank.tolist() == [1, 1]
+
+
+def test_shared_ranks_count_the_agents_whose_paired_lead_is_above_zero() -> None:
+    """Against a direct loop over pairs; a clear gap separates, noise does not."""
+    rng = np.random.default_rng(5)
+    draws = np.array([0.60, 0.598, 0.50, 0.499, 0.2])[:, None] + rng.normal(0, 0.01, (5, 1000))
+    expected = [
+        1 + sum(np.quantile(draws[b] - draws[a], 0.025) > 0 for b in range(5)) for a in range(5)
+    ]
+    ranks = shared_ranks(draws)
+    assert ranks.tolist() == expected == [1, 1, 3, 3, 5]
+    scores = np.stack([np.full((2, 6), 0.6), np.full((2, 6), 0.6), np.full((2, 6), 0.1)])
+    scores = scores + np.random.default_rng(1).normal(0, 0.05, scores.shape)
+    summary = stratified_summary(scores, ["w", "w"], n_resamples=500, rng=np.random.default_rng(0))
+    assert summary.overall_shared_rank.tolist() == [1, 1, 3]
 
 
 def test_interval_coverage_is_close_to_nominal() -> None:

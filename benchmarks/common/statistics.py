@@ -19,6 +19,9 @@ From each resample come:
 
 Intervals are percentile-bootstrap intervals of those statistics. Ranks order agents by mean
 completion rate, best first; equal means share the best rank of their group ("1, 2, 2, 4").
+**Shared ranks** tell apart only what the intervals tell apart: an agent's shared rank is 1 plus
+the number of agents whose lead over it, paired on the same resamples, has an interval above 0
+(:func:`shared_ranks`), so agents within noise of each other share a rank.
 Only NumPy is used; the tests cross-check every statistic against SciPy and direct loops.
 
 Example:
@@ -77,6 +80,9 @@ class StratifiedSummary:
             reference agent (empty tuple without a reference).
         workload_rank: ``(n_agents, n_workloads)`` ranks by workload mean, 1 = best.
         overall_rank: ``(n_agents,)`` ranks by overall mean, 1 = best.
+        workload_shared_rank: ``(n_agents, n_workloads)`` :func:`shared_ranks` of the workload
+            means.
+        overall_shared_rank: ``(n_agents,)`` :func:`shared_ranks` of the overall means.
     """
 
     workloads: tuple[str, ...]
@@ -87,6 +93,8 @@ class StratifiedSummary:
     improvement: tuple[Interval, ...]
     workload_rank: np.ndarray
     overall_rank: np.ndarray
+    workload_shared_rank: np.ndarray
+    overall_shared_rank: np.ndarray
 
 
 def interquartile_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -154,6 +162,30 @@ def competition_ranks(values: np.ndarray) -> np.ndarray:
     """
     data = np.asarray(values, dtype=np.float64)
     return (data[None, ...] > data[:, None, ...]).sum(axis=1) + 1
+
+
+def shared_ranks(draws: np.ndarray, confidence: float = 0.95) -> np.ndarray:
+    """Ranks that tell agents apart only where the bootstrap does: agent ``a``'s is 1 plus the
+    number of agents ``b`` whose lead ``draws[b] - draws[a]``, over the same resamples, has its
+    ``confidence`` percentile interval above 0.
+
+    Args:
+        draws: ``(n_agents, n_resamples, ...)`` one statistic of every agent in each resample
+            (the resamples paired: the same episodes for every agent); ranks come per trailing
+            index.
+        confidence: Coverage of the intervals of the leads.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> noise = rng.normal(0.0, 0.01, size=(3, 400))
+        >>> draws = np.array([[0.60], [0.59], [0.40]]) + noise  # a and b within noise, c behind
+        >>> shared_ranks(draws).tolist()
+        [1, 1, 3]
+    """
+    data = np.asarray(draws, dtype=np.float64)
+    lead = data[None, :] - data[:, None]  # lead[a, b] = draws[b] - draws[a]
+    low = np.quantile(lead, (1.0 - confidence) / 2.0, axis=2)
+    return (low > 0).sum(axis=1) + 1
 
 
 def stratified_bootstrap_indices(
@@ -225,8 +257,9 @@ def stratified_summary(
             draws[key].append(value)
     tail = (1.0 - confidence) / 2.0
     intervals = {}
+    resampled = {key: np.concatenate(value, axis=1) for key, value in draws.items()}
     for key, estimate in point.items():
-        low, high = np.quantile(np.concatenate(draws[key], axis=1), [tail, 1.0 - tail], axis=1)
+        low, high = np.quantile(resampled[key], [tail, 1.0 - tail], axis=1)
         intervals[key] = _intervals(estimate, low, high)
     return StratifiedSummary(
         workloads=workloads,
@@ -237,6 +270,8 @@ def stratified_summary(
         improvement=intervals.get("improvement", ()),
         workload_rank=competition_ranks(point["workload"]),
         overall_rank=competition_ranks(point["overall"]),
+        workload_shared_rank=shared_ranks(resampled["workload"], confidence),
+        overall_shared_rank=shared_ranks(resampled["overall"], confidence),
     )
 
 

@@ -1,8 +1,9 @@
 """The leaderboard as text: a terminal table, a Markdown page, and CSV / JSON exports.
 
-The main table ranks agents by mean completion rate over every episode of the grid, with its
+The main table lists agents by mean completion rate over every episode of the grid, with its
 95% stratified-bootstrap interval, the interquartile mean (IQM), the probability of improving
-on the reference agent (LARA), and each workload's mean with the agent's rank on it. The
+on the reference agent (LARA), and each workload's mean with the agent's rank on it. Ranks are
+shared where the intervals do not tell agents apart (:data:`RANK_NOTE`). The
 Markdown page adds one table per workload (mean and interval per load), the episode means of
 the other metrics, illegal-action counts, the provenance and the command that regenerates it.
 
@@ -41,6 +42,13 @@ from mara_env.worlds.config import env_id
 
 #: Marks a privileged agent in the tables (explained in a note below them).
 PRIVILEGED_MARK = "(privileged)"
+#: What a rank says, under the main table.
+RANK_NOTE = (
+    "Ranks are shared: an agent's rank is 1 plus the number of agents whose lead over it, paired "
+    "on the same episodes, has a 95% bootstrap interval above 0, so agents within noise of each "
+    "other share a rank (and one agent can share a rank with two that do not share one). Rows "
+    "are in order of the mean."
+)
 
 
 def main_table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
@@ -56,12 +64,15 @@ def main_table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     for agent in board.ranked:
         a = board.index(agent)
         label = f"{agent} {PRIVILEGED_MARK}" if agent in board.privileged else agent
-        line = [str(summary.overall_rank[a]), label, f"{summary.overall[a]}", f"{summary.iqm[a]}"]
+        rank = summary.overall_shared_rank[a]
+        line = [str(rank), label, f"{summary.overall[a]}", f"{summary.iqm[a]}"]
         if board.reference is not None:
             line.append(f"{summary.improvement[a]:.2f}")
         line += [
             f"{interval.estimate:.3f} ({rank})"
-            for interval, rank in zip(summary.workload[a], summary.workload_rank[a], strict=True)
+            for interval, rank in zip(
+                summary.workload[a], summary.workload_shared_rank[a], strict=True
+            )
         ]
         lines.append(line)
     return headings, lines
@@ -72,7 +83,9 @@ def format_terminal(board: Leaderboard) -> str:
     actions."""
     headings, lines = main_table(board)
     text = _aligned(headings, lines) if lines else "No agent has finished every cell yet."
-    return "\n".join([text, *_notes(board)])
+    ranks = [line[0] for line in lines]
+    shared = ["Agents within noise of each other share a rank (leaderboard.md says how)."]
+    return "\n".join([text, *(shared if len(set(ranks)) < len(ranks) else []), *_notes(board)])
 
 
 def _world_changes(grid: Grid) -> str:
@@ -126,6 +139,8 @@ def format_markdown(
     ]
     headings, rows = main_table(board)
     lines += [_markdown(headings, rows) if rows else "No agent has finished every cell.", ""]
+    if rows:
+        lines += [RANK_NOTE, ""]
     notes = _notes(board)
     if notes:
         lines += [*(f"{note}  " for note in notes), ""]
@@ -291,13 +306,15 @@ def summary_json(board: Leaderboard, provenance: dict[str, Any], command: str) -
         a = board.index(agent)
         entry: dict[str, Any] = {
             "agent": agent,
-            "rank": int(summary.overall_rank[a]),
+            "rank": int(summary.overall_shared_rank[a]),
+            "rank_by_mean": int(summary.overall_rank[a]),
             "completion_rate": _interval(summary.overall[a]),
             "iqm": _interval(summary.iqm[a]),
             "workloads": {
                 workload: {
                     "completion_rate": _interval(summary.workload[a][w]),
-                    "rank": int(summary.workload_rank[a][w]),
+                    "rank": int(summary.workload_shared_rank[a][w]),
+                    "rank_by_mean": int(summary.workload_rank[a][w]),
                 }
                 for w, workload in enumerate(summary.workloads)
             },
