@@ -261,3 +261,57 @@ def test_every_page_renders_in_chromium(site: Path) -> None:
         if found:
             problems[str(page.relative_to(site))] = found
     assert not problems, f"pages that do not render: {problems}"
+
+
+#: Set on the page's body by :func:`wrapped_cells`'s script: how many right-aligned (number)
+#: cells of the tables take more than one line, and how many there are.
+LAYOUT_SCRIPT = """<script>
+window.addEventListener("load", () => {
+  const cells = [...document.querySelectorAll('td[style*="text-align: right"]')];
+  const wrapped = cells.filter((cell) => {
+    const line = parseFloat(getComputedStyle(cell).lineHeight) || 20;
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    return range.getBoundingClientRect().height > 1.5 * line;
+  });
+  document.body.dataset.cells = String(cells.length);
+  document.body.dataset.wrapped = String(wrapped.length);
+});
+</script>"""
+
+
+def wrapped_cells(page: Path, width: int) -> tuple[int, int]:
+    """(wrapped, all) number cells of ``page`` laid out by headless Chromium ``width`` px wide."""
+    measured = page.with_name("measured.html")
+    measured.write_text(page.read_text().replace("</body>", f"{LAYOUT_SCRIPT}</body>"))
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run(
+            [
+                str(CHROMIUM),
+                "--headless",
+                "--disable-gpu",
+                "--no-sandbox",
+                f"--user-data-dir={profile}",
+                f"--window-size={width},900",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+                measured.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 0, f"chromium failed on {measured}: {result.stderr[-2000:]}"
+    found = re.search(r'data-cells="(\d+)" data-wrapped="(\d+)"', result.stdout)
+    assert found, "the layout script did not run"
+    return int(found.group(2)), int(found.group(1))
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_leaderboard_s_numbers_stay_on_one_line(site: Path, width: int) -> None:
+    """At 1280 and 1920 px no interval of the leaderboard's tables breaks over lines."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"{CHROMIUM} is not installed (Debian: apt-get install chromium)")
+    page = built(site, "results/leaderboard/leaderboard.md")
+    wrapped, cells = wrapped_cells(page, width)
+    assert cells > 100 and wrapped == 0, f"{wrapped} of {cells} number cells wrap at {width} px"

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import mara_env
-from mara_env.agents import make_agent
+from mara_env.agents import evaluate, make_agent
 from mara_env.benchmarks.leaderboard import load_calibration as calibrate_load
 from mara_env.benchmarks.leaderboard import main, plots
 from mara_env.benchmarks.leaderboard.cells import TIMING_COLUMNS
@@ -555,8 +555,21 @@ def test_the_gantt_plays_the_agent_shipped_for_the_boards_world(
 
     monkeypatch.setattr(plots, "make_agent", recording_make_agent)
     config = mara_env.get_config("tiny", world_version=world)
-    frame = plots.episode_frame("edf", config, seed=0, epoch=5)
-    assert frame.ndim == 3 and built == [world]
+    schedule = plots.episode_schedule("edf", config, seed=0, epoch=5)
+    assert schedule.tasks.shape == (5, config.n_nodes) and built == [world]
+
+
+def test_the_gantt_schedule_is_the_episode_the_cell_played() -> None:
+    """Replayed to its end, the pictured episode completes what evaluate() counts, and every
+    node trains a task that had arrived (or idles)."""
+    config = mara_env.get_config("tiny")
+    schedule = plots.episode_schedule("edf", config, seed=0, epoch=10**6)
+    (row,) = evaluate(make_agent("edf"), config, seeds=[0])
+    assert schedule.tasks.shape == (row["epochs"], config.n_nodes)
+    assert schedule.completed[-1] == row["completed"]
+    assert np.all(np.diff(schedule.completed) >= 0)
+    assert schedule.tasks.min() >= -1 and schedule.tasks.max() < row["arrived"]
+    assert (schedule.tasks >= 0).mean() > 0.5  # EDF rarely idles a node with work in sight
 
 
 @pytest.mark.parametrize(
