@@ -605,3 +605,27 @@ def test_a_file_that_cannot_be_used_is_refused_in_one_line_before_any_episode(
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"mara-leaderboard: error: {option}") and said in line
     assert not out.exists()
+
+
+def test_a_full_disk_while_writing_the_tables_says_what_was_kept_and_a_rerun_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ENOSPC at the tables: one message (what is kept, how to resume), exit 2; the rerun plays
+    nothing again and writes them."""
+    import errno
+
+    from mara_env.benchmarks.leaderboard import session
+
+    def full_disk(path: Path, text: str | bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    out = tmp_path / "o"
+    monkeypatch.setattr(session, "write_atomically", full_disk)
+    assert main([*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)]) == 2
+    said = capsys.readouterr().err
+    assert "No space left on device" in said and "Every finished episode is kept: 4 in" in said
+    assert not (out / "leaderboard.md").exists()
+    monkeypatch.undo()
+    assert main([*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)]) == 0
+    assert "4 reused from" in capsys.readouterr().out
+    assert (out / "leaderboard.md").is_file()

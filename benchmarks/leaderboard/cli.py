@@ -391,3 +391,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 130
+        except OSError as error:  # a full disk, a denied permission: while writing, never before
+            print(
+                f"mara-leaderboard: error: could not write {error.filename or args.output}: "
+                f"{error.strerror or error}. Every finished episode is kept: "
+                f"{len(journal.rows)} in {journal.path}. Free space (or allow writing) and run the "
+                "same command again: it reuses them and writes the tables.",
+                file=sys.stderr,
+            )
+            return 2
