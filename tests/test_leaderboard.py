@@ -629,3 +629,15 @@ def test_a_full_disk_while_writing_the_tables_says_what_was_kept_and_a_rerun_fin
     assert main([*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)]) == 0
     assert "4 reused from" in capsys.readouterr().out
     assert (out / "leaderboard.md").is_file()
+
+
+def test_an_agent_module_that_raises_on_import_is_named_with_its_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_module(tmp_path, "leaderboard_crashing_module", "x = 1\ny = 1 / 0\n", monkeypatch)
+    out = tmp_path / "o"
+    argv = [*TINY, *QUIET, "--agents", "edf", "leaderboard_crashing_module:X", "--output", str(out)]
+    assert main(argv) == 1
+    said = capsys.readouterr().err
+    where = tmp_path / "leaderboard_crashing_module.py"
+    assert f"ZeroDivisionError: division by zero (raised at {where}:2)" in said

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import traceback
 from collections.abc import Sequence
 
 from mara_env.agents.registry import AgentImportError, UnknownAgentError
@@ -44,11 +45,15 @@ def build_agents(
 
 
 def _why_not_built(agent: str, error: Exception) -> str:
-    """One line: the error's type and first line (at most 300 characters), and what to do when
+    """One line: the error's type and first line (at most 300 characters), where it was raised
+    (the file and line of the innermost frame, e.g. in your agent's module), and what to do when
     a dependency is missing."""
     lines = str(error).strip().splitlines() or [""]
     text = lines[0] if len(lines[0]) <= 300 else lines[0][:297] + "..."
     message = f"{type(error).__name__}: {text}"
+    raised = _raised_at(error)
+    if raised:
+        message += f" (raised at {raised})"
     missing = _missing_module(error)
     own_module = agent.partition(":")[0]
     if missing is not None and not (own_module + ".").startswith(missing + "."):
@@ -79,3 +84,16 @@ def _missing_module(error: BaseException | None) -> str | None:
             return error.name
         error = error.__cause__ or error.__context__
     return None
+
+
+def _raised_at(error: BaseException) -> str | None:
+    """``FILE:LINE`` of the innermost frame that raised ``error`` (or the error it was raised
+    from), the import machinery's own frames left out."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<frozen ")
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
