@@ -223,8 +223,9 @@ def test_a_link_to_a_missing_file_fails_the_strict_build(small_repository: Path,
     assert f"links to '{link}'" in result.stderr
 
 
-def dump_dom(page: Path) -> str:
-    """The DOM of ``page`` once Chromium has loaded and rendered it headless."""
+def dump_dom(page: Path, *options: str) -> str:
+    """The DOM of ``page`` once Chromium has loaded and rendered it headless (with ``options``,
+    e.g. a window size)."""
     with tempfile.TemporaryDirectory() as profile:
         result = subprocess.run(
             [
@@ -233,6 +234,7 @@ def dump_dom(page: Path) -> str:
                 "--disable-gpu",
                 "--no-sandbox",
                 f"--user-data-dir={profile}",
+                *options,
                 "--dump-dom",
                 page.as_uri(),
             ],
@@ -284,25 +286,8 @@ def wrapped_cells(page: Path, width: int) -> tuple[int, int]:
     """(wrapped, all) number cells of ``page`` laid out by headless Chromium ``width`` px wide."""
     measured = page.with_name("measured.html")
     measured.write_text(page.read_text().replace("</body>", f"{LAYOUT_SCRIPT}</body>"))
-    with tempfile.TemporaryDirectory() as profile:
-        result = subprocess.run(
-            [
-                str(CHROMIUM),
-                "--headless",
-                "--disable-gpu",
-                "--no-sandbox",
-                f"--user-data-dir={profile}",
-                f"--window-size={width},900",
-                "--virtual-time-budget=5000",
-                "--dump-dom",
-                measured.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert result.returncode == 0, f"chromium failed on {measured}: {result.stderr[-2000:]}"
-    found = re.search(r'data-cells="(\d+)" data-wrapped="(\d+)"', result.stdout)
+    dom = dump_dom(measured, f"--window-size={width},900", "--virtual-time-budget=5000")
+    found = re.search(r'data-cells="(\d+)" data-wrapped="(\d+)"', dom)
     assert found, "the layout script did not run"
     return int(found.group(2)), int(found.group(1))
 
