@@ -117,7 +117,8 @@ def test_the_version_is_written_only_in_pyproject() -> None:
     )
     assert not re.search(r"version = \{", README)
     for path in (ROOT / "mara_env").rglob("*.py"):
-        assert f'"{mara_env.__version__}"' not in path.read_text(), path
+        if path.name != "moved.py":  # it names the releases that moved modules, not this one
+            assert f'"{mara_env.__version__}"' not in path.read_text(), path
 
 
 def test_the_pages_figures_are_those_of_the_results_files(tmp_path: Path) -> None:

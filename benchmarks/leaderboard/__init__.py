@@ -63,7 +63,7 @@ from mara_env.benchmarks.leaderboard.backends import (
 )
 from mara_env.benchmarks.leaderboard.building import check_agents
 from mara_env.benchmarks.leaderboard.cells import CellError, CellOutcome, execute_cell, run_cell
-from mara_env.benchmarks.leaderboard.cli import build_parser, main
+from mara_env.benchmarks.leaderboard.cli import main
 from mara_env.benchmarks.leaderboard.fingerprints import shared_manifest
 from mara_env.benchmarks.leaderboard.grid import (
     DEFAULT_LOAD_FACTORS,
@@ -75,6 +75,7 @@ from mara_env.benchmarks.leaderboard.grid import (
     config_hash,
 )
 from mara_env.benchmarks.leaderboard.journal import EpisodeJournal, ResultsFileError, read_journal
+from mara_env.benchmarks.leaderboard.options import build_parser
 from mara_env.benchmarks.leaderboard.summary import Leaderboard, build_leaderboard
 from mara_env.benchmarks.leaderboard.validate import validate_results
 
