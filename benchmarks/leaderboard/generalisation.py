@@ -188,7 +188,7 @@ def markdown(
         f"{FOCUS} minus each other agent on the same episodes. The world is "
         f"`{env_id(world_version)}`; what "
         "its observation gives away of a task's effort is measured by `python -m "
-        f"mara_env.benchmarks.prediction leak-audit` (`benchmarks/results/leak_audit/`). {note}",
+        f"mara_env.benchmarks.prediction.leak_audit` (`benchmarks/results/leak_audit/`). {note}",
         "",
         "| variant | "
         + " | ".join(agents)

@@ -136,8 +136,8 @@ def tables(
         "## What each predictor's features are worth",
         "",
         value_table(scores, value_rows),
-        "How far each predictor is from the truth (`python -m mara_env.benchmarks.prediction "
-        f"value-errors`, `{ERRORS}`: episodes of the evaluation preset at its default workload "
+        "How far each predictor is from the truth (`python -m "
+        f"mara_env.benchmarks.prediction.value_errors`, `{ERRORS}`: episodes of the evaluation preset at its default workload "
         "and load, played by a random scheduler):",
         "",
         error_table(errors),
