@@ -82,7 +82,7 @@ def posterior() -> CurvePosterior:
 
     Raises:
         FileNotFoundError: If the ladder's bandwidth search is not there (run ``python -m
-            mara_env.benchmarks.prediction ladder`` first).
+            mara_env.benchmarks.prediction.ladder`` first).
     """
     if not BANDWIDTHS.is_file():
         raise FileNotFoundError(

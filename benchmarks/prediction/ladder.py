@@ -260,7 +260,7 @@ def introduction(settings: AuditSettings, note: str) -> str:
     """The page's first paragraph: what was measured, how, where."""
     return (
         "How well can a scheduler know which tasks can still finish? Written by `python -m "
-        "mara_env.benchmarks.prediction ladder` (driver `"
+        "mara_env.benchmarks.prediction.ladder` (driver `"
         f"{DRIVER}`; each task judged once per band of its deadline window elapsed; probes "
         f"fitted on training seeds {settings.train_seeds[0]}-{settings.train_seeds[-1]} of the "
         "`training` preset (train split), scored on evaluation seeds "
