@@ -172,7 +172,7 @@ STORES: tuple[CommittedStore, ...] = (
         "leaderboard",
         RESULTS / "leaderboard" / "episodes.jsonl",
         "cell",
-        "python -m mara_env.benchmarks.leaderboard --no-resume --output benchmarks/results/leaderboard",
+        "python -m mara_env.benchmarks.leaderboard --no-resume --output benchmarks/results/v3/leaderboard",
         None,
         lambda row: Manifest({}),
     ),
@@ -181,7 +181,7 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard_v2" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --world-version 2 --no-resume --output "
-        "benchmarks/results/leaderboard_v2",
+        "benchmarks/results/v2/leaderboard",
         None,
         lambda row: Manifest({}),
     ),
@@ -190,7 +190,7 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard_v1" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --world-version 1 --no-resume --output "
-        "benchmarks/results/leaderboard_v1",
+        "benchmarks/results/v1/leaderboard",
         None,
         lambda row: Manifest({}),
     ),
@@ -199,7 +199,7 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard_philly" / "episodes.jsonl",
         "cell",
         f"python -m mara_env.benchmarks.leaderboard --arrivals philly --agents {EXAMPLE_AGENTS} "
-        "--no-resume --output benchmarks/results/leaderboard_philly",
+        "--no-resume --output benchmarks/results/v3/leaderboard_philly",
         None,
         lambda row: Manifest({}),
     ),
@@ -209,7 +209,7 @@ STORES: tuple[CommittedStore, ...] = (
         "cell",
         "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --agents {EXAMPLE_AGENTS} --no-resume "
-        "--output benchmarks/results/leaderboard_pollux",
+        "--output benchmarks/results/v3/leaderboard_pollux",
         None,
         lambda row: Manifest({}),
     ),
@@ -219,7 +219,7 @@ STORES: tuple[CommittedStore, ...] = (
         "cell",
         "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
-        f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/leaderboard_pollux_recorded",
+        f"{EXAMPLE_AGENTS} --no-resume --output benchmarks/results/v3/leaderboard_pollux_recorded",
         None,
         lambda row: Manifest({}),
     ),
@@ -228,7 +228,7 @@ STORES: tuple[CommittedStore, ...] = (
         RESULTS / "leaderboard_quick" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --quick --no-resume --output "
-        "benchmarks/results/leaderboard_quick",
+        "benchmarks/results/v3/leaderboard_quick",
         None,
         lambda row: Manifest({}),
     ),

@@ -42,7 +42,7 @@ QUIET = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 #: Results pages and the command each must be headed with (the page itself names it).
 COMMANDS = {
     "results/tuning/v3.md": "python -m mara_env.benchmarks.baselines.tuning",
-    "results/leaderboard/leaderboard.md": "mara-leaderboard",
+    "results/v3/leaderboard/leaderboard.md": "mara-leaderboard",
     "results/predictors/results.md": "python -m mara_env.benchmarks.prediction.benchmark",
 }
 
@@ -129,7 +129,7 @@ def missing_targets(page: Path, site: Path, targets: list[str]) -> list[str]:
 def test_every_page_of_the_nav_is_built(site: Path) -> None:
     pages = nav_pages()
     assert len(pages) >= 25
-    assert {"index.md", "environment.md", "results/leaderboard/leaderboard.md"} <= set(pages)
+    assert {"index.md", "environment.md", "results/v3/leaderboard/leaderboard.md"} <= set(pages)
     missing = [page for page in pages if not built(site, page).is_file()]
     assert not missing, f"nav pages the build did not write: {missing}"
 
@@ -153,7 +153,7 @@ def test_results_pages_name_their_file_and_command(site: Path) -> None:
 
     for page, command in COMMANDS.items():
         assert f"Results file benchmarks/{page}, made by {command}" in text(page), page
-    v2 = "results/mara/v2/README.md"
+    v2 = "results/v2/mara/README.md"
     assert f"Results file benchmarks/{v2}." in text(v2)  # the page names no single command
     # a plot the page names only in its text
     assert "mara_ppo_joint_training.png" in parse(built(site, v2).read_text()).images
@@ -297,6 +297,6 @@ def test_the_leaderboard_s_numbers_stay_on_one_line(site: Path, width: int) -> N
     """At 1280 and 1920 px no interval of the leaderboard's tables breaks over lines."""
     if not CHROMIUM.is_file():
         pytest.skip(f"{CHROMIUM} is not installed (Debian: apt-get install chromium)")
-    page = built(site, "results/leaderboard/leaderboard.md")
+    page = built(site, "results/v3/leaderboard/leaderboard.md")
     wrapped, cells = wrapped_cells(page, width)
     assert cells > 100 and wrapped == 0, f"{wrapped} of {cells} number cells wrap at {width} px"

@@ -187,7 +187,7 @@ def test_the_committed_leaderboard_follows_from_the_code(
 ) -> None:
     """The shipped results: every line, table and fingerprint, and a few replayed episodes
     (a fresh sample each time). Fails when code changes without the results being regenerated
-    (``mara-leaderboard --output benchmarks/results/leaderboard``)."""
+    (``mara-leaderboard --output benchmarks/results/v3/leaderboard``)."""
     code, printed = validate(COMMITTED, capsys, "--sample", "3")
     assert code == 0, printed
     assert "+dirty" not in (COMMITTED / "leaderboard.md").read_text()

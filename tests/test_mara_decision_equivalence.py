@@ -6,7 +6,7 @@ reads each node's logits from tables built in one pass and leaves a node to
 These tests hold it to ``decode(encode(...))`` on random networks and inputs, with the exact
 step forced and not, and hold the shipped agent to the actions it took on evaluation episodes
 before the acting path existed (digests of every action of each episode; that agent's weights
-are kept as ``benchmarks/results/mara/mara_ppo_first_recipe.pt``).
+are kept as ``benchmarks/results/v1/mara/mara_ppo_first_recipe.pt``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mara_env.agents.mara.policy import MaraPolicy, PolicyConfig
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 #: The ``mara`` agent shipped when the acting path was written (PPO's first recipe).
-RECORDED_AGENT = Path(__file__).parents[1] / "benchmarks/results/mara/mara_ppo_first_recipe.pt"
+RECORDED_AGENT = Path(__file__).parents[1] / "benchmarks/results/v1/mara/mara_ppo_first_recipe.pt"
 #: SHA-256 (first 16 hex digits) of the int64 actions of every node turn of that agent on
 #: ``evaluation`` episodes, as recorded with the per-node ``decode`` loop.
 SHIPPED_ACTIONS = {

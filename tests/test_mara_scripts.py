@@ -495,10 +495,10 @@ def test_trust_region_summary_refuses_a_log_without_the_joint_move(
 ) -> None:
     from mara_env.benchmarks.mara import trust_region
 
-    old = Path("benchmarks/results/mara/mara_ppo_training.csv")  # written before the column
+    old = Path("benchmarks/results/v1/mara/mara_ppo_training.csv")  # written before the column
     with pytest.raises(SystemExit):
         trust_region.main([str(old)])
     assert "no PPO update with a joint_kl value" in capsys.readouterr().err
-    new = Path("benchmarks/results/mara/v2/mara_ppo_per_node_training.csv")
+    new = Path("benchmarks/results/v2/mara/mara_ppo_per_node_training.csv")
     assert trust_region.main([str(new)]) == 0
     assert "joint KL max" in capsys.readouterr().out

@@ -9,7 +9,7 @@ reporting only, nothing here is chosen). Each row is a paired difference with a 
 interval over the episodes; a negative difference means the paper's rule does worse.
 
 Episodes go to ``DIR/trials.jsonl`` as they finish (resumable, keyed by the code) and the table
-to ``DIR/README.md`` (default ``benchmarks/results/deviations``).
+to ``DIR/README.md`` (default ``benchmarks/results/v3/deviations``).
 
 Usage::
 
@@ -41,7 +41,7 @@ from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.seeds import evaluation_seeds
 from mara_env.benchmarks.common.store import ResultsFileError
 
-DEFAULT_OUTPUT = Path("benchmarks/results/deviations")
+DEFAULT_OUTPUT = Path("benchmarks/results/v3/deviations")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ Usage::
     mara-leaderboard --agent my_pkg.my_module:MyScheduler   # yours beside the shipped agents
     mara-leaderboard --agents edf lara --workloads rl --loads 1 2 --seeds 20
     mara-leaderboard --backend ray --ray-address auto   # on an existing Ray cluster
-    mara-leaderboard --validate benchmarks/results/leaderboard   # check published results
+    mara-leaderboard --validate benchmarks/results/v3/leaderboard   # check published results
 
 Statistics (:mod:`mara_env.benchmarks.common.statistics`): mean completion rate with a 95% stratified-bootstrap
 interval (seeds resampled within each workload and load), the interquartile mean, ranks per

@@ -63,7 +63,7 @@ VARIANTS: Mapping[str, Mapping[str, Any]] = {
     "2x load": {"load_factor": 2.0},
 }
 DEFAULT_SEEDS = 20
-DEFAULT_OUTPUT = Path("benchmarks/results/generalisation")
+DEFAULT_OUTPUT = Path("benchmarks/results/v3/generalisation")
 #: Columns of ``episodes.csv``; a row is keyed by the first four.
 SCHEMA: dict[str, type] = {
     "agent": str,

@@ -10,7 +10,7 @@ that took part in no choice.
 
 Run::
 
-    python -m mara_env.benchmarks.mara.compare mara benchmarks/results/mara/mara_ppo_first_recipe.pt
+    python -m mara_env.benchmarks.mara.compare mara benchmarks/results/v1/mara/mara_ppo_first_recipe.pt
     python -m mara_env.benchmarks.mara.compare mara my_run.pt --first-seed 960 --seeds 20
     python -m mara_env.benchmarks.mara.compare a.pt b.pt --world-version 2     # on Cluster-v2's rules
 """

@@ -15,8 +15,8 @@ Run::
 
     python -m mara_env.benchmarks.mara.evaluate --agents mara lara laira edf clairvoyant
     python -m mara_env.benchmarks.mara.evaluate --loads 1.4 --seeds 20 --paired-with mara \\
-        --output benchmarks/results/mara/ablations.csv \\
-        --agents mara mara_imitation benchmarks/results/mara/ablation_*.pt
+        --output benchmarks/results/v1/mara/ablations.csv \\
+        --agents mara mara_imitation benchmarks/results/v1/mara/ablation_*.pt
 
 ``--gap LOW HIGH`` adds the share of the gap between two agents (e.g. ``lara clairvoyant``)
 that each other agent closes at each load, with a 95% bootstrap interval.
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
     add_output(
         parser,
-        default=Path("benchmarks/results/mara/evaluation.csv"),
+        default=Path("benchmarks/results/v1/mara/evaluation.csv"),
         help="results CSV, resumed if it exists (default: %(default)s)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

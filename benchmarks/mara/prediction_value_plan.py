@@ -35,7 +35,7 @@ Example:
     >>> [run.name for run in planned_runs()][:3]
     ['oracle_seed0', 'oracle_noise_0.5_seed0', 'oracle_noise_1_seed0']
     >>> len(planned_runs()), planned_runs()[0].stages()[1][0][-2:]
-    (19, ['--output', 'benchmarks/results/mara/v2/prediction_value/oracle_seed0.pt'])
+    (19, ['--output', 'benchmarks/results/v2/mara/prediction_value/oracle_seed0.pt'])
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Where the checkpoints, cards and training logs go.
-RESULTS = Path("benchmarks/results/mara/v2/prediction_value")
+RESULTS = Path("benchmarks/results/v2/mara/prediction_value")
 #: Training seeds of every row but the shipped recipe's.
 SEEDS = (0, 1)
 #: Training seeds of the shipped recipe's row.

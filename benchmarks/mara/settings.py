@@ -92,7 +92,7 @@ _LOWER_BOUNDS: tuple[tuple[tuple[str, ...], int, bool], ...] = (
 class TrainSettings:
     """Everything that defines a training run (defaults: the first PPO recipe; the shipped PPO
     run changed ``rollout_lag``, ``lr``, ``lr_schedule``, ``kl_coef`` and ``minutes``, see
-    ``benchmarks/results/mara/README.md``).
+    ``benchmarks/results/v1/mara/README.md``).
 
     Attributes:
         seed: Seeds the network, the episode draws and the minibatch orders.

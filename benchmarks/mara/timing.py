@@ -12,7 +12,7 @@ registered agent.
 Run::
 
     python -m mara_env.benchmarks.mara.timing
-    python -m mara_env.benchmarks.mara.timing --checkpoint benchmarks/results/mara/ablation_no_predictions.pt
+    python -m mara_env.benchmarks.mara.timing --checkpoint benchmarks/results/v1/mara/ablation_no_predictions.pt
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@
 Run ``python -m mara_env.benchmarks.mara.train [options]`` (also ``python -m mara_env.benchmarks.mara.train``);
 every field of :class:`~mara_env.benchmarks.mara.settings.TrainSettings` is an option of the same name,
 with its documented meaning as help. The commands that made the two shipped checkpoints (how
-they came about, with their figures: ``benchmarks/results/mara/README.md``)::
+they came about, with their figures: ``benchmarks/results/v1/mara/README.md``)::
 
     python -m mara_env.benchmarks.mara.train --updates 0 --output agents/worlds/v3/mara_imitation.pt \
-        --log benchmarks/results/mara/mara_imitation_training.csv \
-        --plot benchmarks/results/mara/mara_imitation_training.png
+        --log benchmarks/results/v1/mara/mara_imitation_training.csv \
+        --plot benchmarks/results/v1/mara/mara_imitation_training.png
     python -m mara_env.benchmarks.mara.train --init agents/worlds/v3/mara_imitation.pt \
         --dagger-rounds 0 --rollout-lag 1 --lr 2.5e-4 --lr-schedule linear --kl-coef 0.02 \
-        --minutes 35 --updates 10000 --output benchmarks/results/mara/mara_ppo.pt
+        --minutes 35 --updates 10000 --output benchmarks/results/v1/mara/mara_ppo.pt
     python -m mara_env.benchmarks.mara.train --quick --output /tmp/mara_quick.pt     # smoke test
 
 Training plays only the ``training`` preset (train split of the curves, load 1.4) with episode
@@ -200,7 +200,7 @@ def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
     agent.save(out, facts=facts)
 
 
-RESULTS = Path("benchmarks/results/mara")
+RESULTS = Path("benchmarks/results/v1/mara")
 
 
 def output_paths(out: Path | None, stem: str, quick: bool) -> tuple[Path, Path, Path | None]:

@@ -8,7 +8,7 @@ columns per log, with the critic's warm-up and the early stops:
 
 Run::
 
-    python -m mara_env.benchmarks.mara.trust_region benchmarks/results/mara/v2/mara_ppo_per_node_training.csv
+    python -m mara_env.benchmarks.mara.trust_region benchmarks/results/v2/mara/mara_ppo_per_node_training.csv
 
 Example:
     >>> import csv, tempfile

@@ -147,7 +147,7 @@ def _score(episodes: list[list[Record]], row: str, picks: np.ndarray) -> Predict
 
 
 #: Where the errors go: beside the value-of-prediction runs, which read them.
-OUTPUT = Path("benchmarks/results/mara/v2/prediction_value/prediction_errors.json")
+OUTPUT = Path("benchmarks/results/v2/mara/prediction_value/prediction_errors.json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

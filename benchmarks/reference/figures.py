@@ -80,10 +80,10 @@ PERF_PAGES = (
 
 #: The generated sections, by page.
 SECTIONS: tuple[Section, ...] = (
-    Section("leaderboard", Path("benchmarks/results/leaderboard/leaderboard.md"), first_table),
+    Section("leaderboard", Path("benchmarks/results/v3/leaderboard/leaderboard.md"), first_table),
     Section(
         "leaderboard-run",
-        Path("benchmarks/results/leaderboard/leaderboard.md"),
+        Path("benchmarks/results/v3/leaderboard/leaderboard.md"),
         lines_containing("- Python ", "- platform: ", " episodes run in "),
         Path("docs/leaderboard.md"),
     ),
@@ -107,16 +107,16 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "mara-v2-evaluation",
-        Path("benchmarks/results/mara/v2/evaluation.md"),
+        Path("benchmarks/results/v2/mara/evaluation.md"),
         table_after("| mara minus"),
-        Path("benchmarks/results/mara/v2/README.md"),
+        Path("benchmarks/results/v2/mara/README.md"),
     ),
     *(
         Section(
             f"mara-v2-{name}",
-            Path(f"benchmarks/results/mara/v2/{source}"),
+            Path(f"benchmarks/results/v2/mara/{source}"),
             text_block,
-            Path("benchmarks/results/mara/v2/README.md"),
+            Path("benchmarks/results/v2/mara/README.md"),
         )
         for name, source in (
             ("trust-region", "trust_region_comparison.txt"),
@@ -126,16 +126,16 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "mara-v3-evaluation",
-        Path("benchmarks/results/mara/v3/evaluation.md"),
+        Path("benchmarks/results/v3/mara/evaluation.md"),
         table_after("| mara minus"),
-        Path("benchmarks/results/mara/v3/README.md"),
+        Path("benchmarks/results/v3/mara/README.md"),
     ),
     *(
         Section(
             f"mara-v3-{name}",
-            Path(f"benchmarks/results/mara/v3/{source}"),
+            Path(f"benchmarks/results/v3/mara/{source}"),
             text_block,
-            Path("benchmarks/results/mara/v3/README.md"),
+            Path("benchmarks/results/v3/mara/README.md"),
         )
         for name, source in (
             ("ship-choice", "ship_choice.txt"),
@@ -144,9 +144,9 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "mara-v2-joint-move",
-        Path("benchmarks/results/mara/v2/trust_region_logs.txt"),
-        block_from("benchmarks/results/mara/v2/mara_ppo_per_node_training.csv"),
-        Path("benchmarks/results/mara/v2/README.md"),
+        Path("benchmarks/results/v2/mara/trust_region_logs.txt"),
+        block_from("benchmarks/results/v2/mara/mara_ppo_per_node_training.csv"),
+        Path("benchmarks/results/v2/mara/README.md"),
     ),
     Section(
         "prediction-summary",
@@ -181,9 +181,9 @@ SECTIONS: tuple[Section, ...] = (
     *(
         Section(
             name,
-            Path("benchmarks/results/mara/v2/prediction_value/value_of_prediction.md"),
+            Path("benchmarks/results/v2/mara/prediction_value/value_of_prediction.md"),
             table_after(marker),
-            Path("benchmarks/results/mara/v2/prediction_value/README.md"),
+            Path("benchmarks/results/v2/mara/prediction_value/README.md"),
         )
         for name, marker in (
             ("prediction-value", "## What each predictor's features are worth"),
@@ -209,9 +209,9 @@ SECTIONS: tuple[Section, ...] = (
     *(
         Section(
             f"mara-v1-{name}",
-            Path(f"benchmarks/results/mara/{source}"),
+            Path(f"benchmarks/results/v1/mara/{source}"),
             table_after(marker),
-            Path("benchmarks/results/mara/README.md"),
+            Path("benchmarks/results/v1/mara/README.md"),
         )
         for name, source, marker in (
             ("ppo-means", "mara_ppo_evaluation.md", "| agent | load | mean over workloads"),
@@ -226,9 +226,9 @@ SECTIONS: tuple[Section, ...] = (
     *(
         Section(
             f"mara-v1-{name}-card",
-            Path(f"benchmarks/results/mara/{card}.json"),
+            Path(f"benchmarks/results/v1/mara/{card}.json"),
             card_facts("confirmation", "ppo", "wall_minutes"),
-            Path("benchmarks/results/mara/README.md"),
+            Path("benchmarks/results/v1/mara/README.md"),
         )
         for name, card in (
             ("ppo", "mara_ppo"),
