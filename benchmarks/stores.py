@@ -30,6 +30,8 @@ from pathlib import Path
 from mara_env.benchmarks.common.manifest import Manifest, describe_changes
 from mara_env.benchmarks.common.provenance import SOURCE_ROOT
 from mara_env.benchmarks.common.store import ResultsStore, Row
+from mara_env.benchmarks.common.world_results import mara_results, world_results
+from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLDS, World
 
 #: Where the committed results live.
 RESULTS = SOURCE_ROOT / "benchmarks" / "results"
@@ -131,23 +133,54 @@ def _evaluation_store(path: Path) -> ResultsStore:
 
 
 @functools.cache
-def _evaluated(folder: str, label: str, world_version: int) -> Manifest:
+def _evaluated(folder: Path, label: str, world_version: int) -> Manifest:
     from mara_env.benchmarks.mara.evaluate import build_with_manifest
 
-    checkpoint = RESULTS / folder / f"{label}.pt"
+    checkpoint = folder / f"{label}.pt"
     agent = str(checkpoint) if checkpoint.exists() else label
     return build_with_manifest(agent, world_version)[3]
 
 
-#: MARA's evaluations: (file under ``benchmarks/results``, the world its episodes played).
-_MARA_EVALUATIONS = (
-    ("mara/evaluation.csv", 1),
-    ("mara/mara_ppo_evaluation.csv", 1),
-    ("mara/ablations.csv", 1),
-    ("mara/v2/evaluation.csv", 2),
-    ("mara/v2/prediction_value/evaluation.csv", 2),
-    ("mara/v3/evaluation.csv", 3),
-)
+def _mara_evaluations(entry: World) -> tuple[CommittedStore, ...]:
+    """MARA's evaluations on one world: every CSV with its manifests under the world's MARA
+    folder, replayed by the command on the README beside it."""
+    folder = SOURCE_ROOT / mara_results(entry.version)
+    return tuple(
+        CommittedStore(
+            f"MARA {path.relative_to(RESULTS).as_posix()}",
+            path,
+            "code",
+            "python -m mara_env.benchmarks.mara.evaluate (see "
+            f"{path.parent.relative_to(SOURCE_ROOT).as_posix()}/README.md)",
+            _evaluation_store,
+            functools.partial(
+                lambda folder, world, row: _evaluated(folder, row["agent"], world),
+                path.parent,
+                entry.version,
+            ),
+        )
+        for path in sorted(folder.rglob("*.csv"))
+        if path.with_name(f"{path.name}.manifests.json").exists()
+    )
+
+
+def _leaderboard(entry: World) -> CommittedStore:
+    """A world's leaderboard, played on its defaults."""
+    name = (
+        "leaderboard"
+        if entry.version == LATEST_WORLD_VERSION
+        else f"leaderboard on {entry.env_id.split('/')[-1]}"
+    )
+    flag = "" if entry.version == LATEST_WORLD_VERSION else f" --world-version {entry.version}"
+    folder = world_results(entry.version) / "leaderboard"
+    return CommittedStore(
+        name,
+        SOURCE_ROOT / folder / "episodes.jsonl",
+        "cell",
+        f"python -m mara_env.benchmarks.leaderboard{flag} --no-resume --output {folder.as_posix()}",
+        None,
+        lambda row: Manifest({}),
+    )
 
 
 def _generalisation_store(path: Path) -> ResultsStore:
@@ -166,37 +199,15 @@ def _generalised(agent: str) -> Manifest:
 #: The agents of the example leaderboards (your own arrivals, your own curves).
 EXAMPLE_AGENTS = "mara lara laira edf clairvoyant"
 
+#: The folder of the studies played on Cluster-v3 (its example boards, generalisation, deviations).
+_V3 = SOURCE_ROOT / world_results(3)
+
 #: Every committed results store, in the order of the README's results.
 STORES: tuple[CommittedStore, ...] = (
-    CommittedStore(
-        "leaderboard",
-        RESULTS / "leaderboard" / "episodes.jsonl",
-        "cell",
-        "python -m mara_env.benchmarks.leaderboard --no-resume --output benchmarks/results/v3/leaderboard",
-        None,
-        lambda row: Manifest({}),
-    ),
-    CommittedStore(
-        "leaderboard on Cluster-v2",
-        RESULTS / "leaderboard_v2" / "episodes.jsonl",
-        "cell",
-        "python -m mara_env.benchmarks.leaderboard --world-version 2 --no-resume --output "
-        "benchmarks/results/v2/leaderboard",
-        None,
-        lambda row: Manifest({}),
-    ),
-    CommittedStore(
-        "leaderboard on Cluster-v1",
-        RESULTS / "leaderboard_v1" / "episodes.jsonl",
-        "cell",
-        "python -m mara_env.benchmarks.leaderboard --world-version 1 --no-resume --output "
-        "benchmarks/results/v1/leaderboard",
-        None,
-        lambda row: Manifest({}),
-    ),
+    *(_leaderboard(entry) for entry in reversed(WORLDS)),
     CommittedStore(
         "leaderboard with the Philly arrivals",
-        RESULTS / "leaderboard_philly" / "episodes.jsonl",
+        _V3 / "leaderboard_philly" / "episodes.jsonl",
         "cell",
         f"python -m mara_env.benchmarks.leaderboard --arrivals philly --agents {EXAMPLE_AGENTS} "
         "--no-resume --output benchmarks/results/v3/leaderboard_philly",
@@ -205,7 +216,7 @@ STORES: tuple[CommittedStore, ...] = (
     ),
     CommittedStore(
         "leaderboard on the Pollux curves",
-        RESULTS / "leaderboard_pollux" / "episodes.jsonl",
+        _V3 / "leaderboard_pollux" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --agents {EXAMPLE_AGENTS} --no-resume "
@@ -215,7 +226,7 @@ STORES: tuple[CommittedStore, ...] = (
     ),
     CommittedStore(
         "leaderboard on the Pollux curves with their recorded durations",
-        RESULTS / "leaderboard_pollux_recorded" / "episodes.jsonl",
+        _V3 / "leaderboard_pollux_recorded" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --traces docs/examples/pollux/curves.csv "
         f"--own-families recommendation=0.6 speech=0.8 --durations recorded --agents "
@@ -225,7 +236,7 @@ STORES: tuple[CommittedStore, ...] = (
     ),
     CommittedStore(
         "quick leaderboard",
-        RESULTS / "leaderboard_quick" / "episodes.jsonl",
+        _V3 / "leaderboard_quick" / "episodes.jsonl",
         "cell",
         "python -m mara_env.benchmarks.leaderboard --quick --no-resume --output "
         "benchmarks/results/v3/leaderboard_quick",
@@ -234,7 +245,7 @@ STORES: tuple[CommittedStore, ...] = (
     ),
     CommittedStore(
         "generalisation",
-        RESULTS / "generalisation" / "episodes.csv",
+        _V3 / "generalisation" / "episodes.csv",
         "code",
         "python -m mara_env.benchmarks.leaderboard.generalisation",
         _generalisation_store,
@@ -250,7 +261,7 @@ STORES: tuple[CommittedStore, ...] = (
     ),
     CommittedStore(
         "deviations",
-        RESULTS / "deviations" / "trials.jsonl",
+        _V3 / "deviations" / "trials.jsonl",
         "code",
         "python -m mara_env.benchmarks.baselines.deviations",
         _trial_store,
@@ -275,21 +286,7 @@ STORES: tuple[CommittedStore, ...] = (
         _bundle_store,
         lambda row: _bundle(row["bundle"]),
     ),
-    *(
-        CommittedStore(
-            f"MARA {name}",
-            RESULTS / name,
-            "code",
-            f"python -m mara_env.benchmarks.mara.evaluate (see {Path(name).parent}/README.md)",
-            _evaluation_store,
-            functools.partial(
-                lambda folder, world, row: _evaluated(folder, row["agent"], world),
-                str(Path(name).parent),
-                world,
-            ),
-        )
-        for name, world in _MARA_EVALUATIONS
-    ),
+    *(store for entry in reversed(WORLDS) for store in _mara_evaluations(entry)),
 )
 
 

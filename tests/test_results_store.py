@@ -277,7 +277,7 @@ def committed(tmp_path: Path, relative: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("name", "manifest"), [("tuning", tuning_manifest), ("deviations", trial_manifest)]
+    ("name", "manifest"), [("tuning", tuning_manifest), ("v3/deviations", trial_manifest)]
 )
 def test_committed_trial_journals_resume_without_playing_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, manifest: Any

@@ -49,6 +49,7 @@ from mara_env.benchmarks.common.keys import (
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
 from mara_env.benchmarks.common.seeds import evaluation_seeds
 from mara_env.benchmarks.common.store import ResultsFileError, ResultsStore
+from mara_env.benchmarks.common.world_results import mara_results
 from mara_env.benchmarks.mara.evaluation_tables import (
     Rates,
     gap_closed,
@@ -235,8 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10, help="evaluation seeds (from 1000)")
     add_output(
         parser,
-        default=Path("benchmarks/results/v1/mara/evaluation.csv"),
-        help="results CSV, resumed if it exists (default: %(default)s)",
+        default=None,
+        help="results CSV, resumed if it exists (default: evaluation.csv in the world's MARA "
+        "results folder, benchmarks/results/v<N>/mara/)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -268,6 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_world_version(parser, note="Registered agents use the artifacts shipped for it.")
     args: Any = parser.parse_args(argv)
+    if args.out is None:
+        args.out = mara_results(args.world_version) / "evaluation.csv"
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     compared = ([] if args.paired_with is None else [args.paired_with]) + (args.gap or [])

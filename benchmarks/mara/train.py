@@ -63,6 +63,7 @@ from mara_env.agents.mara.agent import Mara
 from mara_env.benchmarks.common.arguments import add_output, attribute_help
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.common.ray_runtime import RayUnavailable, import_ray
+from mara_env.benchmarks.common.world_results import mara_results
 from mara_env.benchmarks.mara.imitation import imitate
 from mara_env.benchmarks.mara.ppo import ppo, print_ppo_time
 from mara_env.benchmarks.mara.rollout_worker import BACKENDS, rollout_processes
@@ -200,14 +201,15 @@ def _save(trainer: Trainer, out: Path, facts: dict[str, Any]) -> None:
     agent.save(out, facts=facts)
 
 
-RESULTS = Path("benchmarks/results/v1/mara")
+def output_paths(
+    out: Path | None, stem: str, quick: bool, world_version: int = LATEST_WORLD_VERSION
+) -> tuple[Path, Path, Path | None]:
+    """Checkpoint, log and plot paths of a run (``stem``: ``mara`` or ``ablation_<name>``) on
+    ``world_version``.
 
-
-def output_paths(out: Path | None, stem: str, quick: bool) -> tuple[Path, Path, Path | None]:
-    """Checkpoint, log and plot paths of a run (``stem``: ``mara`` or ``ablation_<name>``).
-
-    Without ``out``, the shipped checkpoint or the ablation's file in the results folder, logs
-    beside them in the results folder; a ``--quick`` run never touches those and writes
+    Without ``out``, the world's shipped checkpoint or the ablation's file in the world's MARA
+    results folder (:func:`mara_env.benchmarks.common.world_results.mara_results`), logs beside
+    them in that folder; a ``--quick`` run never touches those and writes
     ``mara_quick.pt`` in the working directory instead. With ``out``, logs go beside it, so a
     side run never overwrites the shipped run's log.
 
@@ -221,9 +223,10 @@ def output_paths(out: Path | None, stem: str, quick: bool) -> tuple[Path, Path, 
         out = Path("mara_quick.pt") if out is None else out
         return out, out.with_suffix(".csv"), None
     if out is None:
-        shipped = Path(world(LATEST_WORLD_VERSION).shipped) / "mara.pt"
-        out = shipped if stem == "mara" else RESULTS / f"{stem}.pt"
-        return out, RESULTS / f"{stem}_training.csv", RESULTS / f"{stem}_training.png"
+        results = mara_results(world_version)
+        shipped = Path(world(world_version).shipped) / "mara.pt"
+        out = shipped if stem == "mara" else results / f"{stem}.pt"
+        return out, results / f"{stem}_training.csv", results / f"{stem}_training.png"
     return out, out.with_name(f"{out.stem}_training.csv"), out.with_name(f"{out.stem}_training.png")
 
 
@@ -359,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"mara.train: {error}") from None
     torch.set_num_threads(args.threads)
     stem = "mara" if settings.ablation == "none" else f"ablation_{settings.ablation}"
-    out, log, plot = output_paths(args.out, stem, args.quick)
+    out, log, plot = output_paths(args.out, stem, args.quick, settings.world_version)
     log, plot = args.log or log, args.plot or plot
     command = list(sys.argv[1:] if argv is None else argv)
     try:

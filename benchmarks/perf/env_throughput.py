@@ -1,4 +1,4 @@
-"""Environment throughput: agent-steps per second of every form of Cluster-v1.
+"""Environment throughput: agent-steps per second of every form of the default world (``ENV_ID``).
 
 Measures, in one run and on one machine, how many agent-steps per second a uniformly random
 *masked* policy gets out of:
@@ -6,12 +6,12 @@ Measures, in one run and on one machine, how many agent-steps per second a unifo
 - ``mara_env.raw_env`` (PettingZoo AEC, no wrappers: the form for hot loops),
 - ``mara_env.env`` (AEC with PettingZoo's order-enforcing wrapper),
 - ``mara_env.parallel_env`` (one parallel step counts ``n_nodes`` agent-steps),
-- ``ClusterGymEnv`` unwrapped and ``gym.make("mara_env/Cluster-v1")`` with Gymnasium's default
+- ``ClusterGymEnv`` unwrapped and ``gym.make(mara_env.ENV_ID)`` with Gymnasium's default
   wrappers (one step of the central scheduler counts ``n_nodes`` agent-steps),
 - and, as a yardstick, PettingZoo's own ``connect_four_v3.raw_env()``, driven by the *same*
   function as the two AEC forms (:func:`run_random_masked`);
 
-then the vector form, ``gym.make_vec("mara_env/Cluster-v1", num_envs=N,
+then the vector form, ``gym.make_vec(mara_env.ENV_ID, num_envs=N,
 vectorization_mode="vector_entry_point")``, for N = 1, 16, 64, 256, 1024 (``--vector-sizes``):
 node-decisions per second (one vector step makes ``N * n_nodes``) under a batched random masked
 policy (:func:`run_vector`), against the raw AEC env's agent-steps per second, and the memory
@@ -116,8 +116,8 @@ def make_forms(config: str) -> list[Form]:
         Form("mara_env.parallel_env", lambda: mara_env.parallel_env(config), run_parallel),
         Form("ClusterGymEnv (unwrapped)", lambda: mara_env.ClusterGymEnv(config), run_gym),
         Form(
-            'gym.make("mara_env/Cluster-v1")',
-            lambda: gym.make("mara_env/Cluster-v1", config=config),
+            f'gym.make("{mara_env.ENV_ID}")',
+            lambda: gym.make(mara_env.ENV_ID, config=config),
             run_gym,
         ),
         # The class pettingzoo.classic.connect_four_v3.raw_env() returns, imported from its
@@ -172,7 +172,7 @@ def resolve_budget(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m mara_env.benchmarks.perf.env_throughput",
-        description="Agent-steps per second of every Cluster-v1 form under a random masked "
+        description="Agent-steps per second of every form of the default world under a random masked "
         "policy, against PettingZoo's connect_four_v3 driven by the same loop.",
     )
     add_budget_arguments(parser)
