@@ -45,6 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mara_env.benchmarks.common.world_results import path_now
+
 #: Where the checkpoints, cards and training logs go.
 RESULTS = Path("benchmarks/results/v2/mara/prediction_value")
 #: Training seeds of every row but the shipped recipe's.
@@ -182,8 +184,9 @@ def stage_done(arguments: Sequence[str], checkpoint: Path) -> bool:
         command = json.loads(card.read_text())["facts"]["command"]
     except (ValueError, KeyError):
         return False
-    # a card written before 0.4.0 spells the output option --out
-    recorded = ["--output" if word == "--out" else word for word in command]
+    # a card written before 0.4.0 spells the output option --out; before 0.4.1 it names the
+    # results folders of the old layout
+    recorded = ["--output" if word == "--out" else path_now(word) for word in command]
     return bool(recorded[-len(arguments) :] == list(arguments))
 
 
