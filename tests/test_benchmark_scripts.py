@@ -91,7 +91,7 @@ def test_env_throughput_prints_every_form_and_the_ratio(capsys: pytest.CaptureFi
         "mara_env.env (AEC, wrapped)",
         "mara_env.parallel_env",
         "ClusterGymEnv (unwrapped)",
-        'gym.make("mara_env/Cluster-v1")',
+        'gym.make("mara_env/Cluster-v3")',
         "connect_four_v3.raw_env (AEC)",
     ):
         assert figure(re.escape(name) + r"\s+" + NUMBER, out) > 0, name
@@ -238,7 +238,8 @@ BENCHMARKS = Path(mara_env.benchmarks.__path__[0])
 COMMAND_LINES = sorted(
     ".".join(path.relative_to(BENCHMARKS.parent).with_suffix("").parts)
     for path in BENCHMARKS.rglob("*.py")
-    if "ArgumentParser(" in (text := path.read_text()) and "\ndef main(" in text
+    if ("ArgumentParser(" in (text := path.read_text()) or "build_parser()" in text)
+    and "\ndef main(" in text
 )
 
 

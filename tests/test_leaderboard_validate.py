@@ -19,7 +19,7 @@ from mara_env.benchmarks.leaderboard.records import decode, encode
 from mara_env.portability import MAX_ULPS
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = ROOT / "benchmarks" / "results" / "leaderboard"
+COMMITTED = ROOT / "benchmarks" / "results" / "v3" / "leaderboard"
 TINY = ["--config", "tiny", "--workloads", "rl", "--loads", "1", "2", "--seeds", "2"]
 QUIET = ["--no-progress", "--workers", "1"]
 

@@ -790,8 +790,12 @@ def test_wrapper_throughput_smoke(capsys: pytest.CaptureFixture[str]) -> None:
                 out,
             )
             assert found, (predictor, clock)
-            met = float(found.group(1)) >= float(target)
-            assert found.group(2) == ("met" if met else "NOT met"), found.group(0)
+            printed = float(found.group(1))
+            if abs(printed - float(target)) < 0.0005:  # rounded to the target: either verdict
+                continue
+            assert found.group(2) == ("met" if printed >= float(target) else "NOT met"), (
+                found.group(0)
+            )
     budgets = re.findall(
         r"raw env ([0-9,]+); a share of ([0-9.]+) allows ([0-9,]+) added, of which the "
         r"wrapper's own work takes (-?[0-9,]+), leaving (-?[0-9,]+) for the predictor; (\S+) takes",
