@@ -133,15 +133,12 @@ def episode_schedule(agent: str, config: ClusterConfig, seed: int, epoch: int) -
             current[node] = int(
                 decode_observation(observation["observation"], config).serial[action]
             )
-        if node == config.n_nodes - 1:  # the epoch is complete once the last node has chosen
-            before = env.simulator.state.epoch
-            env.step(int(action))
-            if env.simulator.state.epoch != before:
-                tasks.append(current)
-                completed.append(env.simulator.episode_metrics()["completed"])
-                current = [-1] * config.n_nodes
-            continue
+        before = env.simulator.state.epoch
         env.step(int(action))
+        if env.simulator.state.epoch != before:  # the last node has chosen: the epoch ran
+            tasks.append(current)
+            completed.append(env.simulator.episode_metrics()["completed"])
+            current = [-1] * config.n_nodes
     return EpisodeSchedule(
         np.array(tasks, dtype=np.int64).reshape(-1, config.n_nodes), np.array(completed)
     )
