@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from page_blocks import page_blocks
 
 from mara_env.benchmarks.reference import figures
 
@@ -21,9 +22,12 @@ PYTHON_BLOCKS = [
 ]
 #: The files of docs/your_scheduler.md, between its ``page:`` markers: test_your_scheduler_page.py
 #: saves and runs them as that page says.
-PAGE_FILES = re.findall(
-    r"<!-- page:\S+ -->\n```python\n(.*?)```", "\n".join(p.read_text() for p in PAGES), re.S
-)
+PAGE_FILES = [
+    code
+    for page in PAGES
+    for language, code in page_blocks(page.read_text()).values()
+    if language == "python"
+]
 #: The recipes for RL libraries kept out of the dev extra (TorchRL, RLlib, PufferLib):
 #: test_rl_clients.py runs them where those are installed.
 CLIENT_BLOCK = re.compile(r"^(?:from|import) (?:torchrl|ray|pufferlib)\b", flags=re.MULTILINE)
@@ -68,7 +72,7 @@ def test_the_readme_ranks_the_scheduler_of_the_page_with_the_page_s_command() ->
     """The README's command is the page's (test_your_scheduler_page.py runs it)."""
     page = (ROOT / "docs" / "your_scheduler.md").read_text()
     (command,) = re.findall(r"^mara-leaderboard .*my_sched:\S+$", README, re.M)
-    assert f"```bash\n{command}\n```\n<!-- /page:command-scheduler -->" in page
+    assert page_blocks(page)["command-scheduler"] == ("bash", f"{command}\n")
 
 
 def test_readme_has_exactly_one_test_command_for_ci() -> None:

@@ -7,13 +7,13 @@ timesteps): they do not change how an agent is found, built, keyed or played.
 
 from __future__ import annotations
 
-import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from page_blocks import page_blocks
 
 pytest.importorskip("sb3_contrib")
 
@@ -24,12 +24,10 @@ SMALL = ["--workloads", "rl", "--loads", "1", "--seeds", "1", "--workers", "1", 
 
 
 def block(name: str) -> str:
-    """The fenced block between ``<!-- page:NAME -->`` and ``<!-- /page:NAME -->``."""
-    found = re.search(
-        rf"<!-- page:{re.escape(name)} -->\n```\w+\n(.*?)```\n<!-- /page:", PAGE, re.S
-    )
-    assert found, f"docs/your_scheduler.md has no block {name!r}"
-    return found.group(1)
+    """The code of the page's block ``name`` (between its ``page:`` markers)."""
+    blocks = page_blocks(PAGE)
+    assert name in blocks, f"docs/your_scheduler.md has no block {name!r}"
+    return blocks[name][1]
 
 
 def run(line: str, folder: Path) -> subprocess.CompletedProcess[str]:
