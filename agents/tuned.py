@@ -61,10 +61,10 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
             "clone), or write it again with python -m mara_env.benchmarks.baselines.tuning."
         )
     try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:  # not UTF-8, not JSON, or nested too deep
         raise TunedSettingsError(
-            f"{path} is not valid JSON ({error}); restore it from the package or rerun "
+            f"{path} is not valid JSON in UTF-8 ({error}); restore it from the package or rerun "
             "python -m mara_env.benchmarks.baselines.tuning."
         ) from error
     agents = document.get("agents") if isinstance(document, dict) else None

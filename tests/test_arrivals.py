@@ -82,6 +82,14 @@ def test_bad_arrivals_are_refused_clearly(tmp_path: Path) -> None:
     bad.write_text("timestamp\n1\nyesterday\n")
     with pytest.raises(ConfigError, match="line 3"):
         arrivals_from_csv(bad)
+    for times, message in {
+        "1\n-5\n": "line 3: timestamp '-5' is not a time",
+        "1\n1e400\n": "line 3: timestamp '1e400' is not a time",
+        "0\n1e15\n": "more than 10,000,000 bins",
+    }.items():
+        bad.write_text(f"timestamp\n{times}")
+        with pytest.raises(ConfigError, match=message):
+            arrivals_from_csv(bad)
     with pytest.raises(ConfigError, match="counts must be"):
         ArrivalTrace(np.zeros(3, dtype=np.int64))
 

@@ -117,6 +117,9 @@ def test_row_level_mistakes_name_the_line_or_run(tmp_path: Path) -> None:
         "family": ([*base, "b,0,1.0, ,test"], "empty family"),
         "split": ([*base, "b,0,1.0,vision,valid"], "split must be"),
         "moves": ([*base, "a,5,0.1,rl,train"], "changes its family"),
+        "cut short": ([*base, "a,5,0.1"], "line 7: the row has too few cells"),
+        "extra cell": ([*base, "a,5,0.1,vision,train,x"], "line 7: the row has too many cells"),
+        "nan": ([*base[:3], "a,2,nan,vision,train", *base[4:]], "run 'a', step 2: value nan"),
     }
     for name, (rows, message) in cases.items():
         path = tmp_path / f"{name}.csv"

@@ -35,6 +35,7 @@ import csv
 import datetime
 import math
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,8 @@ SHIPPED = {"philly": Path(__file__).resolve().parents[1] / "data" / "arrivals_ph
 NAMED = ("poisson", *SHIPPED)
 #: Seconds of submissions that make one epoch's bin, unless a trace says otherwise.
 BIN_SECONDS = 900
+#: The most bins a submission-times file may span (a guard against timestamps in other units).
+MAX_BINS = 10_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +140,7 @@ def load_arrivals(process: str) -> ArrivalTrace:
 
 
 #: What reading a file that is not a good ``.npz`` archive can raise.
-_NOT_NPZ = (OSError, ValueError, TypeError, EOFError, zipfile.BadZipFile)
+_NOT_NPZ = (OSError, ValueError, TypeError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
 def _load(path: Path) -> ArrivalTrace:
@@ -157,12 +160,13 @@ def _load(path: Path) -> ArrivalTrace:
         if missing:
             raise ConfigError(f"{path}: not an arrival trace (it lacks {missing}); {advice}.")
         try:
-            counts, bin_seconds, source = data["counts"], data["bin_seconds"], data["source"]
+            counts, source = data["counts"], str(data["source"])
+            bin_seconds = float(data["bin_seconds"])
         except _NOT_NPZ as error:
             raise ConfigError(
                 f"{path}: a damaged .npz arrival trace ({error}); {advice}."
             ) from None
-    return ArrivalTrace(counts, float(bin_seconds), str(source))
+    return ArrivalTrace(counts, bin_seconds, source)
 
 
 def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTrace:
@@ -170,8 +174,8 @@ def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTr
     dates ``YYYY-MM-DD HH:MM:SS``), from its first submission's bin to its last.
 
     Raises:
-        ConfigError: Without a ``timestamp`` column, with a value that is neither, or with no
-            rows.
+        ConfigError: Without a ``timestamp`` column, with a value that is neither (or negative,
+            or not finite), with no rows, or with a span of more than :data:`MAX_BINS` bins.
     """
     with utf8_text(path, "a submission-times CSV", ConfigError) as handle:
         reader = csv.DictReader(handle)
@@ -184,15 +188,29 @@ def arrivals_from_csv(path: Path, bin_seconds: float = BIN_SECONDS) -> ArrivalTr
     if not times:
         raise ConfigError(f"{path}: no submissions.")
     start = min(times)
+    if (max(times) - start) / bin_seconds >= MAX_BINS:
+        raise ConfigError(
+            f"{path}: the submissions span {max(times) - start:.3g} s, more than {MAX_BINS:,} "
+            f"bins of {bin_seconds:g} s; are some timestamps in other units (milliseconds)?"
+        )
     bins = np.floor((np.array(times) - start) / bin_seconds).astype(np.int64)
     return ArrivalTrace(np.bincount(bins), bin_seconds, str(path))
 
 
-def _seconds(value: str, path: Path, line: int) -> float:
+def _seconds(value: str | None, path: Path, line: int) -> float:
+    if value is None:
+        raise ConfigError(f"{path}, line {line}: the row has no timestamp (a file cut short?).")
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ConfigError(
+                f"{path}, line {line}: timestamp {value!r} is not a time; seconds are finite "
+                "and >= 0 (since the Unix epoch, or since the trace's start)."
+            )
+        return seconds
     try:
         moment = datetime.datetime.fromisoformat(value)
     except ValueError:

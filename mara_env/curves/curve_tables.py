@@ -190,6 +190,13 @@ def _read_runs(path: Path, where: str) -> dict[str, _Run]:
 
 
 def _add_row(runs: dict[str, _Run], row: dict[str, str], where: str) -> None:
+    missing = [name for name in REQUIRED if row.get(name) is None]
+    if missing or None in row:  # a row cut short, or one with more cells than the header
+        raise CurveTableError(
+            f"{where}: the row has {'too few' if missing else 'too many'} cells for the header "
+            f"({', '.join(name for name in row if name is not None)}); a file cut short, or a "
+            "comma inside a value (quote it)."
+        )
     try:
         step = int(row["step"])
         value = float(row["value"])
@@ -242,15 +249,26 @@ def _check_steps(run: _Run, where: str) -> None:
             "advances along an even grid, so resample the run to evenly spaced steps (e.g. "
             "interpolate its log-loss at every k-th step) before packing."
         )
-    if run.work and not (np.all(np.isfinite(run.work)) and (np.diff(run.work) > 0).all()):
-        raise CurveTableError(f"{where}: work must be finite and increase with the step.")
+    if run.work:
+        work = np.array(run.work)
+        bad = ~np.isfinite(work)
+        bad[1:] |= np.diff(work) <= 0
+        if bad.any():
+            raise CurveTableError(
+                f"{where}, step {steps[np.argmax(bad)]}: work {work[np.argmax(bad)]}; work must "
+                "be finite and increase with the step."
+            )
 
 
 def _losses(run: _Run, where: str) -> np.ndarray:
     """The run's losses: scores turned into ``1 - score``; refused when rising or flat."""
     values = np.array(run.values)
     if not np.all(np.isfinite(values)):
-        raise CurveTableError(f"{where}: NaN or infinite values.")
+        bad = int(np.argmin(np.isfinite(values)))
+        raise CurveTableError(
+            f"{where}, step {run.steps[bad]}: value {values[bad]}; values must be finite (drop "
+            "the steps a run did not report, or stop the run where it diverged)."
+        )
     if run.kind == "score":
         if values.min() < 0 or values.max() > 1:
             raise CurveTableError(
