@@ -37,8 +37,14 @@ import numpy as np
 
 from mara_env import ClusterConfig
 from mara_env.agents.base import EpochScheduler, Observation
-from mara_env.sim.layout import G_IDLE, G_NODE, GLOBAL_FEATURES, S_MINE, SLOT_FEATURES
-from mara_env.sim.observation import SlotView, observation_size, state_size
+from mara_env.errors import CheckpointError
+from mara_env.sim.observation import (
+    SlotView,
+    observation_size,
+    shared_features,
+    state_size,
+    state_vector,
+)
 
 #: What a policy trained on the Gymnasium form is: ``(state, flat masks) -> one action per node``.
 GymPolicy = Callable[[np.ndarray, np.ndarray], Any]
@@ -61,14 +67,8 @@ def central_state(
             f"{config.n_nodes} nodes and {config.n_slots} slots, got shape "
             f"{np.shape(observation)}; pass observation['observation'] of an unwrapped env."
         )
-    shared = np.array(observation, dtype=np.float32)
-    shared[[G_NODE, G_IDLE]] = 0.0
-    shared[GLOBAL_FEATURES + S_MINE :: SLOT_FEATURES] = 0.0
-    scale = 1.0 / config.n_slots
     undecided = np.full(config.n_nodes, config.n_slots)
-    return np.concatenate(
-        (shared, np.asarray(previous_slots) * scale, undecided * scale), dtype=np.float32
-    )
+    return state_vector(shared_features(observation), previous_slots, undecided, config.n_slots)
 
 
 class GymPolicyScheduler(EpochScheduler):
@@ -135,13 +135,12 @@ def load_sb3_policy(path: str | Path, deterministic: bool = True) -> GymPolicySc
     SHA-256.
 
     Raises:
-        FileNotFoundError: If there is no such file.
+        CheckpointError: If there is no such file, or it is not a MaskablePPO model.
         ImportError: Without sb3-contrib (``pip install "mara-env[torch]"``).
-        ValueError: If the file is not a MaskablePPO model.
     """
     file = Path(path)
     if not file.is_file():
-        raise FileNotFoundError(
+        raise CheckpointError(
             f"no model file {str(path)!r}: give the .zip that MaskablePPO.save wrote, as "
             "sb3:PATH.zip."
         )
@@ -154,7 +153,7 @@ def load_sb3_policy(path: str | Path, deterministic: bool = True) -> GymPolicySc
     try:
         model = MaskablePPO.load(file, device="cpu")
     except Exception as error:  # a zip of another algorithm, or not a model at all
-        raise ValueError(
+        raise CheckpointError(
             f"{file} is not a MaskablePPO model ({type(error).__name__}: {error}); save one "
             "with MaskablePPO(...).save(path)."
         ) from error

@@ -130,10 +130,12 @@ __all__ = [
     "nodes_decided",
     "observation_size",
     "occupied_masks",
+    "shared_features",
     "shared_observations",
     "slot_columns",
     "slot_matrix",
     "state_size",
+    "state_vector",
     "state_vectors",
 ]
 
@@ -384,6 +386,26 @@ def occupied_masks(core: ClusterBatch) -> np.ndarray:
     return mask
 
 
+def shared_features(observation: np.ndarray) -> np.ndarray:
+    """The features every node of an epoch shares, from one node's observation: a float32 copy
+    with the node's own features (its index, whether it was idle, which slot it held) zeroed."""
+    shared = np.array(observation, dtype=np.float32)
+    shared[[G_NODE, G_IDLE]] = 0.0
+    shared[GLOBAL_FEATURES + S_MINE :: SLOT_FEATURES] = 0.0
+    return shared
+
+
+def state_vector(
+    shared: np.ndarray, previous_slot: np.ndarray, choices: np.ndarray, n_slots: int
+) -> np.ndarray:
+    """One cluster's centralised state: ``shared`` features, each node's previous slot and this
+    epoch's choices so far (``n_slots``: idle, or undecided), both ``/ n_slots``."""
+    scale = 1.0 / n_slots
+    return np.concatenate(
+        (shared, np.asarray(previous_slot) * scale, np.asarray(choices) * scale), dtype=np.float32
+    )
+
+
 def state_vectors(core: ClusterBatch, shared: np.ndarray | None, choices: np.ndarray) -> np.ndarray:
     """``(B, state_size)`` float32 centralised states: shared features (``None``: the epoch
     start's, :func:`shared_observations`, written straight into the states), each node's previous
@@ -473,7 +495,4 @@ class ObservationBuilder:
 
     def state_vector(self, choices: np.ndarray) -> np.ndarray:
         """The centralised state: shared features, previous slots, this epoch's choices."""
-        scale = 1.0 / self.config.n_slots
-        return np.concatenate(
-            (self._current, self._previous_slot * scale, choices * scale), dtype=np.float32
-        )
+        return state_vector(self._current, self._previous_slot, choices, self.config.n_slots)
