@@ -45,6 +45,7 @@ from mara_env.agents.successive_halving import SuccessiveHalving
 from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
 from mara_env.agents.tuned import tuned_settings
 from mara_env.agents.uniform import UniformShare
+from mara_env.errors import CheckpointError
 from mara_env.predictors.oracle import Oracle
 from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
@@ -195,9 +196,10 @@ def make_agent(
             ``world_version`` that is not one of :data:`mara_env.worlds.config.WORLD_VERSIONS`.
         AgentImportError: If the module cannot be imported, lacks the attribute, or the result
             is not a scheduler.
-        AgentBuildError: If an import path's class or factory raises when called, or a trained
-            policy's file cannot be loaded (a registered agent's own error, e.g. a
-            ``CheckpointError``, passes through).
+        AgentBuildError: If an import path's class or factory raises when called, or loading a
+            trained policy fails otherwise (a registered agent's own error passes through).
+        mara_env.errors.CheckpointError: If a trained policy's file is missing or not a model
+            of its kind, or a registered agent's checkpoint is.
     """
     if world_version not in WORLD_VERSIONS or isinstance(world_version, bool):
         raise UnknownAgentError(
@@ -209,6 +211,8 @@ def make_agent(
     if factory is None and prefix in POLICY_LOADERS:
         try:
             scheduler = _import_factory(POLICY_LOADERS[prefix])(file, **kwargs)
+        except CheckpointError:
+            raise  # the model file is missing or not a model: the caller's input, named so
         except Exception as error:
             raise AgentBuildError(
                 f"Loading agent {name_or_path!r} failed: {type(error).__name__}: {error}"

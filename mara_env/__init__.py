@@ -31,6 +31,7 @@ from mara_env.envs.registration import register_envs
 from mara_env.envs.vector_env import ClusterVectorEnv
 from mara_env.errors import (
     ActionError,
+    CheckpointError,
     ConfigError,
     EnvStateError,
     InstallationError,
@@ -39,6 +40,7 @@ from mara_env.errors import (
     UnexpectedArgumentError,
 )
 from mara_env.installation import check_installation, installation_problems
+from mara_env.installation import find_source_tree_packages as _find_source_tree_packages
 from mara_env.installation import installed_version as _installed_version
 from mara_env.sim.core import ClusterBatch
 from mara_env.sim.observation import decode_observation
@@ -46,6 +48,8 @@ from mara_env.sim.simulator import ClusterSimulator
 from mara_env.worlds.config import ClusterConfig, env_id
 from mara_env.worlds.presets import PRESETS, TRAINING_LOAD, get_config
 from mara_env.worlds.world import LATEST_WORLD_VERSION, WORLD_VERSIONS, WORLDS, World, world
+
+_find_source_tree_packages()
 
 #: The installed distribution's version (``pyproject.toml`` is its one home).
 __version__ = _installed_version()
@@ -61,6 +65,7 @@ __all__ = [
     "WORLD_VERSIONS",
     "ActionError",
     "BatchedNodesEnv",
+    "CheckpointError",
     "ClusterBatch",
     "ClusterConfig",
     "ClusterGymEnv",

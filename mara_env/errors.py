@@ -34,3 +34,8 @@ class EnvStateError(MaraEnvError, RuntimeError):
 
 class InstallationError(MaraEnvError, ImportError):
     """mara-env's import packages are hidden by a local folder or owned by another distribution."""
+
+
+class CheckpointError(MaraEnvError, RuntimeError):
+    """A model file (a checkpoint, a trained policy) that is missing, corrupt, or made for a
+    different model."""

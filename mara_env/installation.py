@@ -368,6 +368,38 @@ class _WorkingDirectoryFinder(importlib.abc.MetaPathFinder):
 _working_directory_last = False
 
 
+def find_source_tree_packages() -> None:
+    """Let ``mara_env.agents``, ``mara_env.predictors`` and ``mara_env.benchmarks`` import from
+    their source-tree folders when ``mara_env`` itself was imported from a source tree without
+    its editable install (a clone in the working directory under ``python -m``, beside a
+    non-editable install): :func:`imported_instead_of_installed` then says which tree runs,
+    instead of a ``ModuleNotFoundError``. A finder placed after every other one, so an editable
+    install's import hook still finds them first; nothing happens in an installed layout."""
+    if installed_layout() or any(isinstance(f, _SourceTreeFinder) for f in sys.meta_path):
+        return
+    sys.meta_path.append(_SourceTreeFinder())
+
+
+class _SourceTreeFinder(importlib.abc.MetaPathFinder):
+    """Finds the sub-packages kept beside ``mara_env/`` in the source tree (:data:`SOURCE_FOLDERS`)."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        folder = SOURCE_FOLDERS.get(fullname)
+        if folder is None or fullname == TOP_LEVEL:
+            return None
+        init = PACKAGES_ROOT / folder / "__init__.py"
+        if not init.is_file():
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, init, submodule_search_locations=[str(init.parent)]
+        )
+
+
 def installed_root() -> Path | None:
     """The folder that holds the installed distribution's packages: its source tree for an
     editable install, else its ``site-packages``; ``None`` if mara-env is not installed. The

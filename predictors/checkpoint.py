@@ -16,7 +16,7 @@ Example:
     >>> load_checkpoint(path, expected_config={"width": 3})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mara_env.predictors.checkpoint.CheckpointError: Checkpoint .../tiny.pt was made for another version of this code: its width: 2, expected 3...
+    mara_env.errors.CheckpointError: Checkpoint .../tiny.pt was made for another version of this code: its width: 2, expected 3...
 """
 
 from __future__ import annotations
@@ -32,13 +32,10 @@ from typing import Any
 
 import torch
 
+from mara_env.errors import CheckpointError
 from mara_env.predictors.loaded_checkpoints import note_checkpoint_load
 
 CHECKPOINT_FORMAT = 1
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, corrupt, or made for a different model."""
 
 
 def _sha256(path: Path) -> str:

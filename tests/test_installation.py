@@ -201,6 +201,21 @@ def test_mara_leaderboard_stops_when_another_distribution_owns_mara_env(tmp_path
     assert "Traceback" not in result.stderr
 
 
+def test_python_m_in_a_source_tree_without_its_editable_install_finds_its_sub_packages() -> None:
+    """A clone's ``mara_env/`` imported from the working directory (``python -m`` beside a
+    non-editable install) still finds ``mara_env.benchmarks`` in the tree's ``benchmarks/``."""
+    code = (
+        "import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+        "if 'editable' not in type(f).__module__.lower()]; "
+        "import mara_env.benchmarks.leaderboard.cli as cli; print(cli.__file__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()) == ROOT / "benchmarks" / "leaderboard" / "cli.py"
+
+
 def test_python_m_beside_a_local_folder_names_it(tmp_path: Path) -> None:
     """``python -m mara_env.benchmarks.leaderboard`` puts the folder first itself: the import says why."""
     (tmp_path / "mara_env").mkdir()

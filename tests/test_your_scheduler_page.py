@@ -71,15 +71,16 @@ def test_the_scheduler_the_policy_and_the_torch_network_are_ranked(tmp_path: Pat
     assert "my_net" in ranked(run(torch_command, tmp_path))
 
 
-def test_a_model_of_another_cluster_size_is_refused_with_the_size_it_expects(
-    tmp_path: Path,
+def test_a_model_of_another_size_or_no_model_is_refused_with_what_it_expects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
     from mara_env.agents import make_agent
     from mara_env.agents.evaluation import evaluate
-    from mara_env.agents.registry import AgentBuildError
+    from mara_env.benchmarks.leaderboard.cli import main as leaderboard
+    from mara_env.errors import CheckpointError
 
     env = make_vec_env("mara_env/Cluster-v3", n_envs=1, seed=0, env_kwargs={"config": "tiny"})
     MaskablePPO("MlpPolicy", env, seed=0, device="cpu", n_steps=32, batch_size=32).save(
@@ -88,8 +89,14 @@ def test_a_model_of_another_cluster_size_is_refused_with_the_size_it_expects(
     agent = make_agent(f"sb3:{tmp_path / 'tiny.zip'}")
     with pytest.raises(ValueError, match=r"trained on states of shape \(72,\).*\(344,\)"):
         evaluate(agent, "training", seeds=[0])
-    with pytest.raises(AgentBuildError, match="no model file"):
+    with pytest.raises(CheckpointError, match="no model file"):
         make_agent(f"sb3:{tmp_path / 'missing.zip'}")
     (tmp_path / "junk.zip").write_bytes(b"not a model")
-    with pytest.raises(AgentBuildError, match="is not a MaskablePPO model"):
+    with pytest.raises(CheckpointError, match="is not a MaskablePPO model"):
         make_agent(f"sb3:{tmp_path / 'junk.zip'}")
+    out = tmp_path / "board"
+    junk = f"sb3:{tmp_path / 'junk.zip'}"
+    with pytest.raises(SystemExit) as refused:  # a usage error, before any episode
+        leaderboard(["--quick", "--agents", "edf", junk, "--output", str(out)])
+    assert refused.value.code == 2 and not out.exists()
+    assert "junk.zip is not a MaskablePPO model" in capsys.readouterr().err

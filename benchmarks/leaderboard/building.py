@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from mara_env.agents.registry import AgentImportError, UnknownAgentError
 from mara_env.benchmarks.common.keys import BuiltAgent, build_agent
+from mara_env.errors import CheckpointError
 from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 
@@ -37,8 +38,8 @@ def build_agents(
     for agent in agents:
         try:
             built[agent] = build_agent(agent, world_version)
-        except (UnknownAgentError, AgentImportError) as error:
-            parser.error(str(error))
+        except (UnknownAgentError, AgentImportError, CheckpointError) as error:
+            parser.error(str(error))  # the name, the import path or the model file is wrong
         except Exception as error:
             failed[agent] = _why_not_built(agent, error)
     return built, failed
