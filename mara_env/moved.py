@@ -59,6 +59,9 @@ MOVED: dict[str, tuple[str, str]] = {
     "mara_env.sim.epoch": ("mara_env.envs.epoch", "0.4.1"),
     "mara_env.curves.workload": ("mara_env.sim.workload", "0.4.1"),
     "mara_env.worlds.hidden_effort": ("mara_env.sim.hidden_effort", "0.4.1"),
+    # 0.4.2: the environment writes its files atomically too (trace files, arrival traces,
+    # checkpoints), so the one atomic writer lives where every package can import it
+    "mara_env.benchmarks.common.atomic": ("mara_env.atomic_files", "0.4.2"),
 }
 
 #: ``{(module, name): (the module that now holds it, the release that moved it)}``.

@@ -24,14 +24,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from mara_env.atomic_files import replace_atomically, write_atomically
 from mara_env.errors import CheckpointError
 from mara_env.predictors.loaded_checkpoints import note_checkpoint_load
 
@@ -47,18 +46,6 @@ def card_path(path: Path) -> Path:
     return path.with_suffix(".json")
 
 
-def _write_atomically(path: Path, write: Any) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.chmod(temporary, 0o644)  # mkstemp creates files readable by their owner only
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
 def save_checkpoint(
     path: str | Path,
     state_dict: Mapping[str, torch.Tensor],
@@ -68,7 +55,7 @@ def save_checkpoint(
     """Write ``state_dict`` to ``path`` and its card (config, hash, ``facts``) beside it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(path, lambda target: torch.save(dict(state_dict), target))
+    replace_atomically(path, lambda handle: torch.save(dict(state_dict), handle), durable=True)
     card = {
         "format": CHECKPOINT_FORMAT,
         "config": dict(config),
@@ -93,7 +80,7 @@ def rewrite_card(path: str | Path, config: Mapping[str, Any], facts: Mapping[str
 def _write_card(path: Path, card: Mapping[str, Any]) -> None:
     """Write the card of checkpoint ``path`` (sorted keys, so that it diffs well)."""
     text = json.dumps(card, indent=2, sort_keys=True) + "\n"
-    _write_atomically(card_path(path), lambda target: Path(target).write_text(text))
+    write_atomically(card_path(path), text, durable=True)
 
 
 #: Relative tolerance within which a float setting of a card matches what this code expects.

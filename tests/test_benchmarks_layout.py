@@ -92,5 +92,5 @@ def test_no_file_is_long_without_saying_why() -> None:
 def test_the_checks_see_a_violation() -> None:
     source = BENCHMARKS / "common" / "seeds.py"
     assert group_of("mara_env.benchmarks.mara.train") == "mara"
-    assert "mara_env.benchmarks.common.atomic" not in benchmark_imports(source)
+    assert "mara_env.benchmarks.common.store" not in benchmark_imports(source)
     assert benchmark_imports(BENCHMARKS / "mara" / "__main__.py") >= {"mara_env.benchmarks.mara"}

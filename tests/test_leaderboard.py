@@ -621,7 +621,9 @@ def test_a_full_disk_while_writing_the_tables_says_what_was_kept_and_a_rerun_fin
 
     out = tmp_path / "o"
     monkeypatch.setattr(session, "write_atomically", full_disk)
-    assert main([*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, *QUIET, "--agents", "edf", "lara", "--output", str(out)])
+    assert exit_info.value.code == 2
     said = capsys.readouterr().err
     assert "No space left on device" in said and "Every finished episode is kept: 4 in" in said
     assert not (out / "leaderboard.md").exists()

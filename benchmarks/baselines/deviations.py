@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from mara_env.agents import mean_ci
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.baselines.search_spaces import WORKLOADS
 from mara_env.benchmarks.baselines.trial_keys import trial_manifest
 from mara_env.benchmarks.baselines.trials import Trial, TrialJournal, run_trials
 from mara_env.benchmarks.common.arguments import positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.seeds import evaluation_seeds
 from mara_env.benchmarks.common.store import ResultsFileError
 

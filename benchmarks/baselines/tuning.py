@@ -60,6 +60,7 @@ import numpy as np
 from mara_env import TRAINING_LOAD
 from mara_env.agents import mean_ci
 from mara_env.agents.tuned import SETTINGS_FILE, tuned_settings_path
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.baselines.search_spaces import (
     SEARCH_SPACES,
     WORKLOADS,
@@ -73,9 +74,9 @@ from mara_env.benchmarks.baselines.trials import (
     run_trials,
 )
 from mara_env.benchmarks.common.arguments import add_world_version, positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.manifest import Manifest
 from mara_env.benchmarks.common.store import ResultsFileError
+from mara_env.benchmarks.common.write_faults import write_faults_end
 from mara_env.worlds.world import LATEST_WORLD_VERSION, world
 
 #: First seed of the search and of the confirmation episodes.
@@ -339,6 +340,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ResultsFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+    def kept() -> str:
+        done = len(journal.store.rows_where(code=journal.fingerprint))
+        return f"Every finished trial is kept: {done} in {journal.path}"
+
+    with write_faults_end("tuning", kept):
+        return _tune_all(args, search, confirm, journal, start)
+
+
+def _tune_all(
+    args: argparse.Namespace,
+    search: tuple[int, ...],
+    confirm: tuple[int, ...],
+    journal: TrialJournal,
+    start: float,
+) -> int:
+    """Tune each agent of ``args``, then write the settings file and the report."""
     outcomes = []
     for agent in dict.fromkeys(args.agents):
         outcome = tune(

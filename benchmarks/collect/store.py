@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from mara_env.atomic_files import replace_atomically, write_atomically
 from mara_env.benchmarks.collect.spec import Curve, RunSpec
-from mara_env.benchmarks.common.atomic import replace_atomically, write_atomically
 
 
 class CurveStore:

@@ -12,7 +12,7 @@ Results and their keys:
   trees without docstrings, data, settings and Python version) and what changed between two;
 * :mod:`~mara_env.benchmarks.common.provenance`, :mod:`~mara_env.benchmarks.common.machine`: what produced a result
   (versions, git revision, checkpoints, the platform line, the cores);
-* :mod:`~mara_env.benchmarks.common.atomic`: write a file through a temporary file and a rename.
+* :mod:`~mara_env.atomic_files`: write a file through a temporary file and a rename.
 
 The protocol and the runs:
 
@@ -33,7 +33,7 @@ The protocol and the runs:
 
 from __future__ import annotations
 
-from mara_env.benchmarks.common.atomic import replace_atomically, write_atomically
+from mara_env.atomic_files import replace_atomically, write_atomically
 from mara_env.benchmarks.common.seeds import (
     EVALUATION_SEED_START,
     TRAINING_SEEDS,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mara_env.benchmarks.common.atomic import replace_atomically
+from mara_env.atomic_files import replace_atomically
 
 
 class PlotsUnavailable(ImportError):

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.common.provenance import git_revision
 

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.manifest import Manifest, describe_changes
 from mara_env.benchmarks.common.results_lines import (
     check_schema,

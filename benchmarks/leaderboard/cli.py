@@ -13,6 +13,7 @@ from pathlib import Path
 from mara_env import ConfigError
 from mara_env.benchmarks.common.keys import Manifest
 from mara_env.benchmarks.common.provenance import provenance
+from mara_env.benchmarks.common.write_faults import write_faults_end
 from mara_env.benchmarks.leaderboard.backends import (
     Backend,
     LocalBackend,
@@ -41,13 +42,6 @@ from mara_env.curves.sources import resolve_trace_source
 
 #: The files derived from the journal, inside the output directory.
 EXPORTS = ("episodes.csv", "episodes.json", "leaderboard.json", "leaderboard.md", FAILURES_LOG)
-
-
-#: After a write failed: what to do (the journal keeps every finished episode).
-RESUME_WRITING = (
-    "Free space (or allow writing) and run the same command again: it reuses them and writes the "
-    "tables."
-)
 
 
 def _backend(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Backend:
@@ -86,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 on success; 1 if some cells failed or some agents could not be built (the others are
         ranked; each failure is one line on stderr) or, validating, something differs; 2 for
-        bad arguments or unusable results; 3 validating, when an agent cannot be imported here
+        bad arguments or unusable results (raised as ``SystemExit``, as is a full disk while
+        writing); 3 validating, when an agent cannot be imported here
         and nothing else differs; 130 after Ctrl-C.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -165,17 +160,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         command=shlex.join(["mara-leaderboard", *arguments]),
         provenance=facts,
     )
-    try:
-        journal = EpisodeJournal.open(
-            args.output / JOURNAL,
-            header={"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "provenance": facts},
-            fresh=args.no_resume,
-        )
-    except ResultsFileError as error:
-        parser.error(str(error))
+    nothing = "No episode was played"
+    with write_faults_end("mara-leaderboard", lambda: nothing, "or give another --output"):
+        try:
+            journal = EpisodeJournal.open(
+                args.output / JOURNAL,
+                header={"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "provenance": facts},
+                fresh=args.no_resume,
+            )
+        except ResultsFileError as error:
+            parser.error(str(error))
     manifests: dict[str, Manifest] = {shared.digest: shared}
     manifests.update({agent.manifest.digest: agent.manifest for agent in built.values()})
-    with journal:
+
+    def kept() -> str:
+        return f"Every finished episode is kept: {len(journal.rows)} in {journal.path}"
+
+    rerun = "it reuses them and writes the tables"
+    with journal, write_faults_end("mara-leaderboard", kept, rerun):
         try:
             code = run_grid(grid, journal, backend, manifests, settings)
             for agent, why in failed.items():
@@ -191,8 +193,3 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 130
-        except OSError as error:  # a full disk, a denied permission: while writing, never before
-            kept = f"Every finished episode is kept: {len(journal.rows)} in {journal.path}"
-            where = f"could not write {error.filename or args.output}: {error.strerror or error}"
-            print(f"mara-leaderboard: error: {where}. {kept}. {RESUME_WRITING}", file=sys.stderr)
-            return 2

@@ -35,8 +35,8 @@ from typing import Any
 from mara_env import ClusterConfig, get_config
 from mara_env.agents import known_agents
 from mara_env.agents.statistics import mean_ci
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import add_world_version, positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.keys import Manifest, build_agent
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.common.provenance import git_revision

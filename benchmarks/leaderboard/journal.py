@@ -41,7 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mara_env.benchmarks.common.atomic import replace_atomically
+from mara_env.atomic_files import replace_atomically
 from mara_env.benchmarks.common.results_lines import set_aside_cut_line
 from mara_env.benchmarks.leaderboard.records import (
     CODE,

@@ -36,8 +36,8 @@ from typing import Any
 
 from mara_env import ConfigError, get_config
 from mara_env.agents.statistics import Summary, mean_ci
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import add_world_version
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.provenance import git_revision
 from mara_env.benchmarks.common.seeds import require_training_seeds

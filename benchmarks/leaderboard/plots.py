@@ -24,7 +24,7 @@ import numpy as np
 import mara_env
 from mara_env import TRAINING_LOAD, ClusterConfig, decode_observation
 from mara_env.agents import make_agent, start_episode
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.figures import pyplot
 from mara_env.benchmarks.leaderboard.summary import Leaderboard
 from mara_env.envs.render import task_colour

@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.leaderboard.report import PRIVILEGED_MARK
 
 #: One agent on one board: name, mean, interval low and high, privileged.

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from mara_env import TRAINING_LOAD
-from mara_env.benchmarks.common.atomic import write_atomically as write_atomically  # re-exported
+from mara_env.atomic_files import write_atomically as write_atomically  # re-exported
 from mara_env.benchmarks.leaderboard.cells import KEY_COLUMNS
 from mara_env.benchmarks.leaderboard.grid import Grid
 from mara_env.benchmarks.leaderboard.summary import EPISODE_METRICS, Leaderboard

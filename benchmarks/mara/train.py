@@ -64,6 +64,7 @@ from mara_env.benchmarks.common.arguments import add_output, attribute_help
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.common.ray_runtime import RayUnavailable, import_ray
 from mara_env.benchmarks.common.world_results import mara_results
+from mara_env.benchmarks.common.write_faults import write_faults_end
 from mara_env.benchmarks.mara.imitation import imitate
 from mara_env.benchmarks.mara.ppo import ppo, print_ppo_time
 from mara_env.benchmarks.mara.rollout_worker import BACKENDS, rollout_processes
@@ -365,25 +366,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     out, log, plot = output_paths(args.out, stem, args.quick, settings.world_version)
     log, plot = args.log or log, args.plot or plot
     command = list(sys.argv[1:] if argv is None else argv)
-    try:
-        facts = train(
-            settings,
-            out,
-            log,
-            plot,
-            not args.no_progress,
-            init=args.init,
-            command=command,
-            placement=Placement(
-                device=args.device,
-                validation_workers=args.validation_workers,
-                rollout_workers=args.rollout_workers,
-                rollout_backend=args.backend,
-                ray_address=args.ray_address,
-            ),
-        )
-    except (ValueError, CheckpointError, RayUnavailable) as error:
-        raise SystemExit(f"mara.train: {error}") from None
+    kept = f"The training log so far is in {log}, and the last stage saved, if any, in {out}"
+    with write_faults_end("mara.train", lambda: kept, "training starts over"):
+        try:
+            facts = train(
+                settings,
+                out,
+                log,
+                plot,
+                not args.no_progress,
+                init=args.init,
+                command=command,
+                placement=Placement(
+                    device=args.device,
+                    validation_workers=args.validation_workers,
+                    rollout_workers=args.rollout_workers,
+                    rollout_backend=args.backend,
+                    ray_address=args.ray_address,
+                ),
+            )
+        except (ValueError, CheckpointError, RayUnavailable) as error:
+            raise SystemExit(f"mara.train: {error}") from None
     print(
         f"Saved {out} ({facts['stage']}): confirmation {facts['confirmation']}, "
         f"{facts['wall_minutes']} min wall, {facts['env_epochs']} cluster-epochs "

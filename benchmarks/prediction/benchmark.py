@@ -77,8 +77,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import add_output, non_negative_int, positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.prediction.pairs import (
     PairKey,

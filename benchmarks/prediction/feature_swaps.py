@@ -54,8 +54,8 @@ from mara_env.agents import Scheduler, evaluate, make_agent
 from mara_env.agents.mara.agent import Mara
 from mara_env.agents.mara.features import FeatureBuilder, NoPredictions
 from mara_env.agents.statistics import mean_ci
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.lifeline import start_worker, worker_context
 from mara_env.benchmarks.common.machine import available_cores, platform_line
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS

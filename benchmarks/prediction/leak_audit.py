@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.provenance import git_revision
 from mara_env.benchmarks.prediction.audit_episodes import (

@@ -37,8 +37,8 @@ import numpy as np
 import mara_env
 import mara_env.sim.observation as observation
 from mara_env import ENV_ID, WORKLOADS, ClusterConfig
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import attribute_help
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.provenance import SOURCE_ROOT
 from mara_env.envs.infos import INFO_FIELDS, TASK_ID_FIELDS
 from mara_env.worlds.presets import PRESETS

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.installation import (
     MANIFEST,
     PACKAGES_ROOT,

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mara_env.atomic_files import replace_atomically
 from mara_env.curves.file_cache import read_unchanged
 from mara_env.curves.text_files import utf8_text
 from mara_env.errors import ConfigError
@@ -225,10 +226,9 @@ def _seconds(value: str | None, path: Path, line: int) -> float:
 
 def save_arrivals(path: Path, trace: ArrivalTrace) -> None:
     """Write ``trace`` as an ``.npz`` that ``ClusterConfig(arrivals=path)`` replays."""
-    with open(path, "wb") as handle:
-        np.savez_compressed(
-            handle,
-            counts=trace.counts,
-            bin_seconds=np.array(trace.bin_seconds),
-            source=np.array(trace.source),
-        )
+    arrays = {
+        "counts": trace.counts,
+        "bin_seconds": np.array(trace.bin_seconds),
+        "source": np.array(trace.source),
+    }
+    replace_atomically(Path(path), lambda handle: np.savez_compressed(handle, **arrays))

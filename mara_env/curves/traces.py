@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from mara_env.atomic_files import replace_atomically
 from mara_env.errors import TraceError
 
 TRACE_FORMAT_VERSION = 1
@@ -283,8 +284,7 @@ def save_traces(
         arrays[f"{family}.is_test"] = np.asarray(is_test, dtype=bool)
         if pool.work is not None:
             arrays[f"{family}.work"] = pool.work
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
+    replace_atomically(Path(path), lambda handle: np.savez_compressed(handle, **arrays))
 
 
 class TraceFileSource:

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from mara_env import TraceSource, default_trace_source
 from mara_env.agents import known_agents, make_agent
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.baselines.static_bundle.bundles import (
     BUNDLES,
     DEFAULT_BUNDLE,
@@ -35,7 +36,6 @@ from mara_env.benchmarks.baselines.static_bundle.report import (
     side_by_side,
 )
 from mara_env.benchmarks.common.arguments import positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.sim.workload import build_workload
 
 #: The schedulers LaiRA compares (and the reference), by their names in :data:`agents.AGENTS`;

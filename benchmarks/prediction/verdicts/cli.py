@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import positive_float, positive_int
-from mara_env.benchmarks.common.atomic import write_atomically
 from mara_env.benchmarks.common.figures import PlotsUnavailable
 from mara_env.benchmarks.common.threads import one_torch_thread_if_loaded
 from mara_env.benchmarks.prediction.verdicts.figure import plot_rates

@@ -9,7 +9,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from mara_env.benchmarks.common.atomic import write_atomically
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.figures import pyplot
 from mara_env.benchmarks.prediction.verdicts.summary import BUCKETS, Rates
 

@@ -1,4 +1,6 @@
-"""Atomic file writes: a temporary file beside the target, then ``os.replace``.
+"""Atomic file writes: a temporary file beside the target, then ``os.replace``. Every file the
+suite writes for keeps (a trace file, an arrival trace, a checkpoint, a results table) is written
+this way, so a kill or a full disk leaves the old file or the new one, never half of one.
 
 Example:
     >>> import tempfile
