@@ -16,9 +16,10 @@ from source_imports import imported
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: The groups of scripts, each a package ``benchmarks.<group>``.
 GROUPS = ("leaderboard", "prediction", "mara", "baselines", "perf", "collect", "reference")
-#: Modules of ``benchmarks`` that belong to no group: shared helpers, the console scripts and
-#: the catalogue of committed results stores (which reads every group's stores).
-SHARED = ("common", "commands", "stores")
+#: Modules of ``benchmarks`` that belong to no group: shared helpers, the console scripts, the
+#: catalogue of committed results stores (which reads every group's stores) and the reliability
+#: checks (which feed every group's readers and kill its commands).
+SHARED = ("common", "commands", "stores", "reliability")
 #: The longest a file may be without a comment near its top saying why (``# long: ...``).
 MAX_LINES = 400
 

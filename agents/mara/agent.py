@@ -157,25 +157,32 @@ class Mara:
         path = default_checkpoint(world_version) if path is None else Path(path)
         state, card = load_checkpoint(path, expected_config=_LAYOUT)
         config = card["config"]
-        policy = MaraPolicy(
-            PolicyConfig(
-                width=config["width"],
-                layers=config["layers"],
-                heads=config["heads"],
-                autoregressive=config["autoregressive"],
+        try:  # the card's settings, each checked where it is used
+            policy = MaraPolicy(
+                PolicyConfig(
+                    width=config["width"],
+                    layers=config["layers"],
+                    heads=config["heads"],
+                    autoregressive=config["autoregressive"],
+                )
             )
-        )
-        policy.load_state_dict(state)
-        options.setdefault("temperature", config.get("temperature", 1.0))
-        name = config["predictor"]
-        predictor = NoPredictions() if name == NoPredictions.name else make_predictor(name)
-        agent = cls(
-            policy,
-            predictor,
-            config["n_samples"],
-            predictor_name=config["predictor"],
-            **options,
-        )
+            policy.load_state_dict(state)
+            name = config["predictor"]
+            predictor = NoPredictions() if name == NoPredictions.name else make_predictor(name)
+            card_settings = dict(
+                n_samples=config["n_samples"],
+                predictor_name=name,
+                temperature=config.get("temperature", 1.0),
+            )
+            agent = cls(policy, predictor, **card_settings)
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise CheckpointError(
+                f"Checkpoint {path}: its card does not describe a MARA network this code can "
+                f"build ({type(error).__name__}: {error}). Use the checkpoint shipped with this "
+                "version of the package, or retrain the model with it."
+            ) from None
+        if options:  # the caller's own settings: their errors are theirs
+            agent = cls(policy, predictor, **{**card_settings, **options})
         agent.checkpoint_sha256 = card["sha256"]
         return agent
 

@@ -11,6 +11,7 @@ from mara_env.benchmarks.collect.pack import main as pack_main
 from mara_env.benchmarks.collect.pollux import main as pollux_main
 from mara_env.benchmarks.collect.runner import COLLECTORS, collect
 from mara_env.benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.common.write_faults import write_faults_end
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,13 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         return pollux_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "run":
-        report = collect(
-            args.families,
-            CurveStore(args.store),
-            smoke=args.smoke,
-            workers=args.workers,
-            progress=not args.no_progress,
-        )
+        kept = f"Every finished run is kept in {args.store}, a file each"
+        with write_faults_end("collect run", lambda: kept, "it skips the runs it finds"):
+            report = collect(
+                args.families,
+                CurveStore(args.store),
+                smoke=args.smoke,
+                workers=args.workers,
+                progress=not args.no_progress,
+            )
         print(
             f"collected {report.done} runs, skipped {report.skipped} already stored, "
             f"{report.failed} failed, in {report.seconds:.1f} s"

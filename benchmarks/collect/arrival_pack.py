@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from mara_env.atomic_files import write_atomically
+from mara_env.benchmarks.common.write_faults import UNCHANGED, write_faults_end
 from mara_env.curves.arrivals import arrivals_from_csv, save_arrivals
 from mara_env.errors import ConfigError
 
@@ -76,7 +78,7 @@ def pack_arrivals(source: Path, output: Path, notice: str = "") -> dict[str, Any
         "hour_profile": (by_hour / by_hour.mean()).round(2).tolist(),
         "notice": notice,
     }
-    output.with_suffix(".md").write_text(data_card(facts))
+    write_atomically(output.with_suffix(".md"), data_card(facts))
     return facts
 
 
@@ -133,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        facts = pack_arrivals(args.source, args.output, PHILLY_NOTICE if args.philly else "")
+        with write_faults_end("arrivals", lambda: UNCHANGED, "it bins them again"):
+            facts = pack_arrivals(args.source, args.output, PHILLY_NOTICE if args.philly else "")
     except ConfigError as error:
         parser.exit(2, f"arrivals: {error}\n")
     print(data_card(facts), end="")

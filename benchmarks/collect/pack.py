@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.collect.pack_table import data_card as data_card_of_table
 from mara_env.benchmarks.collect.pack_table import pack_table
 from mara_env.benchmarks.collect.realism import realism_statistics
 from mara_env.benchmarks.collect.runner import collector
 from mara_env.benchmarks.collect.store import CurveStore
+from mara_env.benchmarks.common.figures import pyplot, save_png
+from mara_env.benchmarks.common.write_faults import UNCHANGED, write_faults_end
 from mara_env.curves.sources import SHIPPED_TRACES
 from mara_env.curves.traces import CurvePool, save_traces
 from mara_env.errors import TraceError
@@ -154,18 +157,13 @@ def pack(
     facts["sha256"] = hashlib.sha256(output.read_bytes()).hexdigest()
     if figure:
         plot_samples(packs, output.parent / "trace_samples.png")
-    (output.parent / "TRACES.md").write_text(data_card(facts, families))
+    write_atomically(output.parent / "TRACES.md", data_card(facts, families))
     return facts
 
 
 def plot_samples(packs: list[FamilyPack], path: Path, per_family: int = 12) -> None:
     """Sample curves of each family on log axes, train in colour and test in black."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(1, len(packs), figsize=(4.2 * len(packs), 3.4), squeeze=False)
+    figure, axes = pyplot().subplots(1, len(packs), figsize=(4.2 * len(packs), 3.4), squeeze=False)
     for axis, family_pack in zip(axes[0], packs, strict=True):
         rng = np.random.default_rng(0)
         chosen = rng.choice(
@@ -187,8 +185,7 @@ def plot_samples(packs: list[FamilyPack], path: Path, per_family: int = 12) -> N
         axis.set_title(f"{family_pack.family}: {len(family_pack.losses)} curves", fontsize=10)
     figure.suptitle("Sample recorded learning curves (black: test split)", fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_png(figure, path, dpi=110)
 
 
 def data_card(facts: dict[str, Any], families: list[str]) -> str:
@@ -298,13 +295,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.output is None:
             parser.error("--from needs --output (a .npz path for your trace file).")
         try:
-            table_facts = pack_table(args.table, args.output)
+            with write_faults_end("pack", lambda: UNCHANGED, "it packs again"):
+                table_facts = pack_table(args.table, args.output)
         except (TraceError, ValueError) as error:
             parser.exit(2, f"pack: {error}\n")
         print(data_card_of_table(table_facts), end="")
         return 0
     args.output = args.output or SHIPPED_TRACES
-    facts = pack(CurveStore(args.store), args.families, args.output, figure=not args.no_figure)
+    with write_faults_end("pack", lambda: UNCHANGED, "it packs again"):
+        facts = pack(CurveStore(args.store), args.families, args.output, figure=not args.no_figure)
     print(json.dumps({k: v for k, v in facts.items() if k != "collection_sessions"}, indent=1))
     return 0
 

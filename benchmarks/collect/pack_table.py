@@ -25,6 +25,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from mara_env.atomic_files import write_atomically
 from mara_env.curves.curve_tables import describe, read_curve_table
 from mara_env.curves.traces import save_traces
 
@@ -60,7 +61,7 @@ def pack_table(source: Path, output: Path) -> dict[str, Any]:
     save_traces(output, dict(table.pools), metadata)
     facts["output"] = str(output)
     facts["output_sha256"] = hashlib.sha256(output.read_bytes()).hexdigest()
-    output.with_suffix(".md").write_text(data_card(facts))
+    write_atomically(output.with_suffix(".md"), data_card(facts))
     return facts
 
 

@@ -30,6 +30,9 @@ WRITE_FAULTS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG, errno.EIO}
 )
 
+#: What a command that writes whole files (no journal) keeps.
+UNCHANGED = "Each file is written whole or not at all: none was left half-written"
+
 #: How every such line ends, with what the rerun does after it.
 RUN_AGAIN = "Free space (or allow writing) and run the same command again"
 

@@ -252,7 +252,8 @@ def _check_steps(run: _Run, where: str) -> None:
     if run.work:
         work = np.array(run.work)
         bad = ~np.isfinite(work)
-        bad[1:] |= np.diff(work) <= 0
+        with np.errstate(invalid="ignore"):  # inf - inf: already marked
+            bad[1:] |= np.diff(work) <= 0
         if bad.any():
             raise CurveTableError(
                 f"{where}, step {steps[np.argmax(bad)]}: work {work[np.argmax(bad)]}; work must "

@@ -284,7 +284,7 @@ def save_traces(
         arrays[f"{family}.is_test"] = np.asarray(is_test, dtype=bool)
         if pool.work is not None:
             arrays[f"{family}.work"] = pool.work
-    replace_atomically(Path(path), lambda handle: np.savez_compressed(handle, **arrays))
+    replace_atomically(Path(path), lambda handle: np.savez_compressed(handle, **arrays))  # type: ignore[arg-type]
 
 
 class TraceFileSource:
