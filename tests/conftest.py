@@ -219,3 +219,18 @@ def one_torch_thread() -> Iterator[None]:
 
     with torch_threads(1):
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Stable-Baselines3 makes a folder in the system's temporary directory at every ``learn``
+    unless ``SB3_LOGDIR`` names one: the tests' go under pytest's temporary folder instead."""
+    import os
+
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before

@@ -154,8 +154,8 @@ def test_packing_a_curve_table(
     monkeypatch.setattr(traces, "replace_atomically", full_after_the_temporary)
     argv = ["pack", "--from", str(table), "--output", str(out)]
     line = refused(lambda: collect(argv), capsys)
-    assert line.startswith(f"pack: error: could not write {out}: No space left on device.")
-    assert "none was left half-written" in line and "it packs again" in line
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reliability.md").read_text()
+    assert line.replace(str(out), "mine.npz") in page  # the page's example is this line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["curves.csv"]
     monkeypatch.undo()
     assert collect(argv) == 0 and out.is_file() and out.with_suffix(".md").is_file()

@@ -191,6 +191,15 @@ SECTIONS: tuple[Section, ...] = (
             ("prediction-value-budget", "The budget check:"),
         )
     ),
+    *(
+        Section(
+            f"reliability-{name}",
+            Path(f"benchmarks/results/reliability/{name}.md"),
+            after_title,
+            Path("docs/reliability.md"),
+        )
+        for name in ("fuzz", "kills")
+    ),
     Section(
         "rankings",
         Path("benchmarks/results/rankings.md"),

@@ -5,7 +5,8 @@ Run ``python -m mara_env.benchmarks.reliability.kills [--kills N] [--seed S] [--
 For each long command (:data:`COMMANDS`, each on a small configuration so that the whole table
 takes minutes), the script:
 
-1. runs it once, uninterrupted, into a folder of its own: the reference outcome and duration;
+1. runs it twice, uninterrupted, each into a folder of its own (the first fills the caches the
+   later runs find filled): the second gives the reference outcome and duration;
 2. ``--kills`` times: starts it afresh in another folder and sends ``SIGKILL`` to its whole
    process group (its workers too) at a random moment within the reference duration, drawn
    from a generator seeded by ``--seed``; then counts the finished work left on disk, reads it
@@ -200,6 +201,7 @@ def kill_once(
 
 def measure(command: LongCommand, kills: int, rng: random.Random, root: Path) -> list[KillRecord]:
     """The reference run, then ``kills`` killed runs of ``command`` under ``root``."""
+    run_to_end(command, root / "warm-up", timeout=3600)  # caches filled, as for the runs after
     reference_out = root / "reference"
     duration = run_to_end(command, reference_out, timeout=3600)
     reference = command.outcome(reference_out)
@@ -227,7 +229,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m mara_env.benchmarks.reliability.kills",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    parser.add_argument("--kills", type=positive_int, default=5, help="kills per command")
+    parser.add_argument("--kills", type=positive_int, default=10, help="kills per command")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
     parser.add_argument(
         "--commands",
