@@ -28,7 +28,8 @@ def build_agents(
     failure shows before any episode.
 
     A name that is no agent, or an import path that leads to no scheduler, is a usage error
-    (``parser.error``), not a failure to build.
+    (``parser.error``), and a trained policy's file that is missing or not a model a data error
+    (one line, exit 2): neither is a failure to build.
 
     Returns:
         ``{agent: built agent}`` for those that built, and ``{agent: why}`` (one readable line
@@ -38,8 +39,10 @@ def build_agents(
     for agent in agents:
         try:
             built[agent] = build_agent(agent, world_version)
-        except (UnknownAgentError, AgentImportError, CheckpointError) as error:
-            parser.error(str(error))  # the name, the import path or the model file is wrong
+        except (UnknownAgentError, AgentImportError) as error:
+            parser.error(str(error))
+        except CheckpointError as error:  # a data error: one line, no usage
+            parser.exit(2, f"{parser.prog}: error: {error}\n")
         except Exception as error:
             failed[agent] = _why_not_built(agent, error)
     return built, failed
