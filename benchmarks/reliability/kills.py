@@ -125,7 +125,7 @@ def _weights(out: Path) -> dict[str, str]:
 COMMANDS = (
     LongCommand(
         "leaderboard",
-        "mara_env.benchmarks.leaderboard --config tiny --workloads rl vision --loads 1 --seeds 4 "
+        "mara_env.benchmarks.leaderboard --workloads rl vision --loads 1 1.5 --seeds 6 "
         "--agents edf lara laira --workers 1 --no-progress --no-plots --output {out}",
         _episodes,
         _board,
