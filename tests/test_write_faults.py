@@ -99,22 +99,9 @@ def test_the_tuning_trials(
     assert (tmp_path / "tuned.json").is_file()
 
 
-def test_mara_s_training_log(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    one_torch_thread: None,
-) -> None:
-    out = tmp_path / "quick.pt"
-    monkeypatch.setattr(TrainingLog, "write", failing_after(0, TrainingLog.write))
-    line = refused(lambda: train.main(["--quick", "--output", str(out), "--no-progress"]), capsys)
-    assert line.startswith("mara.train: error: could not write f: No space left on device.")
-    assert f"The training log so far is in {out.with_suffix('.csv')}" in line
-    assert "training starts over" in line
-    assert not out.exists() and no_temporaries(tmp_path)
-
-
-def test_mara_s_checkpoint(
+@pytest.mark.parametrize("writer", ["log", "checkpoint"])
+def test_mara_s_training(
+    writer: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -123,10 +110,15 @@ def test_mara_s_checkpoint(
     from mara_env.predictors import checkpoint
 
     out = tmp_path / "quick.pt"
-    monkeypatch.setattr(checkpoint, "replace_atomically", failing_after(0, lambda *a, **k: None))
+    if writer == "log":
+        monkeypatch.setattr(TrainingLog, "write", failing_after(0, TrainingLog.write))
+    else:
+        monkeypatch.setattr(checkpoint, "replace_atomically", failing_after(0, lambda *a: None))
     argv = ["--quick", "--updates", "0", "--output", str(out), "--no-progress"]
     line = refused(lambda: train.main(argv), capsys)
-    assert "could not write f: No space left on device" in line
+    assert line.startswith("mara.train: error: could not write f: No space left on device.")
+    assert f"The training log so far is in {out.with_suffix('.csv')}" in line
+    assert "training starts over" in line
     assert not out.exists() and no_temporaries(tmp_path)
 
 
