@@ -3,7 +3,7 @@
 Run ``python -m mara_env.benchmarks.perf <command> [options]``; each command is also its own module:
 
 * ``env-throughput`` (:mod:`mara_env.benchmarks.perf.env_throughput`): agent-steps per second of every
-  form of Cluster-v1.
+  form of the default world.
 * ``wrapper-throughput`` (:mod:`mara_env.benchmarks.perf.wrapper_throughput`): agent-steps per second
   with and without a prediction wrapper.
 * ``episode-memory`` (:mod:`mara_env.benchmarks.perf.episode_memory`): peak resident memory of one
@@ -19,7 +19,7 @@ from __future__ import annotations
 COMMANDS = {
     "env-throughput": (
         "mara_env.benchmarks.perf.env_throughput",
-        "Agent-steps per second of every form of Cluster-v1.",
+        "Agent-steps per second of every form of the default world.",
     ),
     "wrapper-throughput": (
         "mara_env.benchmarks.perf.wrapper_throughput",

@@ -1,4 +1,4 @@
-"""Episode memory: peak resident memory (RSS) of one full Cluster-v1 episode at scale.
+"""Episode memory: peak resident memory (RSS) of one full episode of the default world at scale.
 
 Plays one whole episode of ``mara_env.raw_env`` (PettingZoo AEC) with the random masked policy of
 :mod:`mara_env.benchmarks.perf.env_throughput` (the same loop), by default on a large, overloaded cluster:
@@ -129,7 +129,7 @@ def parse_override(text: str) -> tuple[str, Any]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m mara_env.benchmarks.perf.episode_memory",
-        description="Peak RSS of one full Cluster-v1 episode (random masked policy, raw AEC env), "
+        description="Peak RSS of one full episode (random masked policy, raw AEC env), "
         "measured in a fresh subprocess.",
     )
     parser.add_argument("--config", default="training", help="config preset (default: training)")
