@@ -130,6 +130,12 @@ SECTIONS: tuple[Section, ...] = (
         table_after("| mara minus"),
         Path("benchmarks/results/v3/mara/README.md"),
     ),
+    Section(
+        "mara-v3-ablations",
+        Path("benchmarks/results/v3/mara/ablations.md"),
+        table_after("| agent | load | paired episodes"),
+        Path("benchmarks/results/v3/mara/README.md"),
+    ),
     *(
         Section(
             f"mara-v3-{name}",
