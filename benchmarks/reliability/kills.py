@@ -83,11 +83,11 @@ def _board(out: Path) -> list[dict[str, Any]]:
 
 
 def _trials(out: Path) -> int:
-    path = out / "trials.jsonl"
-    if not path.is_file():
-        return 0
-    lines = path.read_bytes().split(b"\n")[:-1]  # whole lines only: a cut one is set aside
-    return sum(1 for line in lines if b'"completion_rate"' in line)
+    from mara_env.benchmarks.baselines.trials import JOURNAL_COLUMNS, JOURNAL_KEY
+    from mara_env.benchmarks.common.store import ResultsStore
+
+    path = out / "trials.jsonl"  # read as the tuning reads it (a cut last line set aside)
+    return len(ResultsStore(path, JOURNAL_COLUMNS, key=JOURNAL_KEY).rows) if path.is_file() else 0
 
 
 def _settings(out: Path) -> Any:
@@ -95,7 +95,9 @@ def _settings(out: Path) -> Any:
 
 
 def _runs(out: Path) -> int:
-    return len(list(out.glob("*/*.npz")))
+    from mara_env.benchmarks.collect.store import CurveStore
+
+    return len(CurveStore(out).load_family("tabular"))
 
 
 def _curves(out: Path) -> dict[str, str]:
@@ -108,7 +110,12 @@ def _curves(out: Path) -> dict[str, str]:
 
 
 def _stages(out: Path) -> int:
-    return int((out / "quick.pt").is_file())
+    from mara_env.agents.mara.agent import Mara
+
+    if not (out / "quick.pt").is_file():
+        return 0
+    Mara.load(out / "quick.pt")  # the card and its hash check
+    return 1
 
 
 def _weights(out: Path) -> dict[str, str]:
