@@ -40,6 +40,8 @@ from mara_env.agents.lara import Lara
 from mara_env.agents.least_slack import LeastSlack
 from mara_env.agents.priority import EarliestDeadlineFirst, FirstComeFirstServed
 from mara_env.agents.random_agent import RandomScheduler
+from mara_env.agents.reach import load_reach_model
+from mara_env.agents.reach_planner import ReachPlanner
 from mara_env.agents.round_robin import RoundRobin
 from mara_env.agents.successive_halving import SuccessiveHalving
 from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
@@ -66,6 +68,13 @@ def _mara_imitation(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any)
     agent = Mara.load(**kwargs)
     agent.name = "mara_imitation"
     return agent
+
+
+def _reach_planner(*, world_version: int = LATEST_WORLD_VERSION, **kwargs: Any) -> Scheduler:
+    """The reach planner with the model and settings shipped for ``world_version``
+    (:mod:`mara_env.agents.reach`); keyword arguments override the settings."""
+    model = load_reach_model(world_version=world_version)
+    return ReachPlanner(model, **{**model.planner, **kwargs})
 
 
 def _oracle_fed(scheduler: Callable[..., Scheduler]) -> Callable[..., Scheduler]:
@@ -117,6 +126,7 @@ AGENTS: Mapping[str, Callable[..., Scheduler]] = MappingProxyType(
         "lara": _tuned(Lara, "lara"),
         "clairvoyant": Clairvoyant,
         "laira": _tuned(Laira, "laira"),
+        "reach_planner": _reach_planner,
         "mara": _mara,
     }
 )
@@ -249,7 +259,7 @@ def _has_world_artifacts(factory: Callable[..., Scheduler]) -> bool:
     """Whether a registered factory builds from per-world artifacts (tuned settings, MARA's
     checkpoints) and so takes a ``world_version``."""
     tuned = isinstance(factory, partial) and factory.func is _build_tuned
-    return tuned or factory in (_mara, _mara_imitation)
+    return tuned or factory in (_mara, _mara_imitation, _reach_planner)
 
 
 def _suggestion(name: str) -> str:

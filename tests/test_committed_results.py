@@ -36,6 +36,11 @@ EXPORTS = (
     "ladder/ladder.csv",
     "ladder/bandwidths.csv",
     "ladder/feature_swaps.csv",
+    *(
+        f"v{world}/reach/{name}.csv"
+        for world in (1, 2, 3)
+        for name in ("scores", "search", "reliability", "fit_log")
+    ),
 )
 #: The modules the acceptance edits: the simulator's core and the flow-matching predictor.
 EDITED = ("mara_env/sim/core.py", "predictors/flow_matching.py")

@@ -86,6 +86,11 @@ def test_evaluation_resumes_and_summarises(tmp_path: Path, quick_checkpoint: Pat
     with pytest.raises(SystemExit, match="no rows"):
         mara_evaluate.main([*argv, "--paired-with", "nobody", "--seeds", "2"])
     assert len(out.read_text().splitlines()) == 3  # refused before playing the new seed
+    recipes = ["--training-seeds", "quick", "--recipe-name", "q", "--versus", "e=edf"]
+    assert mara_evaluate.main([*argv, *recipes]) == 0
+    assert f"| e | 1 and 1 | {quick - edf:+.3f} [" in out.with_suffix(".md").read_text()
+    with pytest.raises(SystemExit):
+        mara_evaluate.main([*argv, "--versus", "e=edf"])  # no --training-seeds recipe
     assert {row["checkpoint"] for row in rows} == {
         "",
         mara_evaluate.build(str(quick_checkpoint))[2],

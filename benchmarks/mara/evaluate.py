@@ -57,6 +57,7 @@ from mara_env.benchmarks.mara.evaluation_tables import (
     summarise,
     training_seed_differences,
 )
+from mara_env.benchmarks.mara.prediction_value_table import differences_table
 from mara_env.predictors.loaded_checkpoints import recording_checkpoint_loads
 from mara_env.worlds.config import LATEST_WORLD_VERSION
 
@@ -268,21 +269,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="mara",
         help="what the --training-seeds table calls the recipe (default: %(default)s)",
     )
+    parser.add_argument(
+        "--versus",
+        nargs="+",
+        default=[],
+        metavar="NAME=LABEL,LABEL,...",
+        help="other recipes, each with its training runs' labels: also tabulate the "
+        "--training-seeds recipe minus each, with intervals over both recipes' training seeds "
+        "and the episodes",
+    )
     add_world_version(parser, note="Registered agents use the artifacts shipped for it.")
     args: Any = parser.parse_args(argv)
+    versus = {}
+    for text in args.versus:
+        name, equals, labels = text.partition("=")
+        if not equals or not name or not labels or args.training_seeds is None:
+            parser.error(
+                f"--versus {text!r}: give NAME=LABEL,LABEL,... (the labels of one recipe's "
+                "training runs), beside --training-seeds"
+            )
+        versus[name] = labels.split(",")
     if args.out is None:
         args.out = mara_results(args.world_version) / "evaluation.csv"
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     compared = ([] if args.paired_with is None else [args.paired_with]) + (args.gap or [])
     compared += args.training_seeds or []
+    compared += [label for labels in versus.values() for label in labels]
     known = {label_of(agent) for agent in args.agents} | {
         row["agent"] for row in open_results(args.out).rows
     }
     unknown = [name for name in compared if name not in known]
     if unknown:  # before any episode runs
         raise SystemExit(
-            f"mara.evaluate: --paired-with/--gap/--training-seeds name {unknown}, which has no "
+            f"mara.evaluate: --paired-with/--gap/--training-seeds/--versus name {unknown}, which "
+            "has no "
             "rows in "
             f"{args.out} and is not among --agents {sorted(known)}."
         )
@@ -303,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table += "\n" + gap_closed(scores, *args.gap)
     if args.training_seeds is not None:
         table += "\n" + training_seed_differences(scores, args.training_seeds, args.recipe_name)
+    if versus:
+        reference = (args.recipe_name, args.training_seeds)
+        table += "\n" + differences_table(scores, reference, versus)
     args.out.with_suffix(".md").write_text(table)
     print(table)
     return 0

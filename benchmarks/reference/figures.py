@@ -131,6 +131,35 @@ SECTIONS: tuple[Section, ...] = (
         Path("benchmarks/results/v3/mara/README.md"),
     ),
     Section(
+        "mara-v3-minus-edf",
+        Path("benchmarks/results/v3/mara/evaluation.md"),
+        table_after("| agent | load | paired episodes | difference from edf"),
+        Path("benchmarks/results/v3/mara/README.md"),
+    ),
+    *(
+        Section(
+            name,
+            Path(source),
+            table_after(marker),
+            Path("docs/predictors.md"),
+        )
+        for name, source, marker in (
+            ("reach-v3-scores", "benchmarks/results/v3/reach/README.md", "## Which tasks can"),
+            (
+                "reach-v3-minus-edf",
+                "benchmarks/results/v3/mara/evaluation.md",
+                "| agent | load | paired episodes | difference from edf",
+            ),
+            ("reach-v3-work-split", "benchmarks/results/v3/reach/work_split.md", "# Where"),
+        )
+    ),
+    Section(
+        "reach-v3-never-ratio",
+        Path("benchmarks/results/v3/reach/work_split.md"),
+        lines_containing("times EDF's"),
+        Path("docs/predictors.md"),
+    ),
+    Section(
         "mara-v3-ablations",
         Path("benchmarks/results/v3/mara/ablations.md"),
         table_after("| agent | load | paired episodes"),

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mara_env.agents.mara.agent import Mara, default_checkpoint
+from mara_env.agents.reach import load_reach_model, reach_model_path
 from mara_env.agents.tuned import TunedSettingsError, tuned_settings, tuned_settings_path
 from mara_env.benchmarks.common.store import ResultsFileError
 from mara_env.benchmarks.leaderboard.cli import main as leaderboard
@@ -128,6 +129,9 @@ READERS: Mapping[str, Reader] = {
         ".pt", lambda: _weights()[".pt"], Mara.load, (CheckpointError,), beside=_card
     ),
     "results folder": Reader(".jsonl", _journal, read_journal, (ResultsFileError,)),
+    "reach model": Reader(
+        ".json", reach_model_path().read_bytes, load_reach_model, (CheckpointError,)
+    ),
 }
 
 #: The hostile variants :func:`hostile` makes.
