@@ -507,3 +507,21 @@ def test_trust_region_summary_refuses_a_log_without_the_joint_move(
     new = Path("benchmarks/results/v2/mara/mara_ppo_per_node_training.csv")
     assert trust_region.main([str(new)]) == 0
     assert "joint KL max" in capsys.readouterr().out
+
+
+def test_the_reach_planner_can_teach_imitation(tmp_path: Path) -> None:
+    from mara_env.benchmarks.mara.imitation import imitate
+    from mara_env.benchmarks.mara.settings import QUICK, TrainSettings
+    from mara_env.benchmarks.mara.trainer import Trainer
+
+    settings = TrainSettings(
+        **{**QUICK, "predictor": "wls", "dagger_epochs": 2, "teacher": "reach_planner"}
+    )
+    trainer = Trainer(settings, tmp_path / "log.csv", progress=False)
+    try:
+        imitate(trainer)
+        assert trainer.env_epochs > 0 and trainer.selection.best_round == 0
+    finally:
+        trainer.close()
+    with pytest.raises(ValueError, match="teacher must be one of"):
+        TrainSettings(**{**QUICK, "teacher": "edf"})

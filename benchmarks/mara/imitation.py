@@ -1,11 +1,12 @@
-"""MARA's warm start by imitation: DAgger with the clairvoyant reference as the teacher.
+"""MARA's warm start by imitation: DAgger with a teacher, the clairvoyant reference by default.
 
-The clairvoyant reference labels every epoch with its node actions. The first round executes
+The teacher (``settings.teacher``: the clairvoyant reference, or the observation-only reach
+planner) labels every epoch with its node actions. The first round executes
 the teacher's actions, later rounds the student's own sampled actions (at the deployed
 temperature); after each round the student is fitted to all labels gathered so far: the
 cross-entropy of each node's label at temperature 1 on the logits, earlier nodes conditioned on
-the earlier labels (the deployed temperature then sharpens the fitted distribution). The teacher
-reads hidden curves, but only its labels are used; the student sees observations only.
+the earlier labels (the deployed temperature then sharpens the fitted distribution). The clairvoyant
+teacher reads hidden curves, but only its labels are used; the student sees observations only.
 
 Every round ends with a validation (:class:`~mara_env.benchmarks.mara.selection.Selection` keeps the best
 round's weights, which PPO then starts from). Rounds stop after ``settings.dagger_rounds``, or
@@ -48,7 +49,9 @@ def imitate(trainer: Trainer) -> None:
     began, epochs_before = time.perf_counter(), trainer.env_epochs
     deadline = began + 60.0 * settings.imitation_minutes
     optimiser = torch.optim.Adam(policy.parameters(), lr=settings.imitation_lr)
-    vector = trainer.vector(settings.imitation_clusters, settings.seed + 1, teacher=True)
+    vector = trainer.vector(
+        settings.imitation_clusters, settings.seed + 1, teacher=settings.teacher
+    )
     data: list[StepBatch] = []
     bar = tqdm(range(settings.dagger_rounds), desc="imitation", disable=not trainer.progress)
     for round_index in bar:

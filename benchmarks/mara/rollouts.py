@@ -19,8 +19,9 @@ discounted return and leaves the optimal policy unchanged (see
 An optional ``critic`` (a separate network with its own parameters) supplies the value estimates;
 without one the policy's own value head does.
 
-A privileged teacher (the clairvoyant reference) can label every epoch for imitation; its labels
-are targets only, the student never sees what the teacher reads.
+A teacher (the clairvoyant reference, which is privileged, or another registered scheduler) can
+label every epoch for imitation; its labels are targets only, the student never sees what the
+teacher reads.
 
 Example:
     >>> import torch
@@ -43,14 +44,15 @@ import numpy as np
 import torch
 
 from mara_env import ClusterConfig
-from mara_env.agents.clairvoyant import Clairvoyant
+from mara_env.agents.base import PrivilegedScheduler
 from mara_env.agents.mara.agent import Mara, batch_tensors
 from mara_env.agents.mara.features import EpochFeatures, NoPredictions
 from mara_env.agents.mara.policy import Encoded, MaraPolicy
+from mara_env.agents.registry import make_agent
 from mara_env.benchmarks.common.seeds import TRAINING_SEEDS
 from mara_env.benchmarks.common.stopwatch import Stopwatch
 from mara_env.envs.batched_nodes import BatchedNodesEnv
-from mara_env.predictors.base import Predictor
+from mara_env.predictors.base import Predictor, is_privileged
 from mara_env.predictors.registry import make_predictor
 from mara_env.sim.simulator import ClusterSimulator
 
@@ -107,7 +109,8 @@ class ClusterVector:
             ``"oracle"``, ``"oracle_noise_<sigma>"``: the privileged oracle, bound to each
             cluster every episode).
         n_samples: Prediction samples per task.
-        teacher: Also label each epoch with the clairvoyant reference's actions.
+        teacher: Also label each epoch with this registered scheduler's actions (e.g.
+            ``"clairvoyant"``; bound to each cluster every episode when it is privileged).
         episode_seeds: Fixed environment seeds to play once each instead of drawing seeds
             (validation); clusters that run out stop.
         temperature: Sampling temperature of every step (rollouts, validation): use the one
@@ -126,7 +129,7 @@ class ClusterVector:
         *,
         predictor: str = "wls",
         n_samples: int = 16,
-        teacher: bool = False,
+        teacher: str | None = None,
         episode_seeds: Sequence[Sequence[int]] | None = None,
         temperature: float = 1.0,
         critic: MaraPolicy | None = None,
@@ -164,7 +167,11 @@ class ClusterVector:
             )
             for _ in self.configs
         ]
-        self.teachers = [Clairvoyant() for _ in self.configs] if teacher else None
+        self.teachers = (
+            None
+            if teacher is None
+            else [make_agent(teacher, world_version=c.world_version) for c in self.configs]
+        )
         self.active = [True] * len(self.configs)
         self.finished: list[dict[str, Any]] = []
         self._features: dict[int, EpochFeatures] = {}
@@ -206,7 +213,8 @@ class ClusterVector:
         if self.teachers is not None:
             teacher = self.teachers[index]
             teacher.reset(config, seed=episode_seed)
-            teacher.bind(bound)
+            if is_privileged(teacher):
+                cast(PrivilegedScheduler, teacher).bind(bound)
         self._episode_seeds[index] = episode_seed
 
     def _observe(self, index: int) -> None:

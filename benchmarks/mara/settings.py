@@ -37,6 +37,9 @@ from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 WORKLOADS = EVALUATION_WORKLOADS
 #: The parts a run can take away (``none``: the full recipe).
 ABLATIONS = ("none", "no_predictions", "independent", "no_shaping")
+#: The schedulers imitation can learn from: the clairvoyant reference (privileged: it reads the
+#: hidden curves) or the observation-only reach planner.
+TEACHERS = ("clairvoyant", "reach_planner")
 #: How the policy's learning rate moves over the PPO budget.
 LR_SCHEDULES = ("constant", "linear")
 #: Which probability ratio PPO clips: each node's (MAPPO's and MAT's choice) or the joint
@@ -108,6 +111,8 @@ class TrainSettings:
         ablation: A part taken away (:data:`ABLATIONS`): ``none`` (the full recipe),
             ``no_predictions`` (prediction features held constant), ``independent`` (nodes do not
             see earlier nodes' choices), ``no_shaping`` (completion reward only).
+        teacher: The scheduler whose actions imitation learns (:data:`TEACHERS`), built by the
+            registry for the run's world.
         dagger_rounds: DAgger rounds (0: no imitation, e.g. with ``--init``).
         dagger_epochs: Epochs every imitation cluster plays per round.
         imitation_passes: Passes over the gathered labels per round.
@@ -169,6 +174,7 @@ class TrainSettings:
     predictor: str = "flow_matching_without_target"
     n_samples: int = 16
     ablation: str = "none"
+    teacher: str = "clairvoyant"
     dagger_rounds: int = 14
     dagger_epochs: int = 200
     imitation_passes: int = 6
@@ -218,6 +224,10 @@ class TrainSettings:
                 f"({', '.join(known_predictors(privileged=True))}, oracle_noise_<sigma>) or "
                 f"'none', got "
                 f"{self.predictor!r}."
+            )
+        if self.teacher not in TEACHERS:
+            raise ValueError(
+                f"TrainSettings.teacher must be one of {TEACHERS}, got {self.teacher!r}."
             )
         if self.trust_region not in TRUST_REGIONS:
             raise ValueError(

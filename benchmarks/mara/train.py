@@ -20,7 +20,8 @@ rollouts, PPO rollouts, the update's log-probabilities, validation and the saved
 A run is, in order:
 
 1. a warm start by imitation (:mod:`mara_env.benchmarks.mara.imitation`: DAgger with the clairvoyant
-   reference as the teacher; skipped with ``--dagger-rounds 0``, e.g. with ``--init``);
+   reference as the teacher, or the reach planner with ``--teacher reach_planner``; skipped with
+   ``--dagger-rounds 0``, e.g. with ``--init``);
 2. PPO from the best imitation round (:mod:`mara_env.benchmarks.mara.ppo`; skipped with ``--updates 0``);
 3. the choice of the weights to keep, on validation episodes played beside the training, and
    its confirmation on episodes that took no part in choosing
@@ -73,6 +74,7 @@ from mara_env.benchmarks.mara.settings import (
     ABLATIONS,
     LR_SCHEDULES,
     QUICK,
+    TEACHERS,
     TRUST_REGIONS,
     VALIDATION_SEEDS,
     WORKLOADS,
@@ -239,6 +241,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     described = attribute_help(TrainSettings)
     choices = {
         "ablation": ABLATIONS,
+        "teacher": TEACHERS,
         "lr_schedule": LR_SCHEDULES,
         "trust_region": TRUST_REGIONS,
         "world_version": WORLD_VERSIONS,

@@ -15,6 +15,10 @@ Run ``python -m mara_env.benchmarks.prediction <command> [options]``; each comma
   success verdicts inside LaiRA's episodes.
 * ``value-errors`` (:mod:`mara_env.benchmarks.prediction.value_errors`): score the value-of-prediction
   rows' predictors (the oracle included) against the truth.
+* ``reach-model`` (:mod:`mara_env.benchmarks.prediction.reach_model`): fit the reach planner's
+  model and choose its settings on training seeds; score both.
+* ``work-split`` (:mod:`mara_env.benchmarks.prediction.work_split`): split each agent's
+  node-epochs by the tasks they went to.
 """
 
 from __future__ import annotations
@@ -53,5 +57,13 @@ COMMANDS = {
     "value-errors": (
         "mara_env.benchmarks.prediction.value_errors",
         "Score the value-of-prediction rows' predictors against the truth (Brier, log error).",
+    ),
+    "reach-model": (
+        "mara_env.benchmarks.prediction.reach_model",
+        "Fit the reach planner's model and choose its settings on training seeds; score both.",
+    ),
+    "work-split": (
+        "mara_env.benchmarks.prediction.work_split",
+        "Split each agent's node-epochs by the tasks they went to (could never finish, ...).",
     ),
 }
