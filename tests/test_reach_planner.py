@@ -242,3 +242,17 @@ def test_the_fit_script_ships_a_model_the_planner_loads(tmp_path):
         assert (output / name).stat().st_size > 0
     planner = make_agent("reach_planner")  # the shipped one is untouched
     assert planner.model is load_reach_model()
+
+
+def test_a_family_the_fit_never_saw_moves_nothing():
+    from mara_env.benchmarks.prediction.reach_episodes import collect_reach_rows
+    from mara_env.benchmarks.prediction.reach_fit import fit_reach_network
+
+    rows = collect_reach_rows(SHORT, range(6), every=3, progress=False)
+    model, _ = fit_reach_network(rows, hidden=(8,), max_passes=1)
+    other = FEATURES.index("family_other")
+    assert not rows.features[..., other].any()  # the shipped families only
+    assert (model.layers[0][0][other] == 0).all()
+    shifted = rows.features.copy()
+    shifted[..., other] = 1.0
+    assert np.array_equal(model.logits(shifted), model.logits(rows.features))

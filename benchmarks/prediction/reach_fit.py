@@ -6,7 +6,10 @@ example, labelled 1 when ``k`` nodes from now on reach the target in time. One e
 :data:`VALIDATION_EVERY` is held out (whole, since an episode's rows are alike); the network is
 trained by Adam on minibatches of the rest for up to :data:`MAX_PASSES` passes, its log loss on
 the held-out episodes checked :data:`CHECKS_PER_PASS` times a pass, and the weights of the best
-check are kept. One torch thread, seeded: the same rows give the same weights on one machine.
+check are kept. A feature that never varies on the fitting rows (the family column of a family
+the rows lack, such as a family of the user's own) gets no weight, so a task of such a family is
+judged on its other features alone. One torch thread, seeded: the same rows give the same
+weights on one machine.
 
 Example:
     >>> from mara_env.benchmarks.prediction.reach_episodes import collect_reach_rows
@@ -43,7 +46,7 @@ CHECKS_PER_PASS = 4
 #: One episode in this many is held out to choose the weights.
 VALIDATION_EVERY = 5
 #: A feature whose spread on the fitting rows is below this is constant there: it is scaled
-#: by 1, so a value it never took cannot blow up the network's inputs.
+#: by 1 and gets no weight, so a value it never took cannot move the network's output.
 _CONSTANT = 1e-6
 
 
@@ -121,5 +124,6 @@ def fit_reach_network(
                     if held < best[0]:
                         best = (held, [p.detach().numpy().copy() for p in network.parameters()])
     weights = best[1]
-    layers = tuple((weights[2 * i].T.copy(), weights[2 * i + 1]) for i in range(len(weights) // 2))
-    return ReachModel(layers, mean, scale), log
+    layers = [(weights[2 * i].T.copy(), weights[2 * i + 1]) for i in range(len(weights) // 2)]
+    layers[0][0][spread < _CONSTANT] = 0.0  # never seen to vary: no weight (module docstring)
+    return ReachModel(tuple(layers), mean, scale), log
