@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 
 from mara_env import ClusterConfig, node_turns
 from mara_env.agents.reach import FEATURES, reach_features
+from mara_env.benchmarks.prediction.audit_episodes import COLUMNS
 from mara_env.benchmarks.prediction.driven_episodes import driven_episode
 from mara_env.sim.observation import SlotView, decode_observation
 from mara_env.sim.simulator import ClusterSimulator
@@ -82,21 +83,9 @@ class ReachRows:
         return cls(*(np.concatenate(list(array)) for array in arrays))
 
 
-#: The observation's slot columns the ladder's observation probe reads (and the family code).
-OBSERVED_COLUMNS = (
-    "log_target_ratio",
-    "log_loss_ratio",
-    "progress",
-    "time_left",
-    "time_left_fraction",
-    "age",
-    "work",
-    "speed",
-    "curve_steps",
-    "recent_slope",
-    "budget",
-    "family",
-)
+#: The observation's slot columns the ladder's observation probe reads (the audits' own), and
+#: the family code.
+OBSERVED_COLUMNS = (*COLUMNS, "family")
 
 
 def episode_rows(

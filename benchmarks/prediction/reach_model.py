@@ -5,7 +5,8 @@ Four steps, for one world:
 1. **Fit** :class:`mara_env.agents.reach.ReachModel` (a small network, one for every node
    count; :mod:`~mara_env.benchmarks.prediction.reach_fit`) on the rows of
    :mod:`~mara_env.benchmarks.prediction.reach_episodes`: episodes of the ``training`` preset at
-   the training load, each workload, train split (:func:`training_configs`), training seeds from
+   the training load, each workload, train split (the configs the baselines are tuned on,
+   :func:`~mara_env.benchmarks.baselines.search_spaces.tuning_configs`), training seeds from
    :data:`FIT_SEED_BASE`, played by earliest deadline first.
 2. **Choose** the planner's ``drop`` and ``ask``
    (:class:`mara_env.agents.reach_planner.ReachPlanner`) by mean completion on the same configs
@@ -44,11 +45,13 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from mara_env import TRAINING_LOAD, ClusterConfig, get_config
+from mara_env import TRAINING_LOAD, get_config
 from mara_env.agents.evaluation import evaluate
 from mara_env.agents.reach import ReachModel, reach_model_path
 from mara_env.agents.reach_planner import ReachPlanner
 from mara_env.atomic_files import write_atomically
+from mara_env.benchmarks.baselines.search_spaces import tuning_configs
+from mara_env.benchmarks.baselines.trials import QUICK_ARRIVAL_HORIZON
 from mara_env.benchmarks.common.arguments import positive_int
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS as WORKLOADS
@@ -64,8 +67,6 @@ from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 FIT_SEED_BASE = 200
 #: First training seed of the planner's settings search (the baselines' tuning's own seeds).
 SEARCH_SEED_BASE = 100
-#: The epochs tasks arrive for in a smoke run (``--quick``).
-QUICK_ARRIVAL_HORIZON = 20
 #: The planner's candidate settings; every pair is tried.
 PLANNER_GRID: dict[str, tuple[Any, ...]] = {
     "drop": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
@@ -73,32 +74,11 @@ PLANNER_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
-def training_configs(world_version: int, *, quick: bool = False) -> dict[str, ClusterConfig]:
-    """The ``training`` preset of ``world_version`` at the training load, one config per
-    workload, train split: where the model is fitted and the planner's settings chosen (the
-    configs the baselines are tuned on).
-
-    Raises:
-        ValueError: If a config would draw test curves (a guard against a changed preset).
-    """
-    configs = {}
-    for workload in WORKLOADS:
-        config = get_config(
-            "training", workload=workload, load=TRAINING_LOAD, world_version=world_version
-        )
-        if quick:
-            config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
-        if config.split != "train":
-            raise ValueError(f"The training preset for {workload!r} draws {config.split!r} curves.")
-        configs[workload] = config
-    return configs
-
-
 def fit_rows(
     *, world_version: int, seeds: Sequence[int], every: int, progress: bool, quick: bool = False
 ) -> ReachRows:
     """The fitting rows: each workload's training config, one episode per seed."""
-    configs = training_configs(world_version, quick=quick)
+    configs = tuning_configs(quick=quick, world_version=world_version)
     parts = [
         collect_reach_rows(config, seeds, every=every, progress=progress, workload=workload)
         for workload, config in configs.items()
@@ -135,7 +115,7 @@ def search_planner(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The planner's settings of best mean completion on the training configs and ``seeds``
     (ties: the first in :data:`PLANNER_GRID` order), and every candidate's row."""
-    configs = training_configs(world_version, quick=quick)
+    configs = tuning_configs(quick=quick, world_version=world_version)
     names = list(PLANNER_GRID)
     candidates = [
         dict(zip(names, values, strict=True))

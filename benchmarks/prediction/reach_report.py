@@ -252,8 +252,7 @@ def write_report(
     model_path: Path,
 ) -> None:
     """``scores.csv``, ``search.csv``, ``reliability.csv``, ``fit_log.csv``, ``reliability.png``
-    and ``README.md``
-    in ``output``, each written whole or not at all."""
+    and ``README.md`` in ``output``, each written whole or not at all."""
     output.mkdir(parents=True, exist_ok=True)
     probability = model.probabilities_of(scored.features).reshape(-1)
     bins = reliability_bins(probability, scored.reached.reshape(-1))

@@ -162,7 +162,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "mara-v3-ablations",
         Path("benchmarks/results/v3/mara/ablations.md"),
-        table_after("| agent | load | paired episodes"),
+        table_after("| mara minus | training seeds"),
         Path("benchmarks/results/v3/mara/README.md"),
     ),
     *(
