@@ -197,7 +197,7 @@ def _generalised(agent: str) -> Manifest:
 
 
 #: The agents of the example leaderboards (your own arrivals, your own curves).
-EXAMPLE_AGENTS = "mara lara laira edf clairvoyant"
+EXAMPLE_AGENTS = "mara reach_planner lara laira edf clairvoyant"
 
 #: The folder of the studies played on Cluster-v3 (its example boards, generalisation, deviations).
 _V3 = SOURCE_ROOT / world_results(3)
