@@ -159,11 +159,17 @@ SECTIONS: tuple[Section, ...] = (
         lines_containing("times EDF's"),
         Path("docs/predictors.md"),
     ),
-    Section(
-        "mara-v3-ablations",
-        Path("benchmarks/results/v3/mara/ablations.md"),
-        table_after("| mara minus | training seeds"),
-        Path("benchmarks/results/v3/mara/README.md"),
+    *(
+        Section(
+            name,
+            Path("benchmarks/results/v3/mara/ablations.md"),
+            table_after("| mara minus | training seeds"),
+            Path(page),
+        )
+        for name, page in (
+            ("mara-v3-ablations", "benchmarks/results/v3/mara/README.md"),
+            ("predictors-v3-ablations", "docs/predictors.md"),
+        )
     ),
     *(
         Section(
