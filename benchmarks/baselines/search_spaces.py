@@ -3,7 +3,8 @@
 :data:`SEARCH_SPACES` names, per registered baseline, the settings tuned and their candidate values
 (:class:`SearchSpace`); LaiRA's candidates are completed by a look-ahead calibration fitted on
 training episodes. Every search runs on training seeds (:func:`tuning_seeds`) and the train split
-of the training preset (:func:`tuning_configs`), so evaluation seeds stay untouched.
+of the training preset (:func:`~mara_env.benchmarks.common.tuning_configs.tuning_configs`), so
+evaluation seeds stay untouched.
 
 Example:
     >>> sorted(SEARCH_SPACES)[:2]
@@ -23,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 from mara_env.agents import Scheduler
 from mara_env.agents.laira import Laira, LairaSettings
 from mara_env.agents.lara import Lara
@@ -31,11 +31,9 @@ from mara_env.agents.least_slack import LeastSlack
 from mara_env.agents.successive_halving import SuccessiveHalving
 from mara_env.agents.successive_halving_stream import SuccessiveHalvingStream
 from mara_env.benchmarks.baselines.lookahead_calibration import calibrate
-from mara_env.benchmarks.baselines.trials import (
-    QUICK_ARRIVAL_HORIZON,
-)
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
 from mara_env.benchmarks.common.seeds import training_seeds
+from mara_env.benchmarks.common.tuning_configs import tuning_configs
 from mara_env.worlds.config import LATEST_WORLD_VERSION
 
 #: The workloads the leaderboard reports, each tuned on at the training load.
@@ -166,29 +164,3 @@ def tuning_seeds(start: int, count: int) -> tuple[int, ...]:
         ValueError: If any seed would be 1000 or more, or below 0.
     """
     return training_seeds(start, count, where="tuning")
-
-
-def tuning_configs(
-    *, quick: bool = False, world_version: int = LATEST_WORLD_VERSION
-) -> dict[str, ClusterConfig]:
-    """The ``training`` preset of ``world_version`` at the training load, one config per
-    workload, train split.
-
-    Raises:
-        ValueError: If a config would draw test curves (it never should: a guard against a
-            changed preset).
-    """
-    configs = {}
-    for workload in WORKLOADS:
-        config = get_config(
-            "training", workload=workload, load=TRAINING_LOAD, world_version=world_version
-        )
-        if quick:
-            config = config.replace(arrival_horizon=QUICK_ARRIVAL_HORIZON)
-        if config.split != "train":
-            raise ValueError(
-                f"Tuning must use the train split, but the training preset for {workload!r} "
-                f"draws {config.split!r} curves."
-            )
-        configs[workload] = config
-    return configs

@@ -29,10 +29,8 @@ from mara_env import TRAINING_LOAD, ClusterConfig, get_config
 from mara_env.agents import Scheduler, evaluate, make_agent
 from mara_env.benchmarks.common.manifest import Manifest
 from mara_env.benchmarks.common.store import ResultsStore
+from mara_env.benchmarks.common.tuning_configs import QUICK_ARRIVAL_HORIZON
 from mara_env.worlds.config import LATEST_WORLD_VERSION
-
-#: Arrival epochs of a ``quick`` (smoke-run) trial.
-QUICK_ARRIVAL_HORIZON = 20
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class Trial:
         world_version: The world's rules (``ClusterConfig.world_version``); a registered agent
             is built with the artifacts shipped for it.
         load_factor: Multiple of the training load.
-        quick: Arrivals during only :data:`QUICK_ARRIVAL_HORIZON` epochs.
+        quick: Arrivals during only :data:`~mara_env.benchmarks.common.tuning_configs.QUICK_ARRIVAL_HORIZON` epochs.
         searched: Build from the tuning search space instead of the registry.
     """
 

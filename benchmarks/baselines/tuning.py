@@ -17,9 +17,9 @@ episodes results are reported on. For each baseline of :data:`SEARCH_SPACES`:
    trials).
 
 Every baseline gets the same budget: ``budget`` settings (fewer if its grid is smaller) on the
-same episodes. Only training seeds (below 1000, :mod:`mara_env.benchmarks.common.seeds`) and the train split
-can be reached: :func:`tuning_configs` and :func:`tuning_seeds` refuse anything else, so the
-evaluation seeds (1000 and up) stay untouched.
+same episodes. Only training seeds (below 1000, :mod:`mara_env.benchmarks.common.seeds`) and the
+train split can be reached: :func:`~mara_env.benchmarks.common.tuning_configs.tuning_configs` and
+:func:`tuning_seeds` refuse anything else, so the evaluation seeds (1000 and up) stay untouched.
 
 Trials are appended to the journal as they finish, keyed by what played them (the trials' code, data and
 interpreter without the tuned-settings file this script writes: :func:`tuning_manifest`); running again reuses the finished ones, so an interrupted run continues where it
@@ -64,7 +64,6 @@ from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.baselines.search_spaces import (
     SEARCH_SPACES,
     WORKLOADS,
-    tuning_configs,
     tuning_seeds,
 )
 from mara_env.benchmarks.baselines.trial_keys import trial_manifest
@@ -76,6 +75,7 @@ from mara_env.benchmarks.baselines.trials import (
 from mara_env.benchmarks.common.arguments import add_world_version, positive_int
 from mara_env.benchmarks.common.manifest import Manifest
 from mara_env.benchmarks.common.store import ResultsFileError
+from mara_env.benchmarks.common.tuning_configs import tuning_configs
 from mara_env.benchmarks.common.write_faults import write_faults_end
 from mara_env.worlds.world import LATEST_WORLD_VERSION, world
 

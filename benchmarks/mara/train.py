@@ -19,9 +19,8 @@ acts at the temperature it ships with (``--temperature``) everywhere it plays: D
 rollouts, PPO rollouts, the update's log-probabilities, validation and the saved checkpoint.
 A run is, in order:
 
-1. a warm start by imitation (:mod:`mara_env.benchmarks.mara.imitation`: DAgger with the clairvoyant
-   reference as the teacher, or the reach planner with ``--teacher reach_planner``; skipped with
-   ``--dagger-rounds 0``, e.g. with ``--init``);
+1. a warm start by imitation (:mod:`mara_env.benchmarks.mara.imitation`: DAgger with ``--teacher``,
+   the clairvoyant reference by default; skipped with ``--dagger-rounds 0``, e.g. with ``--init``);
 2. PPO from the best imitation round (:mod:`mara_env.benchmarks.mara.ppo`; skipped with ``--updates 0``);
 3. the choice of the weights to keep, on validation episodes played beside the training, and
    its confirmation on episodes that took no part in choosing
@@ -251,10 +250,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         flag = "--" + name.replace("_", "-")
         text = described[name].replace("%", "%%") + " (default: %(default)s)"
         kind = types.get(name, type(value))
-        if name in choices:
-            parser.add_argument(flag, type=kind, choices=choices[name], default=value, help=text)
-        else:
-            parser.add_argument(flag, type=kind, default=value, help=text)
+        parser.add_argument(flag, type=kind, choices=choices.get(name), default=value, help=text)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
         "--validation-workers",

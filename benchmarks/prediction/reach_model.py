@@ -6,7 +6,7 @@ Four steps, for one world:
    count; :mod:`~mara_env.benchmarks.prediction.reach_fit`) on the rows of
    :mod:`~mara_env.benchmarks.prediction.reach_episodes`: episodes of the ``training`` preset at
    the training load, each workload, train split (the configs the baselines are tuned on,
-   :func:`~mara_env.benchmarks.baselines.search_spaces.tuning_configs`), training seeds from
+   :func:`~mara_env.benchmarks.common.tuning_configs.tuning_configs`), training seeds from
    :data:`FIT_SEED_BASE`, played by earliest deadline first.
 2. **Choose** the planner's ``drop`` and ``ask``
    (:class:`mara_env.agents.reach_planner.ReachPlanner`) by mean completion on the same configs
@@ -50,13 +50,12 @@ from mara_env.agents.evaluation import evaluate
 from mara_env.agents.reach import ReachModel, reach_model_path
 from mara_env.agents.reach_planner import ReachPlanner
 from mara_env.atomic_files import write_atomically
-from mara_env.benchmarks.baselines.search_spaces import tuning_configs
-from mara_env.benchmarks.baselines.trials import QUICK_ARRIVAL_HORIZON
 from mara_env.benchmarks.common.arguments import positive_int
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS as WORKLOADS
 from mara_env.benchmarks.common.provenance import git_revision
 from mara_env.benchmarks.common.seeds import evaluation_seeds, training_seeds
+from mara_env.benchmarks.common.tuning_configs import QUICK_ARRIVAL_HORIZON, tuning_configs
 from mara_env.benchmarks.common.world_results import world_results
 from mara_env.benchmarks.prediction.reach_episodes import DRIVER, ReachRows, collect_reach_rows
 from mara_env.benchmarks.prediction.reach_fit import HIDDEN, fit_reach_network
