@@ -131,6 +131,12 @@ SECTIONS: tuple[Section, ...] = (
         Path("benchmarks/results/v3/mara/README.md"),
     ),
     Section(
+        "mara-v3-teachers",
+        Path("benchmarks/results/v3/mara/teachers.md"),
+        table_after("| agent | load | paired episodes | difference from mara_ppo"),
+        Path("benchmarks/results/v3/mara/README.md"),
+    ),
+    Section(
         "mara-v3-minus-edf",
         Path("benchmarks/results/v3/mara/evaluation.md"),
         table_after("| agent | load | paired episodes | difference from edf"),
