@@ -51,8 +51,8 @@ def test_the_manifest_lists_every_data_file_of_the_tree() -> None:
         name for name in set(tree) | set(manifest) if tree.get(name) != manifest.get(name)
     )
     assert not differing, (
-        f"{MANIFEST} is out of date for {differing}: run python -m mara_env.benchmarks.reference "
-        "shipped-files"
+        f"{MANIFEST} is out of date for {differing}: run python -m "
+        "mara_env.benchmarks.reference.shipped_files"
     )
     assert {SETTINGS, CHECKPOINT, "mara_env/data/traces.npz"} <= set(manifest)
     assert not any(name.startswith(NOT_SHIPPED) or name.endswith(".py") for name in manifest)

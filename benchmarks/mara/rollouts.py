@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from mara_env import ClusterConfig
-from mara_env.agents.base import PrivilegedScheduler
+from mara_env.agents.base import EpochScheduler, PrivilegedScheduler
 from mara_env.agents.mara.agent import Mara, batch_tensors
 from mara_env.agents.mara.features import EpochFeatures, NoPredictions
 from mara_env.agents.mara.policy import Encoded, MaraPolicy
@@ -309,9 +309,10 @@ class ClusterVector:
         for row, index in enumerate(live):
             chosen = actions[row].numpy().astype(np.int64)
             self.agents[index].end_epoch(chosen)
-            if self.teachers is not None:
+            teacher = None if self.teachers is None else self.teachers[index]
+            if isinstance(teacher, EpochScheduler):
                 # The teacher keeps nodes in place from what was executed, not from its plan.
-                self.teachers[index]._chosen = chosen.copy()
+                teacher._chosen = chosen.copy()
             batch, place = self._place[index]
             joint[batch][place] = chosen
         outcomes = [batch.step(choices) for batch, choices in zip(self.batches, joint, strict=True)]

@@ -50,7 +50,7 @@ from mara_env.agents.evaluation import evaluate
 from mara_env.agents.reach import ReachModel, reach_model_path
 from mara_env.agents.reach_planner import ReachPlanner
 from mara_env.atomic_files import write_atomically
-from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.arguments import add_world_version, positive_int
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS as WORKLOADS
 from mara_env.benchmarks.common.provenance import git_revision
@@ -60,7 +60,6 @@ from mara_env.benchmarks.common.world_results import world_results
 from mara_env.benchmarks.prediction.reach_episodes import DRIVER, ReachRows, collect_reach_rows
 from mara_env.benchmarks.prediction.reach_fit import HIDDEN, fit_reach_network
 from mara_env.benchmarks.prediction.reach_report import score_rows, write_report
-from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: First training seed of the episodes the model is fitted on (the tuning uses 100 and up).
 FIT_SEED_BASE = 200
@@ -152,9 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m mara_env.benchmarks.prediction.reach_model",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument(
-        "--world-version", type=int, choices=WORLD_VERSIONS, default=LATEST_WORLD_VERSION
-    )
+    add_world_version(parser, note="The model and page are this world's.")
     parser.add_argument(
         "--fit-seeds",
         type=positive_int,
@@ -194,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="A smoke run: short episodes, few seeds."
     )
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
     arguments = parser.parse_args(argv)
     version = arguments.world_version
     model_path = arguments.model or reach_model_path(version)

@@ -29,6 +29,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from tqdm.auto import tqdm
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config, node_turns, raw_env
 from mara_env.agents import make_agent, start_episode
 from mara_env.atomic_files import write_atomically
-from mara_env.benchmarks.common.arguments import positive_int
+from mara_env.benchmarks.common.arguments import add_world_version, positive_int
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
 from mara_env.benchmarks.common.provenance import git_revision
@@ -49,7 +50,6 @@ from mara_env.benchmarks.common.world_results import world_results
 from mara_env.sim.rules import effective_share, epochs_to_target
 from mara_env.sim.simulator import ClusterSimulator
 from mara_env.sim.task_fields import COMPLETED
-from mara_env.worlds.config import LATEST_WORLD_VERSION, WORLD_VERSIONS
 
 #: The agents measured by default.
 AGENTS = ("edf", "mara", "reach_planner", "clairvoyant")
@@ -153,7 +153,7 @@ def markdown(episodes: dict[str, list[dict[str, Any]]], header: str) -> str:
     agent's node-epochs on tasks that could never finish relative to EDF's (with ``edf``)."""
     rng = np.random.default_rng(0)
     table = {
-        agent: episode_bootstrap(rows, lambda p, rows=rows: shares(rows, p), RESAMPLES, rng)
+        agent: episode_bootstrap(rows, partial(shares, rows), RESAMPLES, rng)
         for agent, rows in episodes.items()
     }
     lines = [
@@ -197,9 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(AGENTS),
         help=f"Registered agents (default: {' '.join(AGENTS)}).",
     )
-    parser.add_argument(
-        "--world-version", type=int, choices=WORLD_VERSIONS, default=LATEST_WORLD_VERSION
-    )
+    add_world_version(parser, note="Registered agents use the artifacts shipped for it.")
     parser.add_argument(
         "--load",
         type=float,
@@ -218,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="The page (default: benchmarks/results/v<N>/reach/work_split.md).",
     )
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
     arguments = parser.parse_args(argv)
     version = arguments.world_version
     configs = [
