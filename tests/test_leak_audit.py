@@ -14,10 +14,10 @@ from mara_env.benchmarks.common.statistics import auc, average_ranks, spearman
 from mara_env.benchmarks.prediction import audit_statistics, leak_audit
 from mara_env.benchmarks.prediction.audit_episodes import (
     WORLD_DESCRIPTIONS,
-    WORLDS,
     AuditSettings,
     play_episode,
 )
+from mara_env.benchmarks.prediction.audit_worlds import WORLDS
 from mara_env.worlds.config import WORLD_VERSIONS
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -102,5 +102,7 @@ def test_the_oracle_reads_the_true_need_as_a_perfect_predictor(world: str) -> No
 
 
 def test_every_audited_world_is_described_on_the_page() -> None:
-    assert set(WORLD_DESCRIPTIONS) == set(WORLDS) == {f"v{v}" for v in WORLD_VERSIONS}
-    assert WORLDS["v3"]("evaluation").effective_hopeless_curve_share < 1.0
+    registered = {f"v{v}" for v in WORLD_VERSIONS}
+    assert set(WORLD_DESCRIPTIONS) == set(WORLDS) == registered | {"v3-smoothed"}
+    assert WORLDS["v3"].config("evaluation").effective_hopeless_curve_share < 1.0
+    assert "moving average" in WORLD_DESCRIPTIONS["v3-smoothed"]

@@ -19,9 +19,8 @@ Example:
 from __future__ import annotations
 
 import argparse
-import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -29,7 +28,7 @@ from typing import Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
-from mara_env import ClusterConfig, get_config, node_turns
+from mara_env import ClusterConfig, node_turns
 from mara_env.agents import Scheduler
 from mara_env.agents.clairvoyant import NEVER, task_epochs_to_target
 from mara_env.benchmarks.common.arguments import positive_int
@@ -40,6 +39,7 @@ from mara_env.benchmarks.common.seeds import (
     training_seeds,
 )
 from mara_env.benchmarks.common.threads import one_torch_thread
+from mara_env.benchmarks.prediction.audit_worlds import DEFAULT_WORLD, WORLDS
 from mara_env.benchmarks.prediction.driven_episodes import driven_episode, predictor_generators
 from mara_env.curves.families import observed_name
 from mara_env.predictors.base import Predictor, RemainingWork, is_privileged
@@ -48,22 +48,11 @@ from mara_env.predictors.registry import make_predictor, require_observation_onl
 from mara_env.sim.observation import SlotView, decode_observation
 from mara_env.sim.rules import progress_gain
 from mara_env.sim.simulator import ClusterSimulator
-from mara_env.worlds.world import LATEST_WORLD_VERSION, world
-from mara_env.worlds.world import WORLDS as ALL_WORLDS
 
 #: The scheduler that plays the audited episodes: it favours no task, so it selects nothing.
 DRIVER = "random"
-#: The worlds the audit knows: name (``v<N>``) -> the config of a preset in that world
-#: (:data:`mara_env.worlds.world.WORLDS`).
-WORLDS: Mapping[str, Callable[..., ClusterConfig]] = {
-    entry.name: functools.partial(get_config, world_version=entry.version) for entry in ALL_WORLDS
-}
-#: What each world of :data:`WORLDS` is, as the results page says it.
-WORLD_DESCRIPTIONS: Mapping[str, str] = {
-    entry.name: f"Cluster-{entry.name}'s rules: {entry.summary}" for entry in ALL_WORLDS
-}
-#: The world the audits play unless told otherwise: the library's default.
-DEFAULT_WORLD = world(LATEST_WORLD_VERSION).name
+#: What each world of :data:`WORLDS` is, as the results pages say it.
+WORLD_DESCRIPTIONS: Mapping[str, str] = {name: entry.description for name, entry in WORLDS.items()}
 #: The predictors whose features the probes read by default.
 DEFAULT_PREDICTORS = ("wls", "flow_matching", "flow_matching_without_target")
 #: The observed slot columns audited, as :class:`~mara_env.sim.observation.SlotView` fields.
@@ -93,7 +82,8 @@ class AuditSettings:
     """What the audit plays and measures.
 
     Attributes:
-        worlds: World names of :data:`WORLDS`, audited side by side.
+        worlds: World names of :data:`~mara_env.benchmarks.prediction.audit_worlds.WORLDS`,
+            audited side by side.
         train_seeds: Training seeds (below 1000) of the training preset, to fit the probes.
         eval_seeds: Evaluation seeds (1000 and up) of the evaluation preset, measured.
         predictors: Registered predictor names whose features the probes may read.
@@ -134,8 +124,8 @@ class AuditSettings:
     def config(self, preset: str, world: str = DEFAULT_WORLD) -> ClusterConfig:
         """The preset in ``world``, with the shorter arrival horizon if one is set."""
         if self.arrival_horizon is None:
-            return WORLDS[world](preset)
-        return WORLDS[world](preset, arrival_horizon=self.arrival_horizon)
+            return WORLDS[world].config(preset)
+        return WORLDS[world].config(preset, arrival_horizon=self.arrival_horizon)
 
 
 def build_predictors(settings: AuditSettings) -> dict[str, Predictor]:
@@ -160,7 +150,7 @@ def start_episode(
     predictors among ``predictors`` bound to it, and one generator per predictor (seeded from
     ``seed`` and ``offset``)."""
     config = settings.config(preset, world)
-    env, driver = driven_episode(config, DRIVER, seed)
+    env, driver = driven_episode(config, DRIVER, seed, WORLDS[world].trace_source())
     for predictor in predictors.values():
         if is_privileged(predictor):
             cast(Any, predictor).bind(env)

@@ -45,6 +45,7 @@ import numpy as np
 from mara_env import ClusterConfig
 from mara_env.curves.families import FAMILY_NAMES, family_code
 from mara_env.curves.sources import default_trace_source
+from mara_env.curves.traces import TraceSource
 from mara_env.predictors.base import RemainingWork, TaskHistory
 from mara_env.sim.workload import Workload, build_workload, draw_tasks
 
@@ -83,9 +84,11 @@ class CurvePosterior:
         *,
         bank: int = BANK_TASKS,
         relative: bool = False,
+        trace_source: TraceSource | None = None,
         **bandwidths: float,
     ) -> CurvePosterior:
-        """The posterior over ``config``'s curves (use a train-split preset), with a bank of
+        """The posterior over ``config``'s curves (use a train-split preset) from ``trace_source``
+        (the package's curves if ``None``), with a bank of
         ``bank`` tasks drawn by ``config``'s world rule from a fixed seed. ``relative``: every
         curve and target divided by the curve's first loss, for losses and targets given relative
         to the loss at arrival (as :class:`mara_env.predictors.base.TaskHistory` holds them).
@@ -100,7 +103,7 @@ class CurvePosterior:
             )
         if bank < 1:
             raise ValueError(f"CurvePosterior.for_world: bank must be >= 1, got {bank}.")
-        workload = build_workload(config, default_trace_source())
+        workload = build_workload(config, trace_source or default_trace_source())
         tasks, _ = draw_tasks(
             workload, np.zeros(bank, dtype=np.int64), np.random.default_rng(BANK_SEED)
         )

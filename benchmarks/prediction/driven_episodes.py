@@ -17,12 +17,16 @@ import numpy as np
 
 from mara_env import ClusterConfig, raw_env
 from mara_env.agents import Scheduler, make_agent, start_episode
+from mara_env.curves.traces import TraceSource
 
 
-def driven_episode(config: ClusterConfig, driver: str, seed: int) -> tuple[raw_env, Scheduler]:
-    """The AEC env of ``config`` reset with ``seed``, and the registered scheduler ``driver``
-    started on it (play it with :func:`mara_env.node_turns`)."""
-    env = raw_env(config)
+def driven_episode(
+    config: ClusterConfig, driver: str, seed: int, trace_source: TraceSource | None = None
+) -> tuple[raw_env, Scheduler]:
+    """The AEC env of ``config`` (on ``trace_source``'s curves, or the package's) reset with
+    ``seed``, and the registered scheduler ``driver`` started on it (play it with
+    :func:`mara_env.node_turns`)."""
+    env = raw_env(config, trace_source=trace_source)
     env.reset(seed=seed)
     scheduler = make_agent(driver)
     start_episode(scheduler, env, seed)

@@ -2,7 +2,8 @@
 
 A scheduler's edge over earliest deadline first comes from recognising, early, the tasks that
 cannot finish in time. This measures how much of that a scheduler *could* know, rung by rung, on
-each world (v1, v2, v3): for tasks judged once in each band of their deadline window (10-20%,
+each world (v1, v2, v3, and v3-smoothed: Cluster-v3 with every curve smoothed as practitioners
+judge convergence; :mod:`~mara_env.benchmarks.prediction.audit_worlds`): for tasks judged once in each band of their deadline window (10-20%,
 30-50%, 60-80% elapsed; :mod:`~mara_env.benchmarks.prediction.ladder_episodes`), the AUC and the Brier
 score of a logistic probe for "can still reach its target by its deadline with every node it may
 get", from
@@ -68,6 +69,7 @@ from mara_env.benchmarks.prediction.audit_episodes import (
     command_line_settings,
 )
 from mara_env.benchmarks.prediction.audit_statistics import fitted_probe_scores
+from mara_env.benchmarks.prediction.audit_worlds import WORLDS
 from mara_env.benchmarks.prediction.curve_posterior import CurvePosterior
 from mara_env.benchmarks.prediction.ladder_episodes import BANDS, band_name, collect_ladder
 from mara_env.benchmarks.prediction.ladder_report import FIELDS, markdown, write_results
@@ -174,7 +176,9 @@ def ladder_rows(
     """Every rung's statistics in every band of one world, and the posterior's bandwidth search."""
     train = collect_ladder(settings, world, "training", settings.train_seeds, progress)
     test = collect_ladder(settings, world, "evaluation", settings.eval_seeds, progress)
-    posterior = CurvePosterior.for_world(settings.config("training", world))
+    posterior = CurvePosterior.for_world(
+        settings.config("training", world), trace_source=WORLDS[world].trace_source()
+    )
     posterior, searched = choose_bandwidths(posterior, train, progress)
     for records, out in ((train, True), (test, False)):
         probability = posterior_probabilities(posterior, records, leave_own_curve_out=out)
