@@ -109,6 +109,19 @@ def _scored() -> Manifest:
     return scored_manifest()
 
 
+def _pays_store(path: Path) -> ResultsStore:
+    from mara_env.benchmarks.prediction.prediction_pays import store_of
+
+    return store_of(path.parent)
+
+
+@functools.cache
+def _pays() -> Manifest:
+    from mara_env.benchmarks.prediction.prediction_pays import default_manifest
+
+    return default_manifest()
+
+
 def _bundle_store(path: Path) -> ResultsStore:
     from mara_env.benchmarks.baselines.static_bundle import BundleLog
 
@@ -277,6 +290,14 @@ STORES: tuple[CommittedStore, ...] = (
             lambda row: _scored(),
         )
         for name in ("results.csv", "pairs.csv")
+    ),
+    CommittedStore(
+        "when does loss prediction pay",
+        RESULTS / "prediction_pays" / "episodes.csv",
+        "code",
+        "python -m mara_env.benchmarks.prediction.prediction_pays",
+        _pays_store,
+        lambda row: _pays(),
     ),
     CommittedStore(
         "static bundle",

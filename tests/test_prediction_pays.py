@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mara_env.benchmarks.common.manifest import Manifest
 from mara_env.benchmarks.prediction import prediction_pays
 from mara_env.benchmarks.prediction.prediction_pays import VARIANTS, measure, play, store_of
 from mara_env.benchmarks.prediction.prediction_pays_report import BAND, RUNGS, paired, write_page
@@ -25,16 +26,17 @@ def test_finished_episodes_are_kept_and_not_played_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cells = [("v3-smoothed", "edf", "rl", 1.4, 1000), ("v3-smoothed", "edf", "rl", 1.4, 1001)]
-    first = measure(cells, store_of(tmp_path), "code", arrival_horizon=10, progress=False)
+    code, other = Manifest({"code": "a"}), Manifest({"code": "b"})
+    first = measure(cells, store_of(tmp_path), code, arrival_horizon=10, progress=False)
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("played again")
 
     monkeypatch.setattr(prediction_pays, "play", refuse)
-    again = measure(cells, store_of(tmp_path), "code", arrival_horizon=10, progress=False)
+    again = measure(cells, store_of(tmp_path), code, arrival_horizon=10, progress=False)
     assert again == first
     with pytest.raises(AssertionError, match="played again"):  # other code: played anew
-        measure(cells, store_of(tmp_path), "other", arrival_horizon=10, progress=False)
+        measure(cells, store_of(tmp_path), other, arrival_horizon=10, progress=False)
 
 
 def _rows(worlds: tuple[str, ...]) -> list[dict[str, Any]]:

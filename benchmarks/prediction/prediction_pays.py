@@ -49,6 +49,7 @@ from mara_env.agents.mara.features import FeatureBuilder, NoPredictions
 from mara_env.benchmarks.common.arguments import positive_int
 from mara_env.benchmarks.common.keys import build_agent, code_manifest
 from mara_env.benchmarks.common.machine import platform_line
+from mara_env.benchmarks.common.manifest import Manifest
 from mara_env.benchmarks.common.protocol import EVALUATION_WORKLOADS
 from mara_env.benchmarks.common.provenance import checkpoint_hashes, git_revision
 from mara_env.benchmarks.common.seeds import evaluation_seeds
@@ -130,10 +131,10 @@ def store_of(output: Path) -> ResultsStore:
     return ResultsStore(output / "episodes.csv", COLUMNS, key=KEY)
 
 
-def code_key(grid: dict[str, Any], worlds: Sequence[str]) -> str:
-    """The digest of what makes a row: this module's code closure, each registered variant's own
+def manifest_of(grid: dict[str, Any], worlds: Sequence[str]) -> Manifest:
+    """What makes a row: this module's code closure, each registered variant's own
     (:func:`~mara_env.benchmarks.common.keys.build_agent`: its code and the models it loads), every
-    shipped model and the grid."""
+    shipped model and the grid (``loads``, ``arrival_horizon``)."""
     versions = sorted({WORLDS[world].version for world in worlds})
     agents = {
         f"{variant}@v{version}": build_agent(variant, version).manifest.digest
@@ -142,19 +143,31 @@ def code_key(grid: dict[str, Any], worlds: Sequence[str]) -> str:
         for version in versions
     }
     settings = {"grid": grid, "agents": agents, "checkpoints": checkpoint_hashes()}
-    return code_manifest([MODULE], settings=settings).digest
+    return code_manifest([MODULE], settings=settings)
+
+
+def default_manifest() -> Manifest:
+    """The manifest of a full run on every world (the committed store's)."""
+    return manifest_of(grid_of(quick=False), list(WORLDS))
+
+
+def grid_of(*, quick: bool) -> dict[str, Any]:
+    """The loads and arrival horizon of a full or a quick run."""
+    return {"loads": list(LOADS[:1] if quick else LOADS), "arrival_horizon": 20 if quick else None}
 
 
 def measure(
     cells: Sequence[Cell],
     store: ResultsStore,
-    code: str,
+    manifest: Manifest,
     *,
     arrival_horizon: int | None,
     progress: bool,
 ) -> list[dict[str, Any]]:
-    """Every cell's row: those already in ``store`` under ``code``, the others played now and
-    appended as each ends."""
+    """Every cell's row: those already in ``store`` under ``manifest``'s digest, the others
+    played now and appended as each ends."""
+    store.record_manifest(manifest)
+    code = manifest.digest
     done = store.done()
     todo = [cell for cell in cells if (*cell, code) not in done]
     with one_torch_thread():
@@ -207,9 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "mara_env.benchmarks.prediction.ladder first, from the repository root."
         )
     seeds = evaluation_seeds(1 if args.quick else args.seeds)
-    loads = LOADS[:1] if args.quick else LOADS
-    horizon = 20 if args.quick else None
-    grid = {"loads": list(loads), "arrival_horizon": horizon}
+    grid = grid_of(quick=args.quick)
+    loads, horizon = grid["loads"], grid["arrival_horizon"]
     cells = [
         (world, variant, workload, load, seed)
         for world in args.worlds
@@ -223,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = measure(
         cells,
         store_of(args.output),
-        code_key(grid, args.worlds),
+        manifest_of(grid, args.worlds),
         arrival_horizon=horizon,
         progress=not args.no_progress,
     )
