@@ -19,6 +19,8 @@ Run ``python -m mara_env.benchmarks.prediction <command> [options]``; each comma
   model and choose its settings on training seeds; score both.
 * ``work-split`` (:mod:`mara_env.benchmarks.prediction.work_split`): split each agent's
   node-epochs by the tasks they went to.
+* ``prediction-pays`` (:mod:`mara_env.benchmarks.prediction.prediction_pays`): play the same
+  schedulers with and without predictions on every world of the ladder.
 """
 
 from __future__ import annotations
@@ -65,5 +67,9 @@ COMMANDS = {
     "work-split": (
         "mara_env.benchmarks.prediction.work_split",
         "Split each agent's node-epochs by the tasks they went to (could never finish, ...).",
+    ),
+    "prediction-pays": (
+        "mara_env.benchmarks.prediction.prediction_pays",
+        "Play the same schedulers with and without predictions on every world of the ladder.",
     ),
 }
