@@ -159,6 +159,18 @@ SECTIONS: tuple[Section, ...] = (
             ("reach-v3-work-split", "benchmarks/results/v3/reach/work_split.md", "# Where"),
         )
     ),
+    *(
+        Section(
+            f"prediction-pays-{name}",
+            Path("benchmarks/results/prediction_pays/README.md"),
+            table_after(marker),
+            Path("docs/predictors.md"),
+        )
+        for name, marker in (
+            ("ladder", "| world | observation alone"),
+            ("worth", "| world | MARA - EDF"),
+        )
+    ),
     Section(
         "reach-v3-never-ratio",
         Path("benchmarks/results/v3/reach/work_split.md"),
