@@ -24,7 +24,7 @@ the paired differences.
 
 Run::
 
-    python -m mara_env.benchmarks.prediction.prediction_pays            # 10 seeds, ~20 min
+    python -m mara_env.benchmarks.prediction.prediction_pays            # 2,880 episodes, ~10 min
     python -m mara_env.benchmarks.prediction.prediction_pays --quick    # a smoke run
 
 Example:
