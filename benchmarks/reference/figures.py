@@ -133,7 +133,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "mara-v3-teachers",
         Path("benchmarks/results/v3/mara/teachers.md"),
-        table_after("| agent | load | paired episodes | difference from mara_ppo"),
+        table_after("| mara minus | training seeds"),
         Path("benchmarks/results/v3/mara/README.md"),
     ),
     Section(
