@@ -7,6 +7,12 @@ source of prediction features, over its training seeds:
 
 * ``oracle``: the true remaining need (``--predictor oracle``, privileged), checkpoints
   ``value_oracle*.pt``;
+* ``denoised_oracle``: the need along the trend of the task's own curve, its noise unknown
+  (privileged), ``value_denoised_oracle*.pt``;
+* ``curve_posterior``: the loss-history posterior over the train split's curves,
+  ``value_curve_posterior*.pt``;
+* ``reach_model``: the reach model's probabilities in place of a predictor's features,
+  ``value_reach_model*.pt``;
 * ``flow_matching_without_target``: the shipped recipe, ``mara_ppo*.pt``;
 * ``no_predictions``: the features held constant (``--ablation no_predictions``),
   ``ablation_no_predictions*.pt``.
@@ -26,8 +32,8 @@ baselines, and what the truth gives LARA. Intervals resample training seeds and 
 (:mod:`mara_env.benchmarks.mara.prediction_value_table`).
 
 Example:
-    >>> [row.name for row in ROWS]
-    ['oracle', 'flow_matching_without_target', 'no_predictions']
+    >>> [row.name for row in ROWS][:2], ROWS[-1].name
+    (['oracle', 'denoised_oracle'], 'no_predictions')
     >>> ROWS[0].labels(Path("no/such/folder"))
     []
     >>> ROWS[0].checkpoint_name(2, imitation=True)
@@ -107,6 +113,9 @@ class Row:
 #: The rows, from the most informed features to none.
 ROWS = (
     Row(ORACLE, "value_oracle"),
+    Row("denoised_oracle", "value_denoised_oracle"),
+    Row("curve_posterior", "value_curve_posterior"),
+    Row("reach_model", "value_reach_model"),
     Row("flow_matching_without_target", "mara_ppo"),
     Row(NONE, "ablation_no_predictions"),
 )
