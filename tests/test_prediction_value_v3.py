@@ -48,7 +48,7 @@ def test_the_tables_evaluate_committed_runs_and_resume(tmp_path: Path) -> None:
         assert heading in text
     assert "| oracle | 2 |" in text and "| no_predictions | 1 |" in text
     assert "denoised_oracle" not in text
-    assert "| oracle minus |" in text and "| clairvoyant | 2 and 1 |" in text
+    assert "| features from | minus lara | minus lara_oracle |" in text
     assert (results / study.PLOT).read_bytes()[:4] == b"\x89PNG"
     journal = results / study.EVALUATION
     rows = journal.read_text().count("\n")

@@ -122,13 +122,13 @@ def differences_table(
         "|---|---|---|",
     ]
     for other, other_labels in others.items():
-        interval, seeds = _difference(scores, labels, other_labels, n_resamples)
+        interval, seeds = difference(scores, labels, other_labels, n_resamples)
         lines.append(f"| {other} | {seeds[0]} and {seeds[1]} | {interval} |")
     return "\n".join(lines) + "\n"
 
 
-def _difference(
-    scores: Rates, labels: Sequence[str], other_labels: Sequence[str], n_resamples: int
+def difference(
+    scores: Rates, labels: Sequence[str], other_labels: Sequence[str], n_resamples: int = 10_000
 ) -> tuple[str, tuple[int, int]]:
     """The mean of ``labels`` minus that of ``other_labels`` on their shared episodes, as
     ``+d [low, high]`` with a 95% interval over both sides' training seeds and the episodes,
@@ -155,7 +155,7 @@ def gap_by_budget(
     """
     lines = ["| budget | difference [95% CI] |", "|---|---|"]
     for budget, (label, baseline) in pairs.items():
-        interval, _ = _difference(scores, [label], [baseline], n_resamples)
+        interval, _ = difference(scores, [label], [baseline], n_resamples)
         lines.append(f"| {budget} | {interval} |")
     return "\n".join(lines) + "\n"
 

@@ -58,6 +58,7 @@ from mara_env.benchmarks.mara.prediction_value_table import (
     NONE,
     ORACLE,
     budget_ranking,
+    difference,
     differences_table,
     row_summaries,
     value_table,
@@ -159,7 +160,6 @@ def tables(
         plot_rows(scores, {"imitation only": imitation, "after PPO": after_ppo}, results / PLOT)
     except PlotsUnavailable as error:
         plotted = f"(No plot: {error})"
-    baselines = {name: [name] for name in BASELINES}
     return "\n".join(
         [
             "# The value of prediction to MARA on Cluster-v3",
@@ -182,15 +182,27 @@ def tables(
             budget_ranking(scores, {"imitation only": imitation, "after PPO": after_ppo}),
             "## The rows against the baselines",
             "",
-            *(
-                differences_table(scores, (name, labels), baselines)
-                for name, labels in after_ppo.items()
-            ),
+            "Each row (after PPO) minus each baseline, on the same episodes; intervals resample "
+            "the row's training seeds and the episodes:",
+            "",
+            baseline_table(scores, after_ppo, BASELINES),
             "## LARA told the true remaining need",
             "",
             differences_table(scores, ("lara_oracle", ["lara_oracle"]), {"lara": ["lara"]}),
         ]
     )
+
+
+def baseline_table(scores: Rates, rows: dict[str, list[str]], baselines: Sequence[str]) -> str:
+    """One line per row: its mean minus each baseline's, ``+d [low, high]``."""
+    lines = [
+        "| features from | " + " | ".join(f"minus {name}" for name in baselines) + " |",
+        "|---|" + "---|" * len(baselines),
+    ]
+    for name, labels in rows.items():
+        cells = [difference(scores, labels, [baseline])[0] for baseline in baselines]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_rows(scores: Rates, budgets: dict[str, dict[str, list[str]]], path: Path) -> None:
