@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mara_env import get_config
+from mara_env.benchmarks.mara.train import main as train_main
 from mara_env.benchmarks.prediction.work_split import episode_split, main
 
 SHORT = get_config("training", arrival_horizon=25)
@@ -31,3 +32,17 @@ def test_the_command_writes_a_page_with_the_ratio_to_edf(tmp_path, capsys) -> No
     assert "| clairvoyant | 0.000 [0.000, 0.000] |" in text
     assert "- `clairvoyant`: 0.00 [0.00, 0.00] times EDF's" in text
     assert text in capsys.readouterr().out
+
+
+def test_a_mara_checkpoint_plays_under_its_file_stem(tmp_path) -> None:
+    """A checkpoint trained on the oracle's features (privileged: bound every episode) plays
+    as an agent named by its file's stem."""
+    weights = tmp_path / "oracle_fed.pt"
+    argv = ["--quick", "--predictor", "oracle", "--output", str(weights), "--no-progress"]
+    assert train_main(argv) == 0
+    split = episode_split(str(weights), SHORT, 4)
+    assert split["busy"] > 0
+    page = tmp_path / "split.md"
+    argv = ["--agents", "edf", str(weights), "--seeds", "1", "--output", str(page)]
+    assert main([*argv, "--no-progress"]) == 0
+    assert "- `oracle_fed`: " in page.read_text(encoding="utf-8")

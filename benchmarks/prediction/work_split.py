@@ -15,6 +15,8 @@ Run::
 
     python -m mara_env.benchmarks.prediction.work_split             # Cluster-v3, load 1.4
     python -m mara_env.benchmarks.prediction.work_split --agents edf reach_planner --seeds 2
+    python -m mara_env.benchmarks.prediction.work_split --agents edf mara \\
+        benchmarks/results/v3/mara/value_oracle.pt      # a MARA checkpoint, named by its stem
 
 Example:
     >>> from mara_env import get_config
@@ -37,7 +39,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from mara_env import TRAINING_LOAD, ClusterConfig, get_config, node_turns, raw_env
-from mara_env.agents import make_agent, start_episode
+from mara_env.agents import Scheduler, make_agent, start_episode
+from mara_env.agents.mara.agent import Mara
 from mara_env.atomic_files import write_atomically
 from mara_env.benchmarks.common.arguments import add_world_version, positive_int
 from mara_env.benchmarks.common.machine import platform_line
@@ -87,12 +90,25 @@ def could_finish(simulator: ClusterSimulator) -> np.ndarray:
     )
 
 
+def build(agent: str, config: ClusterConfig) -> Scheduler:
+    """The scheduler ``agent`` names: a MARA checkpoint (a ``.pt`` path), else a registered
+    agent with the artifacts shipped for ``config``'s world."""
+    if agent.endswith(".pt"):
+        return Mara.load(agent)
+    return make_agent(agent, world_version=config.world_version)
+
+
+def label(agent: str) -> str:
+    """The name an agent's rows carry: a checkpoint's file stem, else its registered name."""
+    return Path(agent).stem if agent.endswith(".pt") else agent
+
+
 def episode_split(agent: str, config: ClusterConfig, seed: int) -> dict[str, float]:
-    """One episode of ``agent``: its busy node-epochs in all and on each kind of task, and the
-    tasks that could finish and did."""
+    """One episode of ``agent`` (:func:`build`): its busy node-epochs in all and on each kind
+    of task, and the tasks that could finish and did."""
     env = raw_env(config)
     env.reset(seed=seed)
-    scheduler = make_agent(agent, world_version=config.world_version)
+    scheduler = build(agent, config)
     start_episode(scheduler, env, seed)
     simulator = env.simulator
     possible = could_finish(simulator)
@@ -121,9 +137,9 @@ def measure(
     with one_torch_thread_if_loaded():
         for agent in agents:
             grid = [(index, config, seed) for index, config in enumerate(configs) for seed in seeds]
-            episodes[agent] = [
+            episodes[label(agent)] = [
                 {"seed": f"{index}/{seed}", **episode_split(agent, config, seed)}
-                for index, config, seed in tqdm(grid, desc=agent, disable=not progress)
+                for index, config, seed in tqdm(grid, desc=label(agent), disable=not progress)
             ]
     return episodes
 
@@ -195,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--agents",
         nargs="+",
         default=list(AGENTS),
-        help=f"Registered agents (default: {' '.join(AGENTS)}).",
+        help=f"Registered agents or MARA checkpoints (.pt) (default: {' '.join(AGENTS)}).",
     )
     add_world_version(parser, note="Registered agents use the artifacts shipped for it.")
     parser.add_argument(
