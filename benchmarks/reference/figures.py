@@ -40,6 +40,8 @@ from mara_env.benchmarks.reference.extractors import (
 
 #: The README, relative to the repository root.
 README = Path("README.md")
+#: The page of MARA's results on Cluster-v3.
+MARA_V3 = "benchmarks/results/v3/mara/README.md"
 
 
 @dataclass(frozen=True)
@@ -128,19 +130,19 @@ SECTIONS: tuple[Section, ...] = (
         "mara-v3-evaluation",
         Path("benchmarks/results/v3/mara/evaluation.md"),
         table_after("| mara minus"),
-        Path("benchmarks/results/v3/mara/README.md"),
+        Path(MARA_V3),
     ),
     Section(
         "mara-v3-teachers",
         Path("benchmarks/results/v3/mara/teachers.md"),
         table_after("| mara minus | training seeds"),
-        Path("benchmarks/results/v3/mara/README.md"),
+        Path(MARA_V3),
     ),
     Section(
         "mara-v3-minus-edf",
         Path("benchmarks/results/v3/mara/evaluation.md"),
         table_after("| agent | load | paired episodes | difference from edf"),
-        Path("benchmarks/results/v3/mara/README.md"),
+        Path(MARA_V3),
     ),
     *(
         Section(
@@ -185,16 +187,26 @@ SECTIONS: tuple[Section, ...] = (
             Path(page),
         )
         for name, page in (
-            ("mara-v3-ablations", "benchmarks/results/v3/mara/README.md"),
+            ("mara-v3-ablations", MARA_V3),
             ("predictors-v3-ablations", "docs/predictors.md"),
         )
+    ),
+    *(
+        Section(
+            f"{prefix}-{name}",
+            Path("benchmarks/results/v3/mara/value_of_prediction.md"),
+            table_after(marker),
+            Path(page),
+        )
+        for name, marker in (("value", "## What each"), ("value-baselines", "## The rows"))
+        for prefix, page in (("mara-v3", MARA_V3), ("predictors-v3", "docs/predictors.md"))
     ),
     *(
         Section(
             f"mara-v3-{name}",
             Path(f"benchmarks/results/v3/mara/{source}"),
             text_block,
-            Path("benchmarks/results/v3/mara/README.md"),
+            Path(MARA_V3),
         )
         for name, source in (
             ("ship-choice", "ship_choice.txt"),
