@@ -68,3 +68,11 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         study.main(["--seeds", "0"])
     assert "--seeds must be >= 1" in capsys.readouterr().err
+
+
+def test_the_committed_rows_hold_three_training_seeds_each() -> None:
+    """The shipped folder's oracle, recipe and no-predictions rows: every run found under the
+    names the study reads."""
+    rows = {row.name: row for row in study.ROWS}
+    for name in ("oracle", "flow_matching_without_target", "no_predictions"):
+        assert len(rows[name].labels(study.RESULTS)) == 3, name

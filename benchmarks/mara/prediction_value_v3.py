@@ -18,7 +18,7 @@ source of prediction features, over its training seeds:
   ``ablation_no_predictions*.pt``.
 
 Seed 0's checkpoint carries no suffix, seed N's ``_seed<N>``; each run's imitation warm start is
-the same name with ``_imitation`` before the suffix. A row holds the seeds whose checkpoints are
+the same name with ``_imitation`` before the suffix (the recipe's: ``mara_imitation*.pt``). A row holds the seeds whose checkpoints are
 committed, so the study grows as runs land.
 
 ``python -m mara_env.benchmarks.mara.prediction_value_v3`` plays every present checkpoint, its
@@ -36,8 +36,8 @@ Example:
     (['oracle', 'denoised_oracle'], 'no_predictions')
     >>> ROWS[0].labels(Path("no/such/folder"))
     []
-    >>> ROWS[0].checkpoint_name(2, imitation=True)
-    'value_oracle_imitation_seed2'
+    >>> ROWS[0].checkpoint_name(2, imitation=True), ROWS[-2].checkpoint_name(1, imitation=True)
+    ('value_oracle_imitation_seed2', 'mara_imitation_seed1')
 """
 
 from __future__ import annotations
@@ -87,16 +87,19 @@ class Row:
     Attributes:
         name: The row's name in the tables.
         prefix: Its checkpoints' file stem for training seed 0.
+        warm_start: Its imitation warm starts' stem for training seed 0 (by default the
+            prefix followed by ``_imitation``).
     """
 
     name: str
     prefix: str
+    warm_start: str = ""
 
     def checkpoint_name(self, seed: int, *, imitation: bool = False) -> str:
         """The stem of the checkpoint of training seed ``seed`` (its warm start's with
         ``imitation``)."""
-        stage = "_imitation" if imitation else ""
-        return f"{self.prefix}{stage}{'' if seed == 0 else f'_seed{seed}'}"
+        stem = (self.warm_start or f"{self.prefix}_imitation") if imitation else self.prefix
+        return f"{stem}{'' if seed == 0 else f'_seed{seed}'}"
 
     def labels(self, results: Path, *, imitation: bool = False) -> list[str]:
         """The stems of its committed runs in ``results``: the training seeds whose PPO
@@ -117,7 +120,7 @@ ROWS = (
     Row("denoised_oracle", "value_denoised_oracle"),
     Row("curve_posterior", "value_curve_posterior"),
     Row("reach_model", "value_reach_model"),
-    Row("flow_matching_without_target", "mara_ppo"),
+    Row("flow_matching_without_target", "mara_ppo", warm_start="mara_imitation"),
     Row(NONE, "ablation_no_predictions"),
 )
 
