@@ -103,6 +103,32 @@ def value_table(
     return "\n".join(lines) + "\n"
 
 
+def gains_over_none(
+    scores: Rates, rows: Mapping[str, Sequence[str]], *, n_resamples: int = 10_000
+) -> dict[str, Summary]:
+    """Each row's mean minus :data:`NONE`'s on their shared episodes, with its 95% interval
+    over both rows' training seeds and the episodes (``n``: the row's training seeds).
+
+    Raises:
+        ValueError: Without the :data:`NONE` row, or as :func:`_matrices`.
+    """
+    if NONE not in rows:
+        raise ValueError(f"gains_over_none needs the row {NONE!r}, got {list(rows)}.")
+    matrices = _matrices(scores, rows)
+    drawn = dict(
+        zip(
+            matrices, resampled_means(list(matrices.values()), n_resamples=n_resamples), strict=True
+        )
+    )
+    none = float(matrices[NONE].mean())
+    return {
+        name: percentile_summary(
+            float(matrix.mean()) - none, drawn[name] - drawn[NONE], n=len(matrix)
+        )
+        for name, matrix in matrices.items()
+    }
+
+
 def differences_table(
     scores: Rates,
     reference: tuple[str, Sequence[str]],

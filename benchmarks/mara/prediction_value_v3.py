@@ -47,6 +47,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from mara_env.benchmarks.common.figures import PlotsUnavailable, pyplot, save_png
 from mara_env.benchmarks.common.machine import platform_line
 from mara_env.benchmarks.common.provenance import git_revision
@@ -60,7 +62,7 @@ from mara_env.benchmarks.mara.prediction_value_table import (
     budget_ranking,
     difference,
     differences_table,
-    row_summaries,
+    gains_over_none,
     value_table,
 )
 
@@ -158,7 +160,7 @@ def tables(
         [*checkpoints, *BASELINES], workloads, loads, seeds, journal, progress, WORLD_VERSION
     )
     scores = completion_rates(journal)
-    plotted = f"![Completion of each row, after imitation and after PPO]({PLOT})"
+    plotted = f"![Each row minus no_predictions, after imitation and after PPO]({PLOT})"
     try:
         plot_rows(scores, {"imitation only": imitation, "after PPO": after_ppo}, results / PLOT)
     except PlotsUnavailable as error:
@@ -209,39 +211,39 @@ def baseline_table(scores: Rates, rows: dict[str, list[str]], baselines: Sequenc
 
 
 def plot_rows(scores: Rates, budgets: dict[str, dict[str, list[str]]], path: Path) -> None:
-    """Each row's completion rate with its 95% interval (training seeds and episodes), one
-    marker per budget, with EDF's and LARA's means as vertical lines.
+    """Each row's completion minus the ``no_predictions`` row's at the same budget, paired on
+    the episodes, with its 95% interval over training seeds and episodes; one marker per
+    budget (``{budget: {row: labels}}``).
 
     Raises:
         mara_env.benchmarks.common.figures.PlotsUnavailable: Without matplotlib.
     """
     plt = pyplot()
-    figure, axis = plt.subplots(figsize=(6.8, 3.6))
+    figure, axis = plt.subplots(figsize=(7.2, 3.8))
     names = [row.name for row in ROWS if any(row.name in rows for rows in budgets.values())]
-    for offset, (budget, rows) in zip((-0.12, 0.12), budgets.items(), strict=True):
-        summaries = row_summaries(scores, rows)
+    offsets = np.linspace(-0.12, 0.12, len(budgets))
+    for index, (budget, rows) in enumerate(budgets.items()):
+        gains = gains_over_none(scores, rows)
         for position, name in enumerate(names):
-            if name not in summaries:
-                continue
-            summary = summaries[name]
-            axis.errorbar(
-                summary.mean,
-                position + offset,
-                xerr=[[summary.mean - summary.low], [summary.high - summary.mean]],
-                fmt="o" if budget == "after PPO" else "s",
-                color="C0" if budget == "after PPO" else "C1",
-                capsize=3,
-                label=budget if position == 0 else None,
-            )
-    for baseline, style in (("edf", ":"), ("lara", "--")):
-        mean = sum(scores[baseline].values()) / len(scores[baseline])
-        axis.axvline(mean, color="grey", linestyle=style, label=f"{baseline} (mean)")
+            if name in gains:
+                gain = gains[name]
+                axis.errorbar(
+                    gain.mean,
+                    position + offsets[index],
+                    xerr=[[gain.mean - gain.low], [gain.high - gain.mean]],
+                    fmt="os"[index % 2],
+                    color=f"C{index}",
+                    capsize=3,
+                    label=budget if position == 0 else None,
+                )
+    axis.axvline(0.0, color="grey", linestyle=":")
     axis.set_yticks(range(len(names)), names)
     axis.invert_yaxis()
-    axis.set_xlabel("completion rate, evaluation seeds (95% CI over training seeds and episodes)")
-    axis.set_title("MARA on Cluster-v3, by the source of its prediction features")
+    axis.set_xlabel(f"completion rate minus {NONE} (95% CI: training seeds, episodes)")
+    axis.set_title("MARA on Cluster-v3: what its prediction features are worth")
     axis.grid(alpha=0.3, axis="x")
     axis.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
     save_png(figure, path, dpi=110)
 
 
