@@ -15,6 +15,9 @@ Run ``python -m mara_env.benchmarks.mara <command> [options]``; each command is 
   from training logs.
 * ``prediction-value`` (:mod:`mara_env.benchmarks.mara.prediction_value`): train MARA with each
   predictor (the oracle included) and each ablation on Cluster-v2, at one common budget.
+* ``prediction-value-v3`` (:mod:`mara_env.benchmarks.mara.prediction_value_v3`): MARA's full recipe
+  trained with each source of prediction features on Cluster-v3, evaluated with intervals over
+  training seeds.
 """
 
 from __future__ import annotations
@@ -45,5 +48,9 @@ COMMANDS = {
     "prediction-value": (
         "mara_env.benchmarks.mara.prediction_value",
         "Train MARA with each predictor and ablation on Cluster-v2 at one common budget.",
+    ),
+    "prediction-value-v3": (
+        "mara_env.benchmarks.mara.prediction_value_v3",
+        "Evaluate MARA trained with each source of prediction features on Cluster-v3.",
     ),
 }

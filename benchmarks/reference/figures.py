@@ -173,11 +173,14 @@ SECTIONS: tuple[Section, ...] = (
             ("worth", "| world | MARA - EDF"),
         )
     ),
-    Section(
-        "reach-v3-never-ratio",
-        Path("benchmarks/results/v3/reach/work_split.md"),
-        lines_containing("times EDF's"),
-        Path("docs/predictors.md"),
+    *(
+        Section(
+            name, Path(f"benchmarks/results/v3/{source}"), lines_containing("times EDF's"), page
+        )
+        for name, source, page in (
+            ("reach-v3-never-ratio", "reach/work_split.md", Path("docs/predictors.md")),
+            ("mara-v3-value-never-ratio", "mara/work_split.md", Path(MARA_V3)),
+        )
     ),
     *(
         Section(
