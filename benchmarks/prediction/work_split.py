@@ -50,7 +50,6 @@ from mara_env.benchmarks.common.seeds import evaluation_seeds
 from mara_env.benchmarks.common.statistics import episode_bootstrap
 from mara_env.benchmarks.common.threads import one_torch_thread_if_loaded
 from mara_env.benchmarks.common.world_results import world_results
-from mara_env.benchmarks.mara.evaluate import label_of
 from mara_env.sim.rules import effective_share, epochs_to_target
 from mara_env.sim.simulator import ClusterSimulator
 from mara_env.sim.task_fields import COMPLETED
@@ -99,6 +98,11 @@ def build(agent: str, config: ClusterConfig) -> Scheduler:
     return make_agent(agent, world_version=config.world_version)
 
 
+def label(agent: str) -> str:
+    """The name an agent's rows carry: a checkpoint's file stem, else its registered name."""
+    return Path(agent).stem if agent.endswith(".pt") else agent
+
+
 def episode_split(agent: str, config: ClusterConfig, seed: int) -> dict[str, float]:
     """One episode of ``agent`` (:func:`build`): its busy node-epochs in all and on each kind
     of task, and the tasks that could finish and did."""
@@ -133,10 +137,9 @@ def measure(
     with one_torch_thread_if_loaded():
         for agent in agents:
             grid = [(index, config, seed) for index, config in enumerate(configs) for seed in seeds]
-            name = label_of(agent)
-            episodes[name] = [
+            episodes[label(agent)] = [
                 {"seed": f"{index}/{seed}", **episode_split(agent, config, seed)}
-                for index, config, seed in tqdm(grid, desc=name, disable=not progress)
+                for index, config, seed in tqdm(grid, desc=label(agent), disable=not progress)
             ]
     return episodes
 
