@@ -1,3 +1,4 @@
+# long: the catalogue of every group's committed stores, one entry each, with how to open and key them
 """The committed results stores: does every row still follow from the code, and why not.
 
 Every resumable result under ``benchmarks/results`` carries the digest of the manifest of what
@@ -120,6 +121,19 @@ def _pays() -> Manifest:
     from mara_env.benchmarks.prediction.prediction_pays import default_manifest
 
     return default_manifest()
+
+
+def _ladder_store(path: Path) -> ResultsStore:
+    from mara_env.benchmarks.ceiling.ladder_episodes import COLUMNS, KEY
+
+    return ResultsStore(path, COLUMNS, key=KEY)
+
+
+@functools.cache
+def _ladder(rung: str) -> Manifest:
+    from mara_env.benchmarks.ceiling.ladder_episodes import TIME_LIMIT, rung_manifest
+
+    return rung_manifest(rung, TIME_LIMIT)
 
 
 def _bundle_store(path: Path) -> ResultsStore:
@@ -308,6 +322,14 @@ STORES: tuple[CommittedStore, ...] = (
         lambda row: _bundle(row["bundle"]),
     ),
     *(store for entry in reversed(WORLDS) for store in _mara_evaluations(entry)),
+    CommittedStore(
+        "the ceiling's ladder",
+        _V3 / "ceiling" / "ladder.csv",
+        "code",
+        "python -m mara_env.benchmarks.ceiling.ladder",
+        _ladder_store,
+        lambda row: _ladder(row["rung"]),
+    ),
 )
 
 
