@@ -15,7 +15,16 @@ from source_imports import imported
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: The groups of scripts, each a package ``benchmarks.<group>``.
-GROUPS = ("leaderboard", "prediction", "mara", "baselines", "perf", "collect", "reference", "ceiling")
+GROUPS = (
+    "leaderboard",
+    "prediction",
+    "mara",
+    "baselines",
+    "perf",
+    "collect",
+    "reference",
+    "ceiling",
+)
 #: Modules of ``benchmarks`` that belong to no group: shared helpers, the console scripts, the
 #: catalogue of committed results stores (which reads every group's stores) and the reliability
 #: checks (which feed every group's readers and kill its commands).
