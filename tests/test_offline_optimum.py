@@ -5,6 +5,7 @@ bound is never below it; node schedules realise the counts the program chose; ba
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,18 @@ def test_the_committed_ladder_holds_the_optimum_above_the_clairvoyant_and_below_
         assert completed[BOUND, load, seed] >= optimum, (load, seed)
         for rung in RUNGS:
             assert completed[rung, load, seed] <= optimum, (rung, load, seed)
+
+
+def test_the_ladder_command_writes_its_page_and_resumes(tmp_path: Path) -> None:
+    from mara_env.benchmarks.ceiling import ladder
+
+    arguments = ["--seeds", "1", "--loads", "1.4", "--time-limit", "60", "--no-progress"]
+    assert ladder.main([*arguments, "--output", str(tmp_path)]) == 0
+    rows = (tmp_path / "ladder.csv").read_text().splitlines()
+    assert len(rows) == 1 + 8  # the header, then one row a rung
+    assert "| optimum |" in (tmp_path / "ladder.md").read_text()
+    assert (tmp_path / "ladder.png").stat().st_size > 0
+    assert ladder.main([*arguments, "--output", str(tmp_path)]) == 0
+    assert (tmp_path / "ladder.csv").read_text().splitlines() == rows  # nothing replayed
+    with pytest.raises(SystemExit):
+        ladder.main(["--time-limit", "0", "--output", str(tmp_path)])
