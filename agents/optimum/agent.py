@@ -47,7 +47,8 @@ class OfflineOptimum(EpochScheduler):
 
     Args:
         time_limit: Seconds the solver may spend on an episode (> 0); past it, the best
-            schedule found is played and :attr:`solution` says it is not proven optimal.
+            schedule known (the program's, or else the clairvoyant reference's) is played and
+            :attr:`solution` says it is not proven optimal.
 
     Attributes:
         solution: The schedule played in the current episode, its completions, bound and

@@ -8,14 +8,14 @@ one fact that binds when the cluster is busy, **node-epochs**:
   adds more than the task's ``speed`` to its progress (``k`` nodes add ``speed * share**alpha``
   with ``share <= k`` and ``alpha <= 1``), so it needs at least ``ceil(first / speed)`` of them;
 * all of them fall between its arrival and its last epoch, so for any span of epochs
-  ``[start, end]``, the tasks whose windows lie inside it need at most ``n_nodes`` node-epochs per
-  epoch of the span in all.
+  ``[start, end]``, the tasks whose windows lie inside it share at most ``n_nodes`` node-epochs
+  per epoch of the span.
 
-The most tasks that satisfy every span bound what any schedule completes, and so does the
-linear relaxation of that choice (each task taken in part), which HiGHS solves in
-seconds for a leaderboard episode; its value, rounded down, is the bound. Slots, switch costs, the
-speed-up's diminishing returns and the curves' noise are all relaxed, so the bound can only be loose, never wrong. It
-is at most the number of *hopeful* tasks (those with a landing interval within reach).
+The most tasks that fit every span bound what any schedule completes, and so does the linear
+relaxation of that choice (each task taken in part), which HiGHS solves in seconds for a
+leaderboard episode; its value, rounded down, is the bound. Slots, switch costs, the speed-up's
+diminishing returns and the curves' noise are all relaxed, so the bound can only be loose, never
+wrong. It is at most the number of *hopeful* tasks (those with a landing interval within reach).
 
 Example:
     >>> import mara_env
